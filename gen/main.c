@@ -1,0 +1,31 @@
+/* main.c - the ndgen command: dispatches to one subcommand per pipeline entry point. */
+#include <stdio.h>
+#include <string.h>
+
+#include "ndgen.h"
+
+static const char usage[] =
+    "usage: ndgen <command> [options]\n"
+    "\n"
+    "ndgen generates C kernels specialized for ND-sharded tensor distributions.\n"
+    "\n"
+    "Commands:\n"
+    "  show      show where every shard and page of a distribution lives (text, json, svg)\n"
+    "\n"
+    "Run 'ndgen <command> --help' for a command's options. 'ndgen --version' prints the version.\n";
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        fputs(usage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("ndgen %s\n", NDGEN_VERSION);
+        return 0;
+    }
+    if (strcmp(argv[1], "show") == 0)
+        return ndg_show_main(argc - 1, argv + 1);
+    fprintf(stderr, "ndgen: %s: unknown command; see ndgen --help\n", argv[1]);
+    return 2;
+}

@@ -1,0 +1,312 @@
+/* dist.c - validating a distribution spec and answering placement queries. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "nd_dist.h"
+#include "dist_internal.h"
+
+int nd_fail(nd_error *err, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+int nd_dtype_size(nd_dtype t)
+{
+    static const int size[] = {[ND_F32] = 4, [ND_BF16] = 2, [ND_I32] = 4, [ND_U8] = 1};
+    return size[t];
+}
+
+const char *nd_dtype_name(nd_dtype t)
+{
+    static const char *name[] = {[ND_F32] = "f32", [ND_BF16] = "bf16", [ND_I32] = "i32", [ND_U8] = "u8"};
+    return name[t];
+}
+
+const char *nd_strategy_name(nd_strategy s) { return s == ND_ROUND_ROBIN ? "round_robin" : "contiguous"; }
+const char *nd_orientation_name(nd_orientation o) { return o == ND_ROW_MAJOR ? "row_major" : "col_major"; }
+const char *nd_buffer_name(nd_buffer b) { return b == ND_L1 ? "l1" : "dram"; }
+
+const char *nd_format_dims(char *buf, size_t len, const int64_t *dims, int rank)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < rank && n < len; ++i)
+        n += (size_t)snprintf(buf + n, len - n, i ? ",%lld" : "%lld", (long long)dims[i]);
+    return buf;
+}
+
+void nd_dist_spec_init(nd_dist_spec *spec)
+{
+    memset(spec, 0, sizeof *spec);
+    spec->dtype = ND_F32;
+    spec->page_kind = ND_PAGE_ROW;
+    spec->strategy = ND_ROUND_ROBIN;
+    spec->cores.orientation = ND_ROW_MAJOR;
+    spec->buffer = ND_L1;
+}
+
+/* ---------------------------------------------------------------- validation */
+
+static int check_dims(const char *what, const int64_t *dims, int rank, nd_error *err)
+{
+    char buf[256];
+    for (int i = 0; i < rank; ++i)
+        if (dims[i] <= 0)
+            return nd_fail(err, "%s %s: dim %d is %lld, but every dim must be positive", what,
+                           nd_format_dims(buf, sizeof buf, dims, rank), i, (long long)dims[i]);
+    return 0;
+}
+
+static int check_rank(const char *what, int rank, const nd_dist_spec *s, nd_error *err)
+{
+    char buf[256];
+    if (rank == s->rank)
+        return 0;
+    return nd_fail(err, "%s: rank %d does not match the rank %d of shape %s", what, rank, s->rank,
+                   nd_format_dims(buf, sizeof buf, s->shape, s->rank));
+}
+
+static bool tile_exists(int32_t h, int32_t w)
+{
+    return (h == 32 || h == 16) && (w == 32 || w == 16);
+}
+
+/* Fills d->spec.page[] (elements) from the page kind. */
+static int resolve_page(nd_dist_spec *s, nd_error *err)
+{
+    char buf[256];
+    int r = s->rank;
+    switch (s->page_kind) {
+    case ND_PAGE_TILE:
+        if (!tile_exists(s->tile_h, s->tile_w))
+            return nd_fail(err, "tile %dx%d: no such tile shape; tiles are 32x32, 16x16, 16x32 and 32x16",
+                           s->tile_h, s->tile_w);
+        if (r < 2)
+            return nd_fail(err, "tile %dx%d: tile pages need rank 2 or more, but shape %s has rank %d",
+                           s->tile_h, s->tile_w, nd_format_dims(buf, sizeof buf, s->shape, r), r);
+        for (int i = 0; i < r - 2; ++i)
+            s->page[i] = 1;
+        s->page[r - 2] = s->tile_h;
+        s->page[r - 1] = s->tile_w;
+        return 0;
+    case ND_PAGE_ROW:
+        for (int i = 0; i < r - 1; ++i)
+            s->page[i] = 1;
+        s->page[r - 1] = s->interleaved ? s->shape[r - 1] : s->shard[r - 1];
+        return 0;
+    case ND_PAGE_BOX:
+        if (check_rank("page", s->page_rank, s, err) || check_dims("page", s->page, r, err))
+            return -1;
+        return 0;
+    }
+    return nd_fail(err, "page: unknown page kind %d", (int)s->page_kind);
+}
+
+static int check_shard_pages(const nd_dist_spec *s, nd_error *err)
+{
+    char sb[256], pb[256];
+    for (int i = 0; i < s->rank; ++i)
+        if (s->shard[i] % s->page[i] != 0)
+            return nd_fail(err, "shard %s: dim %d (%lld) is not a whole number of pages of %s",
+                           nd_format_dims(sb, sizeof sb, s->shard, s->rank), i, (long long)s->shard[i],
+                           nd_format_dims(pb, sizeof pb, s->page, s->rank));
+    return 0;
+}
+
+static int64_t range_cores(const nd_core_range *r)
+{
+    return (int64_t)(r->hi.x - r->lo.x + 1) * (r->hi.y - r->lo.y + 1);
+}
+
+static bool ranges_overlap(const nd_core_range *a, const nd_core_range *b)
+{
+    return a->lo.x <= b->hi.x && b->lo.x <= a->hi.x && a->lo.y <= b->hi.y && b->lo.y <= a->hi.y;
+}
+
+static int check_cores(const nd_core_set *set, int gx, int gy, const char *unit, nd_error *err)
+{
+    for (int i = 0; i < set->nranges; ++i) {
+        const nd_core_range *r = &set->ranges[i];
+        if (r->lo.x > r->hi.x || r->lo.y > r->hi.y)
+            return nd_fail(err, "cores (%d,%d)-(%d,%d): range %d is reversed; write the low corner first",
+                           r->lo.x, r->lo.y, r->hi.x, r->hi.y, i);
+        if (r->lo.x < 0 || r->lo.y < 0 || r->hi.x >= gx || r->hi.y >= gy)
+            return nd_fail(err, "cores (%d,%d)-(%d,%d): range %d leaves the %dx%d %s", r->lo.x, r->lo.y,
+                           r->hi.x, r->hi.y, i, gx, gy, unit);
+        for (int j = 0; j < i; ++j)
+            if (ranges_overlap(&set->ranges[j], r))
+                return nd_fail(err, "cores: ranges %d and %d share cores; a core may appear once, "
+                                    "or two shards would alias the same memory", j, i);
+    }
+    return 0;
+}
+
+/* Every byte count the model derives must fit int64, padding included. */
+static int check_bytes(const nd_dist_spec *s, nd_dist *d, nd_error *err)
+{
+    char buf[256];
+    int64_t bytes = nd_dtype_size(s->dtype), page_elems = 1, shard_pages = 1, shards = 1, padded;
+    bool ok = true;
+    for (int i = 0; i < s->rank && ok; ++i) {
+        int64_t S = s->shard[i] / s->page[i], g = ceil_div(ceil_div(s->shape[i], s->page[i]), S);
+        ok = mul_ok(bytes, s->shape[i], &bytes) && mul_ok(page_elems, s->page[i], &page_elems) &&
+             mul_ok(shard_pages, S, &shard_pages) && mul_ok(shards, g, &shards);
+    }
+    d->elem_bytes = nd_dtype_size(s->dtype);
+    d->page_elems = page_elems;
+    ok = ok && mul_ok(page_elems, d->elem_bytes, &d->page_bytes) && mul_ok(shards, shard_pages, &padded) &&
+         mul_ok(padded, d->page_bytes, &padded);
+    if (ok)
+        return 0;
+    return nd_fail(err, "shape %s: the %s tensor's byte size overflows 64 bits",
+                   nd_format_dims(buf, sizeof buf, s->shape, s->rank), nd_dtype_name(s->dtype));
+}
+
+static int check_spec(nd_dist_spec *s, int gx, int gy, nd_error *err)
+{
+    const char *unit = s->buffer == ND_DRAM ? "DRAM banks" : "core grid";
+    if (s->rank < 1 || s->rank > ND_MAX_RANK)
+        return nd_fail(err, "shape: rank %d is out of range 1..%d", s->rank, ND_MAX_RANK);
+    if (check_dims("shape", s->shape, s->rank, err))
+        return -1;
+    if ((unsigned)s->dtype > ND_U8)
+        return nd_fail(err, "dtype: unknown dtype %d", (int)s->dtype);
+    if (!s->interleaved && (check_rank("shard", s->shard_rank, s, err) ||
+                            check_dims("shard", s->shard, s->rank, err)))
+        return -1;
+    if (resolve_page(s, err))
+        return -1;
+    if (s->interleaved)
+        memcpy(s->shard, s->page, sizeof s->shard);
+    if (check_shard_pages(s, err))
+        return -1;
+    if (gx < 1 || gy < 1)
+        return nd_fail(err, "grid %dx%d: needs at least one core in each direction", gx, gy);
+    if (gx > ND_MAX_GRID || gy > ND_MAX_GRID)
+        return nd_fail(err, "grid %dx%d: at most %d cores in each direction", gx, gy, ND_MAX_GRID);
+    if (s->cores.nranges == 0)
+        s->cores.ranges[s->cores.nranges++] = (nd_core_range){{0, 0}, {gx - 1, gy - 1}};
+    return check_cores(&s->cores, gx, gy, unit, err);
+}
+
+int nd_dist_make(const nd_dist_spec *spec, int grid_x, int grid_y, nd_dist *out, nd_error *err)
+{
+    nd_dist d;
+    memset(&d, 0, sizeof d);
+    d.spec = *spec;
+    nd_dist_spec *s = &d.spec;
+    if (check_spec(s, grid_x, grid_y, err) || check_bytes(s, &d, err))
+        return -1;
+    s->shard_rank = s->page_rank = s->rank;
+
+    nd_layout *l = &d.layout;
+    l->rank = s->rank;
+    l->strategy = s->strategy;
+    l->ncores = 0;
+    for (int i = 0; i < s->cores.nranges; ++i)
+        l->ncores += range_cores(&s->cores.ranges[i]);
+    for (int i = 0; i < s->rank; ++i) {
+        l->pages[i] = ceil_div(s->shape[i], s->page[i]);
+        l->shard[i] = s->shard[i] / s->page[i];
+    }
+    nd_layout_finish(l);
+    nd_layout_squeeze(l, &d.squeezed);
+    d.pages_per_core = l->shards_per_core * l->shard_pages;
+    d.bytes_per_core = d.pages_per_core * d.page_bytes; /* <= padded total, checked above */
+    *out = d;
+    return 0;
+}
+
+int nd_dist_check_fit(const nd_dist *d, int64_t capacity, nd_error *err)
+{
+    if (d->bytes_per_core <= capacity)
+        return 0;
+    return nd_fail(err, "%s: the tensor needs %lld bytes per %s (%lld pages of %lld bytes), but each holds %lld",
+                   d->spec.buffer == ND_DRAM ? "dram" : "l1", (long long)d->bytes_per_core,
+                   d->spec.buffer == ND_DRAM ? "bank" : "core", (long long)d->pages_per_core,
+                   (long long)d->page_bytes, (long long)capacity);
+}
+
+/* ---------------------------------------------------------------- queries */
+
+nd_core nd_dist_core(const nd_dist *d, int64_t i)
+{
+    const nd_core_set *set = &d->spec.cores;
+    for (int k = 0; k < set->nranges; ++k) {
+        const nd_core_range *r = &set->ranges[k];
+        int64_t n = range_cores(r);
+        if (i >= n) {
+            i -= n;
+            continue;
+        }
+        int32_t w = r->hi.x - r->lo.x + 1, h = r->hi.y - r->lo.y + 1;
+        if (set->orientation == ND_ROW_MAJOR)
+            return (nd_core){r->lo.x + (int32_t)(i % w), r->lo.y + (int32_t)(i / w)};
+        return (nd_core){r->lo.x + (int32_t)(i / h), r->lo.y + (int32_t)(i % h)};
+    }
+    return (nd_core){-1, -1};
+}
+
+int64_t nd_dist_core_index(const nd_dist *d, nd_core c)
+{
+    const nd_core_set *set = &d->spec.cores;
+    int64_t base = 0;
+    for (int k = 0; k < set->nranges; ++k) {
+        const nd_core_range *r = &set->ranges[k];
+        if (c.x >= r->lo.x && c.x <= r->hi.x && c.y >= r->lo.y && c.y <= r->hi.y) {
+            int64_t w = r->hi.x - r->lo.x + 1, h = r->hi.y - r->lo.y + 1;
+            int64_t dx = c.x - r->lo.x, dy = c.y - r->lo.y;
+            return base + (set->orientation == ND_ROW_MAJOR ? dy * w + dx : dx * h + dy);
+        }
+        base += range_cores(r);
+    }
+    return -1;
+}
+
+void nd_dist_page_coord(const nd_dist *d, int64_t page_id, int64_t *coord)
+{
+    const nd_layout *l = &d->layout;
+    for (int i = l->rank - 1; i >= 0; --i) {
+        coord[i] = page_id % l->pages[i];
+        page_id /= l->pages[i];
+    }
+}
+
+int64_t nd_dist_page_id(const nd_dist *d, const int64_t *coord)
+{
+    int64_t id = 0;
+    for (int i = 0; i < d->layout.rank; ++i)
+        id += coord[i] * d->layout.page_stride[i];
+    return id;
+}
+
+void nd_dist_shard_origin(const nd_dist *d, int64_t shard, int64_t *coord)
+{
+    const nd_layout *l = &d->layout;
+    for (int i = 0; i < l->rank; ++i)
+        coord[i] = shard / l->grid_stride[i] % l->grid[i] * l->shard[i];
+}
+
+int64_t nd_dist_shard_real_pages(const nd_dist *d, int64_t shard)
+{
+    const nd_layout *l = &d->layout;
+    int64_t origin[ND_MAX_RANK], n = 1;
+    nd_dist_shard_origin(d, shard, origin);
+    for (int i = 0; i < l->rank; ++i) {
+        int64_t left = l->pages[i] - origin[i];
+        n *= left < l->shard[i] ? left : l->shard[i];
+    }
+    return n;
+}
+
+bool nd_dist_is_local(const nd_dist *d, int64_t page_id, int64_t core)
+{
+    return nd_layout_locate_id(&d->squeezed, page_id).core == core;
+}

@@ -1,0 +1,19 @@
+/* dist_internal.h - helpers shared by the distribution model's sources; not installed. */
+#ifndef ND_DIST_INTERNAL_H
+#define ND_DIST_INTERNAL_H
+
+#include "nd_dist.h"
+
+/* For a >= 0, b > 0; cannot overflow, unlike (a + b - 1) / b. */
+static inline int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
+
+/* a * b into *out; false on int64 overflow. */
+static inline bool mul_ok(int64_t a, int64_t b, int64_t *out) { return !__builtin_mul_overflow(a, b, out); }
+
+/* Computes grid, strides and totals from rank, pages[], shard[], ncores and strategy. */
+void nd_layout_finish(nd_layout *l);
+
+/* "3,7,5" into buf (always terminated). */
+const char *nd_format_dims(char *buf, size_t len, const int64_t *dims, int rank);
+
+#endif

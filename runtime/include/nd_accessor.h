@@ -1,0 +1,175 @@
+/*
+ * nd_accessor.h - the generic accessor: the kernel-side API for finding, reading, writing and
+ * iterating the pages of distributed tensors.
+ *
+ * A kernel template includes only this header. Every distribution parameter arrives at run time in
+ * an nda_tensor descriptor, so a template compiled as-is is the generic kernel that serves every
+ * distribution. The generator finds calls to the nda_* functions below by cursor and replaces each
+ * with arithmetic specialized for one target; that is why the API is made of plain function calls
+ * (no macros) whose arguments name the tensor directly.
+ *
+ * Kernel ABI: a kernel is  void NAME(const nda_core *core, const nda_args *args);  the runtime calls
+ * it once per virtual core, possibly on different threads, so a kernel writes only pages its core
+ * owns and keeps no state between calls.
+ */
+#ifndef ND_ACCESSOR_H
+#define ND_ACCESSOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "nd_dist.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped whenever nda_tensor, nda_core, nda_args or the kernel signature change. */
+#define NDA_ABI_VERSION 1
+
+/* Per-core traffic of one launch; padded to a cache line so cores on different threads never share. */
+typedef struct nda_stats {
+    int64_t local_pages_read, remote_pages_read;
+    int64_t local_bytes_read, remote_bytes_read;
+    int64_t pages_written, remote_pages_written;
+    int64_t pad_[2];
+} nda_stats;
+
+/* A distributed tensor as a kernel sees it. */
+typedef struct nda_tensor {
+    const nd_dist *dist;     /* shape, dtype and page box at full rank */
+    const nd_layout *layout; /* placement, squeezed */
+    uint8_t *const *base;    /* base[i]: start of the buffer on core i of the tensor's core list */
+    const int32_t *index_of; /* device core id -> index in the core list, or -1 (always -1 for DRAM) */
+    int64_t page_bytes;
+} nda_tensor;
+
+/* The virtual core a kernel invocation runs on. */
+typedef struct nda_core {
+    int32_t x, y;
+    int32_t id; /* y * grid_x + x */
+    nda_stats *stats;
+} nda_core;
+
+typedef struct nda_args {
+    int ntensors;
+    const nda_tensor *tensors;
+    int nscalars;
+    const double *scalars;
+} nda_args;
+
+typedef void nda_kernel_fn(const nda_core *core, const nda_args *args);
+
+/* ---------------------------------------------------------------- lookup */
+
+/* This core's index in t's core list, or -1 when it holds none of t. */
+static inline int64_t nda_self(const nda_core *core, const nda_tensor *t)
+{
+    return t->index_of[core->id];
+}
+
+static inline nd_loc nda_locate(const nda_tensor *t, int64_t page)
+{
+    return nd_layout_locate_id(t->layout, page);
+}
+
+static inline uint8_t *nda_page_addr(const nda_tensor *t, int64_t page)
+{
+    nd_loc loc = nd_layout_locate_id(t->layout, page);
+    return t->base[loc.core] + loc.offset * t->page_bytes;
+}
+
+static inline bool nda_is_local(const nda_core *core, const nda_tensor *t, int64_t page)
+{
+    int64_t self = nda_self(core, t);
+    return self >= 0 && nd_layout_locate_id(t->layout, page).core == self;
+}
+
+/* Page id <-> page coordinate, at the tensor's full rank. */
+static inline void nda_page_coord(const nda_tensor *t, int64_t page, int64_t *coord)
+{
+    nd_dist_page_coord(t->dist, page, coord);
+}
+
+static inline int64_t nda_page_id(const nda_tensor *t, const int64_t *coord)
+{
+    return nd_dist_page_id(t->dist, coord);
+}
+
+/* ---------------------------------------------------------------- reading and writing */
+
+/* The page's bytes, for reading; counts a local or remote read on this core. */
+static inline const void *nda_page_read(const nda_core *core, const nda_tensor *t, int64_t page)
+{
+    nd_loc loc = nd_layout_locate_id(t->layout, page);
+    bool local = loc.core == nda_self(core, t);
+    core->stats->local_pages_read += local;
+    core->stats->remote_pages_read += !local;
+    core->stats->local_bytes_read += local ? t->page_bytes : 0;
+    core->stats->remote_bytes_read += local ? 0 : t->page_bytes;
+    return t->base[loc.core] + loc.offset * t->page_bytes;
+}
+
+/* The page's bytes, for writing; counts a write, and whether it went to another core. */
+static inline void *nda_page_write(const nda_core *core, const nda_tensor *t, int64_t page)
+{
+    nd_loc loc = nd_layout_locate_id(t->layout, page);
+    core->stats->pages_written += 1;
+    core->stats->remote_pages_written += loc.core != nda_self(core, t);
+    return t->base[loc.core] + loc.offset * t->page_bytes;
+}
+
+/* ---------------------------------------------------------------- iteration over owned pages */
+
+/*
+ * The pages this core holds of t, in buffer order, padding skipped:
+ *   for (nda_iter it = nda_iter_local(core, t); nda_iter_valid(&it); nda_iter_next(&it)) {
+ *       int64_t page = nda_iter_page(&it);  uint8_t *p = nda_iter_ptr(&it);  ...
+ *   }
+ * Pointers from nda_iter_ptr are this core's own memory; using them counts no traffic.
+ */
+typedef struct nda_iter {
+    nd_page_iter pages;
+    uint8_t *base;
+    int64_t page_bytes;
+} nda_iter;
+
+static inline nda_iter nda_iter_local(const nda_core *core, const nda_tensor *t)
+{
+    nda_iter it;
+    int64_t self = nda_self(core, t);
+    it.base = self >= 0 ? t->base[self] : NULL;
+    it.page_bytes = t->page_bytes;
+    if (self >= 0) {
+        it.pages = nd_page_iter_begin(t->layout, self);
+    } else {
+        memset(&it.pages, 0, sizeof it.pages);
+        it.pages.valid = false;
+    }
+    return it;
+}
+
+static inline bool nda_iter_valid(const nda_iter *it) { return it->pages.valid; }
+static inline void nda_iter_next(nda_iter *it) { nd_page_iter_next(&it->pages); }
+static inline int64_t nda_iter_page(const nda_iter *it) { return it->pages.page_id; }
+static inline uint8_t *nda_iter_ptr(const nda_iter *it) { return it->base + it->pages.offset * it->page_bytes; }
+
+/* ---------------------------------------------------------------- shards */
+
+/* Shards this core holds of t, and the id of the one in slot k. */
+static inline int64_t nda_shard_count(const nda_core *core, const nda_tensor *t)
+{
+    int64_t self = nda_self(core, t);
+    return self >= 0 ? nd_layout_core_shards(t->layout, self) : 0;
+}
+
+static inline int64_t nda_shard_id(const nda_core *core, const nda_tensor *t, int64_t slot)
+{
+    return nd_layout_core_shard(t->layout, nda_self(core, t), slot);
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif

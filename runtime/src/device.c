@@ -1,0 +1,278 @@
+/* device.c - the virtual core grid: memory arenas, tensor placement and kernel launches. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runtime_internal.h"
+
+void nd_device_config_init(nd_device_config *cfg)
+{
+    cfg->grid_x = 8;
+    cfg->grid_y = 8;
+    cfg->l1_bytes = ND_DEFAULT_L1_BYTES;
+    cfg->dram_banks = ND_DEFAULT_DRAM_BANKS;
+    cfg->dram_bank_bytes = ND_DEFAULT_DRAM_BANK_BYTES;
+    cfg->threads = 0;
+}
+
+static int hardware_threads(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+/* Reserves address space without committing RAM: pages are backed only once touched. */
+static uint8_t *reserve(int64_t bytes)
+{
+    void *p = mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static int check_config(const nd_device_config *c, nd_error *err)
+{
+    int64_t total;
+    if (c->grid_x < 1 || c->grid_y < 1 || c->grid_x > ND_MAX_GRID || c->grid_y > ND_MAX_GRID)
+        return nd_fail(err, "grid %dx%d: need 1 to %d cores in each direction", c->grid_x, c->grid_y, ND_MAX_GRID);
+    if (c->l1_bytes < 1 || __builtin_mul_overflow(c->l1_bytes, (int64_t)c->grid_x * c->grid_y, &total))
+        return nd_fail(err, "l1_bytes %lld: must be positive and fit the address space over %dx%d cores",
+                       (long long)c->l1_bytes, c->grid_x, c->grid_y);
+    if (c->dram_banks < 1 || c->dram_bank_bytes < 1 || __builtin_mul_overflow(c->dram_bank_bytes, (int64_t)c->dram_banks, &total))
+        return nd_fail(err, "dram %d banks of %lld bytes: need at least one bank of positive size", c->dram_banks,
+                       (long long)c->dram_bank_bytes);
+    if (c->threads < 0)
+        return nd_fail(err, "threads %d: must be 0 (one per hardware thread) or more", c->threads);
+    return 0;
+}
+
+int nd_device_open(const nd_device_config *cfg, nd_device **out, nd_error *err)
+{
+    if (check_config(cfg, err))
+        return -1;
+    nd_device *dev = calloc(1, sizeof *dev);
+    if (!dev)
+        return nd_fail(err, "device: out of memory");
+    dev->cfg = *cfg;
+    dev->cfg.threads = cfg->threads ? cfg->threads : hardware_threads();
+    dev->ncores = (int64_t)cfg->grid_x * cfg->grid_y;
+    dev->l1 = reserve(dev->ncores * cfg->l1_bytes);
+    dev->dram = reserve((int64_t)cfg->dram_banks * cfg->dram_bank_bytes);
+    dev->l1_arena = calloc((size_t)dev->ncores, sizeof *dev->l1_arena);
+    dev->dram_arena = calloc((size_t)cfg->dram_banks, sizeof *dev->dram_arena);
+    dev->stats = calloc((size_t)dev->ncores, sizeof *dev->stats);
+    if (!dev->l1 || !dev->dram || !dev->l1_arena || !dev->dram_arena || !dev->stats) {
+        nd_device_close(dev);
+        return nd_fail(err, "device %dx%d: cannot reserve %lld bytes of L1 and %lld of DRAM", cfg->grid_x,
+                       cfg->grid_y, (long long)(dev->ncores * cfg->l1_bytes),
+                       (long long)(cfg->dram_banks * cfg->dram_bank_bytes));
+    }
+    for (int64_t i = 0; i < dev->ncores; ++i)
+        dev->l1_arena[i].size = cfg->l1_bytes;
+    for (int i = 0; i < cfg->dram_banks; ++i)
+        dev->dram_arena[i].size = cfg->dram_bank_bytes;
+    if (nd_pool_create(dev->cfg.threads, &dev->pool, err)) {
+        nd_device_close(dev);
+        return -1;
+    }
+    *out = dev;
+    return 0;
+}
+
+void nd_device_close(nd_device *dev)
+{
+    if (!dev)
+        return;
+    nd_pool_destroy(dev->pool);
+    if (dev->l1)
+        munmap(dev->l1, (size_t)(dev->ncores * dev->cfg.l1_bytes));
+    if (dev->dram)
+        munmap(dev->dram, (size_t)(dev->cfg.dram_banks * dev->cfg.dram_bank_bytes));
+    for (int64_t i = 0; dev->l1_arena && i < dev->ncores; ++i)
+        nd_arena_release(&dev->l1_arena[i]);
+    for (int i = 0; dev->dram_arena && i < dev->cfg.dram_banks; ++i)
+        nd_arena_release(&dev->dram_arena[i]);
+    free(dev->l1_arena);
+    free(dev->dram_arena);
+    free(dev->stats);
+    free(dev);
+}
+
+int nd_device_set_threads(nd_device *dev, int threads, nd_error *err)
+{
+    nd_pool *pool;
+    if (threads == 0)
+        threads = hardware_threads();
+    if (nd_pool_create(threads, &pool, err))
+        return -1;
+    nd_pool_destroy(dev->pool);
+    dev->pool = pool;
+    dev->cfg.threads = threads;
+    return 0;
+}
+
+int nd_device_threads(const nd_device *dev) { return nd_pool_threads(dev->pool); }
+nd_device_config nd_device_get_config(const nd_device *dev) { return dev->cfg; }
+
+/* ---------------------------------------------------------------- tensors */
+
+static nd_arena *tensor_arena(const nd_tensor *t, nd_core c)
+{
+    const nd_device *dev = t->dev;
+    if (t->dist.spec.buffer == ND_DRAM)
+        return &dev->dram_arena[c.x];
+    return &dev->l1_arena[(int64_t)c.y * dev->cfg.grid_x + c.x];
+}
+
+static uint8_t *arena_base(const nd_tensor *t, nd_core c)
+{
+    const nd_device *dev = t->dev;
+    if (t->dist.spec.buffer == ND_DRAM)
+        return dev->dram + c.x * dev->cfg.dram_bank_bytes;
+    return dev->l1 + ((int64_t)c.y * dev->cfg.grid_x + c.x) * dev->cfg.l1_bytes;
+}
+
+/* The distribution was validated against some grid; check it against this device's. */
+static int check_fits_device(const nd_device *dev, const nd_dist *d, nd_error *err)
+{
+    bool dram = d->spec.buffer == ND_DRAM;
+    int gx = dram ? dev->cfg.dram_banks : dev->cfg.grid_x, gy = dram ? 1 : dev->cfg.grid_y;
+    for (int i = 0; i < d->spec.cores.nranges; ++i) {
+        nd_core_range r = d->spec.cores.ranges[i];
+        if (r.hi.x >= gx || r.hi.y >= gy)
+            return nd_fail(err, "cores (%d,%d)-(%d,%d): range %d leaves the device's %dx%d %s", r.lo.x, r.lo.y,
+                           r.hi.x, r.hi.y, i, gx, gy, dram ? "DRAM banks" : "core grid");
+    }
+    return nd_dist_check_fit(d, dram ? dev->cfg.dram_bank_bytes : dev->cfg.l1_bytes, err);
+}
+
+static void tensor_release(nd_tensor *t, int64_t placed)
+{
+    for (int64_t i = 0; i < placed; ++i)
+        nd_arena_free(tensor_arena(t, nd_dist_core(&t->dist, i)), t->offset[i]);
+    free(t->offset);
+    free(t->base);
+    free(t->index_of);
+    free(t);
+}
+
+static int place(nd_tensor *t, nd_error *err)
+{
+    int64_t bytes = t->dist.bytes_per_core;
+    for (int64_t i = 0; i < t->ncores; ++i) {
+        nd_core c = nd_dist_core(&t->dist, i);
+        nd_arena *a = tensor_arena(t, c);
+        if (nd_arena_alloc(a, bytes, &t->offset[i])) {
+            int64_t gap = nd_arena_largest_gap(a);
+            tensor_release(t, i);
+            return nd_fail(err, "%s: core (%d,%d) has %lld bytes free in one piece, but the tensor needs %lld",
+                           nd_buffer_name(t->dist.spec.buffer), c.x, c.y, (long long)gap, (long long)bytes);
+        }
+        t->base[i] = arena_base(t, c) + t->offset[i];
+        memset(t->base[i], 0, (size_t)bytes); /* padding pages read as zero */
+        if (t->dist.spec.buffer == ND_L1)
+            t->index_of[(int64_t)c.y * t->dev->cfg.grid_x + c.x] = (int32_t)i;
+    }
+    return 0;
+}
+
+int nd_tensor_alloc(nd_device *dev, const nd_dist *d, nd_tensor **out, nd_error *err)
+{
+    if (check_fits_device(dev, d, err))
+        return -1;
+    nd_tensor *t = calloc(1, sizeof *t);
+    if (!t)
+        return nd_fail(err, "tensor: out of memory");
+    t->dev = dev;
+    t->dist = *d;
+    t->ncores = d->layout.ncores;
+    t->offset = calloc((size_t)t->ncores, sizeof *t->offset);
+    t->base = calloc((size_t)t->ncores, sizeof *t->base);
+    t->index_of = malloc((size_t)dev->ncores * sizeof *t->index_of);
+    if (!t->offset || !t->base || !t->index_of) {
+        tensor_release(t, 0);
+        return nd_fail(err, "tensor: out of memory for %lld core entries", (long long)t->ncores);
+    }
+    for (int64_t i = 0; i < dev->ncores; ++i)
+        t->index_of[i] = -1;
+    if (place(t, err))
+        return -1;
+    t->view = (nda_tensor){&t->dist, &t->dist.squeezed, t->base, t->index_of, d->page_bytes};
+    ++dev->live_tensors;
+    *out = t;
+    return 0;
+}
+
+void nd_tensor_free(nd_tensor *t)
+{
+    if (!t)
+        return;
+    --t->dev->live_tensors;
+    tensor_release(t, t->ncores);
+}
+
+const nd_dist *nd_tensor_dist(const nd_tensor *t) { return &t->dist; }
+const nda_tensor *nd_tensor_view(const nd_tensor *t) { return &t->view; }
+
+/* ---------------------------------------------------------------- launch */
+
+typedef struct launch_job {
+    nd_device *dev;
+    nda_kernel_fn *kernel;
+    nda_args args;
+} launch_job;
+
+static void run_core(void *ctx, int64_t id)
+{
+    launch_job *job = ctx;
+    int gx = job->dev->cfg.grid_x;
+    nda_core core = {(int32_t)(id % gx), (int32_t)(id / gx), (int32_t)id, &job->dev->stats[id]};
+    job->kernel(&core, &job->args);
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void sum_stats(const nda_stats *per_core, int64_t n, nda_stats *total)
+{
+    memset(total, 0, sizeof *total);
+    for (int64_t i = 0; i < n; ++i) {
+        total->local_pages_read += per_core[i].local_pages_read;
+        total->remote_pages_read += per_core[i].remote_pages_read;
+        total->local_bytes_read += per_core[i].local_bytes_read;
+        total->remote_bytes_read += per_core[i].remote_bytes_read;
+        total->pages_written += per_core[i].pages_written;
+        total->remote_pages_written += per_core[i].remote_pages_written;
+    }
+}
+
+enum { MAX_LAUNCH_TENSORS = 16 };
+
+int nd_launch(nd_device *dev, nda_kernel_fn *kernel, nd_tensor *const *tensors, int ntensors,
+              const double *scalars, int nscalars, nd_launch_stats *stats, nd_error *err)
+{
+    nda_tensor views[MAX_LAUNCH_TENSORS];
+    if (ntensors < 0 || ntensors > MAX_LAUNCH_TENSORS)
+        return nd_fail(err, "launch: %d tensors; a launch takes 0 to %d", ntensors, MAX_LAUNCH_TENSORS);
+    for (int i = 0; i < ntensors; ++i) {
+        if (!tensors[i] || tensors[i]->dev != dev)
+            return nd_fail(err, "launch: tensor %d does not belong to this device", i);
+        views[i] = tensors[i]->view;
+    }
+    launch_job job = {dev, kernel, {ntensors, views, nscalars, scalars}};
+    memset(dev->stats, 0, (size_t)dev->ncores * sizeof *dev->stats);
+    double t0 = now_seconds();
+    nd_pool_run(dev->pool, dev->ncores, run_core, &job);
+    double t1 = now_seconds();
+    if (stats) {
+        stats->seconds = t1 - t0;
+        stats->ncores = dev->ncores;
+        stats->per_core = dev->stats;
+        sum_stats(dev->stats, dev->ncores, &stats->total);
+    }
+    return 0;
+}

@@ -1,0 +1,83 @@
+/* hostio.c - scatter a contiguous row-major array into a distributed tensor, and gather it back. */
+#include <string.h>
+
+#include "runtime_internal.h"
+
+/*
+ * Copies one page between the host array and its slot. Inside a page, elements are row-major over
+ * the page box; the part of an edge page outside the tensor is padding, written as zero.
+ */
+static void copy_page(const nd_dist *d, int64_t page_id, uint8_t *host, uint8_t *slot, bool to_device)
+{
+    const nd_dist_spec *s = &d->spec;
+    int r = s->rank, last = r - 1;
+    int64_t coord[ND_MAX_RANK], e0[ND_MAX_RANK], ext[ND_MAX_RANK], hs[ND_MAX_RANK], ps[ND_MAX_RANK];
+    int64_t h = 1, p = 1;
+    bool edge = false;
+    nd_dist_page_coord(d, page_id, coord);
+    for (int i = last; i >= 0; --i) {
+        hs[i] = h;
+        ps[i] = p;
+        h *= s->shape[i];
+        p *= s->page[i];
+        e0[i] = coord[i] * s->page[i];
+        ext[i] = s->shape[i] - e0[i] < s->page[i] ? s->shape[i] - e0[i] : s->page[i];
+        edge |= ext[i] < s->page[i];
+    }
+    if (edge && to_device)
+        memset(slot, 0, (size_t)d->page_bytes);
+    int64_t row[ND_MAX_RANK] = {0}, eb = d->elem_bytes, run = ext[last] * eb;
+    for (;;) {
+        int64_t ho = 0, po = 0;
+        for (int i = 0; i < r; ++i) {
+            ho += (e0[i] + row[i]) * hs[i];
+            po += row[i] * ps[i];
+        }
+        if (to_device)
+            memcpy(slot + po * eb, host + ho * eb, (size_t)run);
+        else
+            memcpy(host + ho * eb, slot + po * eb, (size_t)run);
+        int i = last - 1; /* next row: odometer over the outer dims of the page */
+        while (i >= 0 && ++row[i] == ext[i])
+            row[i--] = 0;
+        if (i < 0)
+            break;
+    }
+}
+
+static int check_host_bytes(const nd_tensor *t, int64_t bytes, const char *what, nd_error *err)
+{
+    const nd_dist *d = &t->dist;
+    int64_t want = d->elem_bytes;
+    for (int i = 0; i < d->spec.rank; ++i)
+        want *= d->spec.shape[i];
+    if (bytes == want)
+        return 0;
+    return nd_fail(err, "%s: host array has %lld bytes, but the %s tensor needs %lld", what, (long long)bytes,
+                   nd_dtype_name(d->spec.dtype), (long long)want);
+}
+
+static void copy_all(const nd_tensor *t, uint8_t *host, bool to_device)
+{
+    const nd_dist *d = &t->dist;
+    for (int64_t p = 0; p < d->layout.num_pages; ++p) {
+        nd_loc loc = nd_layout_locate_id(&d->squeezed, p);
+        copy_page(d, p, host, t->base[loc.core] + loc.offset * d->page_bytes, to_device);
+    }
+}
+
+int nd_tensor_write(nd_tensor *t, const void *host, int64_t bytes, nd_error *err)
+{
+    if (check_host_bytes(t, bytes, "tensor write", err))
+        return -1;
+    copy_all(t, (uint8_t *)host, true); /* the host array is only read in this direction */
+    return 0;
+}
+
+int nd_tensor_read(const nd_tensor *t, void *host, int64_t bytes, nd_error *err)
+{
+    if (check_host_bytes(t, bytes, "tensor read", err))
+        return -1;
+    copy_all(t, host, false);
+    return 0;
+}

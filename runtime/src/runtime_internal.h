@@ -1,0 +1,56 @@
+/* runtime_internal.h - pieces of the runtime shared between its sources; not installed. */
+#ifndef ND_RUNTIME_INTERNAL_H
+#define ND_RUNTIME_INTERNAL_H
+
+#include <stdint.h>
+
+#include "nd_runtime.h"
+
+/* ---- arena: first-fit allocator over one core's L1 or one DRAM bank. Offsets are 64-byte aligned. */
+typedef struct nd_block {
+    int64_t off, len;
+} nd_block;
+
+typedef struct nd_arena {
+    int64_t size;
+    int64_t n, cap; /* blocks[0..n) in use, sorted by offset */
+    nd_block *blocks;
+} nd_arena;
+
+/* 0 and *off on success; -1 when no gap of len bytes is free or host memory ran out. */
+int nd_arena_alloc(nd_arena *a, int64_t len, int64_t *off);
+void nd_arena_free(nd_arena *a, int64_t off);
+int64_t nd_arena_largest_gap(const nd_arena *a);
+void nd_arena_release(nd_arena *a);
+
+/* ---- pool: runs fn(ctx, i) for i in [0, n) on its threads; the caller's thread is one of them. */
+typedef struct nd_pool nd_pool;
+int nd_pool_create(int threads, nd_pool **out, nd_error *err);
+void nd_pool_destroy(nd_pool *p);
+int nd_pool_threads(const nd_pool *p);
+void nd_pool_run(nd_pool *p, int64_t n, void (*fn)(void *ctx, int64_t i), void *ctx);
+
+/* ---- device and tensor internals */
+struct nd_device {
+    nd_device_config cfg;
+    int64_t ncores;
+    uint8_t *l1;        /* ncores * cfg.l1_bytes, reserved */
+    uint8_t *dram;      /* dram_banks * dram_bank_bytes, reserved */
+    nd_arena *l1_arena; /* [ncores] */
+    nd_arena *dram_arena; /* [dram_banks] */
+    nd_pool *pool;
+    nda_stats *stats;   /* [ncores], per launch */
+    int64_t live_tensors;
+};
+
+struct nd_tensor {
+    nd_device *dev;
+    nd_dist dist;
+    int64_t ncores;     /* of the tensor's core list */
+    int64_t *offset;    /* [ncores] arena offset per core */
+    uint8_t **base;     /* [ncores] */
+    int32_t *index_of;  /* [device cores] */
+    nda_tensor view;
+};
+
+#endif
