@@ -163,10 +163,11 @@ static int place(nd_tensor *t, nd_error *err)
         nd_core c = nd_dist_core(&t->dist, i);
         nd_arena *a = tensor_arena(t, c);
         if (nd_arena_alloc(a, bytes, &t->offset[i])) {
-            int64_t gap = nd_arena_largest_gap(a);
-            tensor_release(t, i);
-            return nd_fail(err, "%s: core (%d,%d) has %lld bytes free in one piece, but the tensor needs %lld",
-                           nd_buffer_name(t->dist.spec.buffer), c.x, c.y, (long long)gap, (long long)bytes);
+            nd_fail(err, "%s: core (%d,%d) has %lld bytes free in one piece, but the tensor needs %lld",
+                    nd_buffer_name(t->dist.spec.buffer), c.x, c.y, (long long)nd_arena_largest_gap(a),
+                    (long long)bytes);
+            tensor_release(t, i); /* undoes cores 0..i-1: the device is as it was */
+            return -1;
         }
         t->base[i] = arena_base(t, c) + t->offset[i];
         memset(t->base[i], 0, (size_t)bytes); /* padding pages read as zero */

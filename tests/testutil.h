@@ -1,0 +1,44 @@
+/* testutil.h - checks that report where they failed and the seed that reproduces the case. */
+#ifndef ND_TESTUTIL_H
+#define ND_TESTUTIL_H
+
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+extern uint64_t test_seed;     /* the seed of the case being checked; printed on failure */
+extern const char *test_case;  /* a description of that case, or NULL */
+extern int test_failures;
+
+#define CHECK(cond, ...)                                                                                   \
+    do {                                                                                                   \
+        if (!(cond)) {                                                                                     \
+            fprintf(stderr, "%s:%d: check failed: %s\n  seed %" PRIu64 "%s%s\n  ", __FILE__, __LINE__,   \
+                    #cond, test_seed, test_case ? ", case " : "", test_case ? test_case : "");             \
+            fprintf(stderr, __VA_ARGS__);                                                                  \
+            fputc('\n', stderr);                                                                           \
+            if (++test_failures >= 10)                                                                     \
+                exit(1);                                                                                   \
+        }                                                                                                  \
+    } while (0)
+
+/* splitmix64: small, fast, and the same on every platform. */
+static inline uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* Uniform in [lo, hi]. */
+static inline int64_t rng_range(uint64_t *s, int64_t lo, int64_t hi)
+{
+    return lo + (int64_t)(rng_next(s) % (uint64_t)(hi - lo + 1));
+}
+
+/* The exit status of a test program: prints "N passed, N failed" for the log. */
+int test_finish(int64_t passed);
+
+#endif
