@@ -93,31 +93,29 @@ static void check_iterator(const nd_dist *d, const nd_layout *l, const char *whi
     ++passed;
 }
 
+static void one_case(uint64_t *rng, char *desc)
+{
+    nd_dist_spec spec;
+    nd_dist d;
+    nd_error err;
+    oracle o;
+    int gx, gy;
+    oracle_random_spec(rng, 6, 6000, &spec, &gx, &gy, desc, 1024);
+    if (nd_dist_make(&spec, gx, gy, &d, &err)) {
+        CHECK(0, "nd_dist_make refused a valid case: %s", err.msg);
+        return;
+    }
+    oracle_init(&o, &spec, gx, gy);
+    CHECK(d.layout.ncores == o.ncores, "cores: model %" PRId64 ", oracle %" PRId64, d.layout.ncores, o.ncores);
+    check_elements(&d, &o);
+    check_shards(&d, &o);
+    check_iterator(&d, &d.layout, "full");
+    check_iterator(&d, &d.squeezed, "squeezed");
+    oracle_free(&o);
+}
+
 int main(int argc, char **argv)
 {
-    int cases = argc > 1 ? atoi(argv[1]) : 2000;
-    uint64_t seed = argc > 2 ? strtoull(argv[2], NULL, 0) : 0x5eed0001;
-    char desc[1024];
-    test_case = desc;
-    for (int k = 0; k < cases; ++k) {
-        uint64_t rng = test_seed = seed + (uint64_t)k;
-        nd_dist_spec spec;
-        nd_dist d;
-        nd_error err;
-        oracle o;
-        int gx, gy;
-        oracle_random_spec(&rng, 6, 6000, &spec, &gx, &gy, desc, sizeof desc);
-        int rc = nd_dist_make(&spec, gx, gy, &d, &err);
-        CHECK(rc == 0, "nd_dist_make refused a valid case: %s", err.msg);
-        if (rc)
-            continue;
-        oracle_init(&o, &spec, gx, gy);
-        CHECK(d.layout.ncores == o.ncores, "cores: model %" PRId64 ", oracle %" PRId64, d.layout.ncores, o.ncores);
-        check_elements(&d, &o);
-        check_shards(&d, &o);
-        check_iterator(&d, &d.layout, "full");
-        check_iterator(&d, &d.squeezed, "squeezed");
-        oracle_free(&o);
-    }
+    test_run_cases(argc, argv, 2000, 0x5eed0001, one_case);
     return test_finish(passed);
 }

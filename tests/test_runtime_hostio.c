@@ -90,13 +90,6 @@ static void one_case(uint64_t *rng, char *desc)
 
 int main(int argc, char **argv)
 {
-    int cases = argc > 1 ? atoi(argv[1]) : 400;
-    uint64_t seed = argc > 2 ? strtoull(argv[2], NULL, 0) : 0x5eed0002;
-    char desc[1024];
-    test_case = desc;
-    for (int k = 0; k < cases; ++k) {
-        uint64_t rng = test_seed = seed + (uint64_t)k;
-        one_case(&rng, desc);
-    }
+    test_run_cases(argc, argv, 400, 0x5eed0002, one_case);
     return test_finish(passed);
 }

@@ -220,14 +220,7 @@ static void many_cores(void)
 
 int main(int argc, char **argv)
 {
-    int cases = argc > 1 ? atoi(argv[1]) : 150;
-    uint64_t seed = argc > 2 ? strtoull(argv[2], NULL, 0) : 0x5eed0003;
-    char desc[1024];
-    test_case = desc;
-    for (int k = 0; k < cases; ++k) {
-        uint64_t rng = test_seed = seed + (uint64_t)k;
-        one_case(&rng, desc);
-    }
+    test_run_cases(argc, argv, 150, 0x5eed0003, one_case);
     many_cores();
     return test_finish(passed);
 }

@@ -41,4 +41,8 @@ static inline int64_t rng_range(uint64_t *s, int64_t lo, int64_t hi)
 /* The exit status of a test program: prints "N passed, N failed" for the log. */
 int test_finish(int64_t passed);
 
+/* Runs one_case on cases seeded seed, seed+1, ...; argv may override: [cases [seed]]. Each case gets
+ * its own generator state and a buffer for its description, both reported on failure. */
+void test_run_cases(int argc, char **argv, int cases, uint64_t seed, void (*one_case)(uint64_t *rng, char *desc));
+
 #endif
