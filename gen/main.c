@@ -10,6 +10,8 @@ static const char usage[] =
     "ndgen generates C kernels specialized for ND-sharded tensor distributions.\n"
     "\n"
     "Commands:\n"
+    "  generate  generate generic and specialized kernels from op specs and C templates\n"
+    "  registry  write the root registry of a kernel library\n"
     "  show      show where every shard and page of a distribution lives (text, json, svg)\n"
     "\n"
     "Run 'ndgen <command> --help' for a command's options. 'ndgen --version' prints the version.\n";
@@ -26,6 +28,10 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "show") == 0)
         return ndg_show_main(argc - 1, argv + 1);
+    if (strcmp(argv[1], "generate") == 0)
+        return ndg_generate_main(argc - 1, argv + 1);
+    if (strcmp(argv[1], "registry") == 0)
+        return ndg_registry_main(argc - 1, argv + 1);
     fprintf(stderr, "ndgen: %s: unknown command; see ndgen --help\n", argv[1]);
     return 2;
 }

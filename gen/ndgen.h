@@ -7,6 +7,156 @@
 
 #include "nd_dist.h"
 
+enum { NDG_MAX_OPERANDS = 8, NDG_MAX_PARAMS = 32, NDG_MAX_TEMPLATE_DIRS = 8 };
+
+/* ---- spec.c: stage 1, op specs in sandboxed Lua 5.4. */
+typedef struct ndg_param {
+    char *name;  /* template parameter, without the NDT_ prefix */
+    char *value; /* C text */
+} ndg_param;
+
+typedef struct ndg_operand {
+    char *name;
+    char *index; /* index notation, such as "ij" */
+    nd_dtype dtype;
+    bool output;
+} ndg_operand;
+
+typedef struct ndg_target {
+    int line;                        /* of the op{} call that declared it */
+    nd_dist dist[NDG_MAX_OPERANDS];  /* one per operand, in operand order */
+} ndg_target;
+
+typedef struct ndg_op {
+    char *name;
+    char *template_path;             /* resolved */
+    int line;                        /* of its op{} call in the spec file */
+    int noperands;
+    ndg_operand operands[NDG_MAX_OPERANDS];
+    int nparams;
+    ndg_param params[NDG_MAX_PARAMS];
+    int ntargets;
+    ndg_target *targets;
+} ndg_op;
+
+typedef struct ndg_spec {
+    char *path;  /* as given */
+    char *name;  /* file name without directory and .lua: names the output and its registry */
+    int nops;
+    ndg_op *ops;
+    int ndeps;
+    char **deps; /* every spec file read: the spec and what it included */
+} ndg_spec;
+
+typedef struct ndg_spec_env {
+    const char *spec_dir;                        /* include() resolves here; NULL: the spec's own dir */
+    int ntemplate_dirs;
+    const char *template_dirs[NDG_MAX_TEMPLATE_DIRS];
+} ndg_spec_env;
+
+/* Runs one spec file; errors read "file:line: message". */
+int ndg_spec_load(const char *path, const ndg_spec_env *env, ndg_spec *out, nd_error *err);
+void ndg_spec_free(ndg_spec *s);
+
+/* ---- analyze.c: stage 2, a template parsed with libclang, its accessor calls located by cursor. */
+typedef enum ndg_call_kind {
+    NDG_SELF, NDG_LOCATE, NDG_PAGE_ADDR, NDG_IS_LOCAL, NDG_PAGE_COORD, NDG_PAGE_ID, NDG_PAGE_READ,
+    NDG_PAGE_WRITE, NDG_SHARD_COUNT, NDG_SHARD_ID, NDG_PAGE_BYTES, NDG_ITER_PAGE, NDG_ITER_PTR, NDG_CALL_KINDS
+} ndg_call_kind;
+
+extern const char *const ndg_call_names[NDG_CALL_KINDS]; /* "nda_self", ... */
+
+typedef struct ndg_call {
+    ndg_call_kind kind;
+    unsigned start, end;  /* byte range of the whole call in the template text */
+    unsigned name_end;    /* [start, name_end) is the callee's name */
+    int line, col;
+    int operand;          /* the operand its tensor argument is bound to; -1 for iterator calls */
+    int loop;             /* ITER_*: the loop it reads; PAGE_READ/PAGE_WRITE: the loop whose current page it
+                             is given as nda_iter_page(&it), else -1 */
+    char *tensor_expr;    /* text of the tensor argument (NULL for iterator calls) */
+    unsigned tensor_decl; /* where that variable is declared */
+} ndg_call;
+
+typedef struct ndg_loop {
+    unsigned start;       /* the 'for' keyword */
+    unsigned body_start;  /* the body's '{' */
+    unsigned body_end;    /* just after the body's '}' */
+    int line, col;
+    int operand;          /* the tensor it iterates */
+    char *core_expr;      /* text of nda_iter_local's core argument */
+    char *tensor_expr;    /* text of its tensor argument */
+} ndg_loop;
+
+typedef struct ndg_tparam {
+    char *name;           /* without the NDT_ prefix */
+    char *args;           /* "(x)" for a function-like macro, "" otherwise */
+} ndg_tparam;
+
+typedef struct ndg_template {
+    char *path;           /* absolute */
+    char *text;
+    size_t len;
+    char *kernel;         /* the one external function: the kernel */
+    int noperands;        /* 1 + the highest operand index bound */
+    int nparams;
+    ndg_tparam *params;
+    int ncalls, nloops, nrenames, nincludes, ndeps;
+    ndg_call *calls;
+    ndg_loop *loops;
+    char **renames;       /* file-scope names to make unique per variant */
+    char **includes;      /* the template's #include lines, verbatim */
+    char **deps;          /* files the template includes, outside system headers */
+} ndg_template;
+
+typedef struct ndg_analyzer ndg_analyzer;
+/* include_dir: where nd_accessor.h lives. resource_dir: clang's, so stddef.h is found (NULL: built-in). */
+int ndg_analyzer_open(const char *include_dir, const char *resource_dir, ndg_analyzer **out, nd_error *err);
+void ndg_analyzer_close(ndg_analyzer *a);
+/* Parses path once per analyzer; later calls return the same template. */
+int ndg_template_get(ndg_analyzer *a, const char *path, const ndg_template **out, nd_error *err);
+
+/* ---- rewrite.c: stage 3, one variant of a template as C text, specialized or generic. */
+typedef struct ndg_buf {
+    char *data;
+    size_t len, cap;
+    int lines; /* newlines written so far */
+} ndg_buf;
+
+void ndg_buf_put(ndg_buf *b, const char *s, size_t n);
+void ndg_buf_printf(ndg_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ndg_buf_free(ndg_buf *b);
+
+typedef struct ndg_variant {
+    const ndg_op *op;
+    const ndg_target *target; /* NULL: the generic kernel */
+    const char *prefix;       /* makes generated and template file-scope names unique in the file */
+    const char *symbol;       /* the kernel's name in the library */
+    const char *out_path;     /* for #line directives back to the output itself */
+    bool line_directives;
+} ndg_variant;
+
+/* Appends one variant: parameters, renames, specialized helpers, the (rewritten) template, #undefs. */
+void ndg_rewrite(ndg_buf *out, const ndg_template *t, const ndg_variant *v);
+
+/* ---- emit.c: stage 4, one C file per spec, plus its depfile. */
+typedef struct ndg_emit_options {
+    bool line_directives;
+    const char *depfile;      /* NULL: none */
+} ndg_emit_options;
+
+typedef struct ndg_emit_stats {
+    int kernels;
+    bool changed;             /* the output's bytes changed */
+} ndg_emit_stats;
+
+int ndg_emit_spec(const ndg_spec *spec, ndg_analyzer *a, const char *out_path, const ndg_emit_options *o,
+                  ndg_emit_stats *stats, nd_error *err);
+/* The library's root registry: one group per spec name. */
+int ndg_emit_registry(const char *out_path, char *const *spec_names, int n, nd_error *err);
+/* A C identifier from a spec file name. */
+void ndg_c_name(char *out, size_t len, const char *name);
+
 /* ---- dist_flags.c: a distribution from command-line flags, shared by every subcommand. */
 typedef struct ndg_dist_flags {
     const char *shape, *shard, *grid, *page, *tile, *orientation, *strategy, *dtype, *cores, *buffer,
@@ -33,6 +183,10 @@ int ndg_output_open(ndg_output *out, const char *path, nd_error *err);
 int ndg_output_commit(ndg_output *out, bool *changed, nd_error *err);
 /* Removes the temporary file; path is untouched. */
 void ndg_output_abort(ndg_output *out);
+
+/* ---- generate.c: ndgen generate and ndgen registry. */
+int ndg_generate_main(int argc, char **argv);
+int ndg_registry_main(int argc, char **argv);
 
 /* ---- show.c and show_svg.c: ndgen show. */
 int ndg_show_main(int argc, char **argv);

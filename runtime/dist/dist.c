@@ -310,3 +310,45 @@ bool nd_dist_is_local(const nd_dist *d, int64_t page_id, int64_t core)
 {
     return nd_layout_locate_id(&d->squeezed, page_id).core == core;
 }
+
+/* ---------------------------------------------------------------- identity */
+
+int nd_dist_signature(const nd_dist *d, char *buf, size_t len)
+{
+    const nd_dist_spec *s = &d->spec;
+    char shape[256], page[256], shard[256];
+    int n = snprintf(buf, len, "%s shape=%s page=%s shard=%s cores=", nd_dtype_name(s->dtype),
+                     nd_format_dims(shape, sizeof shape, s->shape, s->rank),
+                     nd_format_dims(page, sizeof page, s->page, s->rank),
+                     nd_format_dims(shard, sizeof shard, s->shard, s->rank));
+    for (int i = 0; i < s->cores.nranges; ++i) {
+        const nd_core_range *r = &s->cores.ranges[i];
+        n += snprintf(buf + (n < (int)len ? n : (int)len), len > (size_t)n ? len - (size_t)n : 0,
+                      "%s(%d,%d)-(%d,%d)", i ? ";" : "", r->lo.x, r->lo.y, r->hi.x, r->hi.y);
+    }
+    n += snprintf(buf + (n < (int)len ? n : (int)len), len > (size_t)n ? len - (size_t)n : 0, " %s %s %s",
+                  nd_orientation_name(s->cores.orientation), nd_strategy_name(s->strategy), nd_buffer_name(s->buffer));
+    return n;
+}
+
+static bool same_layout(const nd_layout *a, const nd_layout *b)
+{
+    if (a->rank != b->rank || a->ncores != b->ncores || a->strategy != b->strategy)
+        return false;
+    for (int i = 0; i < a->rank; ++i)
+        if (a->pages[i] != b->pages[i] || a->shard[i] != b->shard[i])
+            return false;
+    return true;
+}
+
+bool nd_dist_same_placement(const nd_dist *a, const nd_dist *b)
+{
+    if (a->spec.buffer != b->spec.buffer || !same_layout(&a->squeezed, &b->squeezed))
+        return false;
+    for (int64_t i = 0; i < a->layout.ncores; ++i) {
+        nd_core ca = nd_dist_core(a, i), cb = nd_dist_core(b, i);
+        if (ca.x != cb.x || ca.y != cb.y)
+            return false;
+    }
+    return true;
+}

@@ -26,7 +26,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever nda_tensor, nda_core, nda_args or the kernel signature change. */
-#define NDA_ABI_VERSION 1
+#define NDA_ABI_VERSION 1u
 
 /* Per-core traffic of one launch; padded to a cache line so cores on different threads never share. */
 typedef struct nda_stats {
@@ -61,6 +61,40 @@ typedef struct nda_args {
 
 typedef void nda_kernel_fn(const nda_core *core, const nda_args *args);
 
+/*
+ * The registry a kernel library exports as the symbol nda_kernel_library. The runtime reads
+ * abi_version first and refuses the library when it differs from NDA_ABI_VERSION.
+ */
+typedef struct nda_kernel_entry {
+    const char *op;
+    const char *variant;             /* "generic" or "specialized" */
+    const char *symbol;
+    nda_kernel_fn *fn;
+    int noperands;
+    const char *const *operands;     /* operand names, inputs then outputs */
+    const char *const *signatures;   /* specialized: nd_dist_signature of each operand; generic: NULL */
+} nda_kernel_entry;
+
+typedef struct nda_kernel_group {    /* the entries generated from one spec file */
+    const char *spec;
+    int nentries;
+    const nda_kernel_entry *entries;
+} nda_kernel_group;
+
+typedef struct nda_kernel_library {
+    uint32_t abi_version;            /* first, so a mismatch is detected before anything else is read */
+    const char *generator_version;
+    int ngroups;
+    const nda_kernel_group *const *groups;
+} nda_kernel_library;
+
+/* Operand i of a launch, inputs then outputs in the order the op's spec declares them. Templates bind
+ * every operand through this call; the generator keys its specialization on the index. */
+static inline const nda_tensor *nda_operand(const nda_args *args, int i)
+{
+    return &args->tensors[i];
+}
+
 /* ---------------------------------------------------------------- lookup */
 
 /* This core's index in t's core list, or -1 when it holds none of t. */
@@ -84,6 +118,12 @@ static inline bool nda_is_local(const nda_core *core, const nda_tensor *t, int64
 {
     int64_t self = nda_self(core, t);
     return self >= 0 && nd_layout_locate_id(t->layout, page).core == self;
+}
+
+/* Bytes in one page of t (padding included). */
+static inline int64_t nda_page_bytes(const nda_tensor *t)
+{
+    return t->page_bytes;
 }
 
 /* Page id <-> page coordinate, at the tensor's full rank. */

@@ -254,6 +254,17 @@ int64_t nd_dist_shard_real_pages(const nd_dist *d, int64_t shard);
 /* Is page_id held by core i of the core list? */
 bool nd_dist_is_local(const nd_dist *d, int64_t page_id, int64_t core);
 
+/*
+ * The canonical text of a distribution: dtype, shape, page box, shard, core ranges, orientation,
+ * strategy and memory. Two distributions with the same signature place every page identically; the
+ * generator records it for each specialized operand and the runtime matches launches on it.
+ * Returns the length (snprintf-style).
+ */
+int nd_dist_signature(const nd_dist *d, char *buf, size_t len);
+
+/* Whether two distributions put every page on the same core at the same offset. */
+bool nd_dist_same_placement(const nd_dist *a, const nd_dist *b);
+
 /* Rank squeezing of a page-domain layout; placement is unchanged (see nd_layout). */
 void nd_layout_squeeze(const nd_layout *in, nd_layout *out);
 

@@ -1,0 +1,189 @@
+/* generate.c - ndgen generate and ndgen registry: the pipeline's command-line entry points. */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ndgen.h"
+
+static const char generate_help[] =
+    "usage: ndgen generate [options] SPEC.lua...\n"
+    "\n"
+    "Runs each op spec, parses its templates with libclang (once per run), and writes one C file per\n"
+    "spec: for every op its generic kernel, one kernel specialized for each target distribution, and\n"
+    "a registry group the runtime reads. Outputs are written whole or not at all, and a file whose\n"
+    "content would not change is left untouched.\n"
+    "\n"
+    "Options:\n"
+    "  --output FILE         the C file to write (one SPEC only)\n"
+    "  --output-dir DIR      write DIR/<spec name>.c for each SPEC (default: the current folder)\n"
+    "  --templates DIR       a folder templates are looked up in; repeat for more (default: templates)\n"
+    "  --spec-dir DIR        the folder include() reads from (default: each spec's own folder)\n"
+    "  --include DIR         the folder holding nd_accessor.h (default: " NDGEN_INCLUDE_DIR ")\n"
+    "  --resource-dir DIR    libclang's resource folder (default: " NDGEN_CLANG_RESOURCE_DIR ")\n"
+    "  --depfile FILE        also write make-style dependencies of the output (one SPEC only)\n"
+    "  --no-line             omit the #line directives that point back to the templates\n"
+    "  --stats               print generation time per kernel, on standard error\n"
+    "  --help                show this help\n"
+    "\n"
+    "Errors read FILE:LINE: message, for specs and templates alike; nothing is written on error.\n";
+
+static const char registry_help[] =
+    "usage: ndgen registry --output FILE SPEC_NAME...\n"
+    "\n"
+    "Writes the root registry of a kernel library built from the named specs (file names without\n"
+    "folder or .lua): the symbol nda_kernel_library the runtime looks up after dlopen.\n";
+
+enum { OPT_OUTPUT = 256, OPT_OUTPUT_DIR, OPT_TEMPLATES, OPT_SPEC_DIR, OPT_INCLUDE, OPT_RESOURCE, OPT_DEPFILE,
+       OPT_NO_LINE, OPT_STATS, OPT_HELP };
+
+static const struct option longopts[] = {
+    {"output", required_argument, NULL, OPT_OUTPUT},     {"output-dir", required_argument, NULL, OPT_OUTPUT_DIR},
+    {"templates", required_argument, NULL, OPT_TEMPLATES}, {"spec-dir", required_argument, NULL, OPT_SPEC_DIR},
+    {"include", required_argument, NULL, OPT_INCLUDE},   {"resource-dir", required_argument, NULL, OPT_RESOURCE},
+    {"depfile", required_argument, NULL, OPT_DEPFILE},   {"no-line", no_argument, NULL, OPT_NO_LINE},
+    {"stats", no_argument, NULL, OPT_STATS},             {"help", no_argument, NULL, OPT_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+typedef struct gen_opts {
+    const char *output, *output_dir, *include, *resource_dir;
+    ndg_spec_env env;
+    ndg_emit_options emit;
+    bool stats;
+} gen_opts;
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* Parses options; returns -1 to exit with *status. */
+static int parse_options(int argc, char **argv, gen_opts *o, int *status)
+{
+    int opt;
+    opterr = 0;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        switch (opt) {
+        case OPT_OUTPUT: o->output = optarg; break;
+        case OPT_OUTPUT_DIR: o->output_dir = optarg; break;
+        case OPT_SPEC_DIR: o->env.spec_dir = optarg; break;
+        case OPT_INCLUDE: o->include = optarg; break;
+        case OPT_RESOURCE: o->resource_dir = optarg; break;
+        case OPT_DEPFILE: o->emit.depfile = optarg; break;
+        case OPT_NO_LINE: o->emit.line_directives = false; break;
+        case OPT_STATS: o->stats = true; break;
+        case OPT_TEMPLATES:
+            if (o->env.ntemplate_dirs == NDG_MAX_TEMPLATE_DIRS) {
+                fprintf(stderr, "ndgen generate: --templates %s: at most %d template folders\n", optarg,
+                        NDG_MAX_TEMPLATE_DIRS);
+                *status = 2;
+                return -1;
+            }
+            o->env.template_dirs[o->env.ntemplate_dirs++] = optarg;
+            break;
+        case OPT_HELP:
+            fputs(generate_help, stdout);
+            *status = 0;
+            return -1;
+        default:
+            fprintf(stderr, "ndgen generate: %s: unknown option or missing value; see ndgen generate --help\n",
+                    argv[optind - 1]);
+            *status = 2;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int check_outputs(const gen_opts *o, int nspecs, nd_error *err)
+{
+    if (nspecs == 0)
+        return nd_fail(err, "no spec given; see ndgen generate --help");
+    if (o->output && o->output_dir)
+        return nd_fail(err, "--output %s: give either --output or --output-dir", o->output);
+    if ((o->output || o->emit.depfile) && nspecs != 1)
+        return nd_fail(err, "%s names one file, but %d specs were given", o->output ? "--output" : "--depfile", nspecs);
+    return 0;
+}
+
+static int generate_one(const char *path, const gen_opts *o, ndg_analyzer *a, nd_error *err)
+{
+    ndg_spec spec;
+    ndg_emit_stats st = {0};
+    double t0 = now_ms();
+    if (ndg_spec_load(path, &o->env, &spec, err))
+        return -1;
+    char out[4096];
+    if (o->output)
+        snprintf(out, sizeof out, "%s", o->output);
+    else
+        snprintf(out, sizeof out, "%s/%s.c", o->output_dir ? o->output_dir : ".", spec.name);
+    int rc = ndg_emit_spec(&spec, a, out, &o->emit, &st, err);
+    if (!rc && o->stats) {
+        double ms = now_ms() - t0;
+        fprintf(stderr, "ndgen: %s: %d kernels in %.2f ms, %.3f ms per kernel%s\n", path, st.kernels, ms,
+                ms / st.kernels, st.changed ? "" : " (output unchanged, not rewritten)");
+    }
+    ndg_spec_free(&spec);
+    return rc;
+}
+
+int ndg_generate_main(int argc, char **argv)
+{
+    gen_opts o = {.include = NDGEN_INCLUDE_DIR, .resource_dir = NDGEN_CLANG_RESOURCE_DIR};
+    o.emit.line_directives = true;
+    int status = 0;
+    nd_error err;
+    ndg_analyzer *a = NULL;
+    if (parse_options(argc, argv, &o, &status))
+        return status;
+    if (o.env.ntemplate_dirs == 0)
+        o.env.template_dirs[o.env.ntemplate_dirs++] = "templates";
+    int nspecs = argc - optind;
+    double t0 = now_ms();
+    int rc = check_outputs(&o, nspecs, &err) ||
+             ndg_analyzer_open(o.include, o.resource_dir[0] ? o.resource_dir : NULL, &a, &err);
+    for (int i = 0; i < nspecs && !rc; ++i)
+        rc = generate_one(argv[optind + i], &o, a, &err);
+    ndg_analyzer_close(a);
+    if (rc) {
+        fprintf(stderr, "%s\n", err.msg);
+        return 1;
+    }
+    if (o.stats)
+        fprintf(stderr, "ndgen: %d spec(s) in %.2f ms\n", nspecs, now_ms() - t0);
+    return 0;
+}
+
+int ndg_registry_main(int argc, char **argv)
+{
+    const char *output = NULL;
+    nd_error err;
+    int opt;
+    opterr = 0;
+    optind = 1;
+    while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        if (opt == OPT_HELP) {
+            fputs(registry_help, stdout);
+            return 0;
+        }
+        if (opt != OPT_OUTPUT) {
+            fprintf(stderr, "ndgen registry: %s: unknown option; see ndgen registry --help\n", argv[optind - 1]);
+            return 2;
+        }
+        output = optarg;
+    }
+    if (!output || optind == argc) {
+        fprintf(stderr, "ndgen registry: needs --output FILE and at least one spec name\n");
+        return 2;
+    }
+    if (ndg_emit_registry(output, argv + optind, argc - optind, &err)) {
+        fprintf(stderr, "ndgen registry: %s\n", err.msg);
+        return 1;
+    }
+    return 0;
+}

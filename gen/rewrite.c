@@ -1,0 +1,566 @@
+/*
+ * rewrite.c - stage 3: one variant of a template as C text.
+ *
+ * The generic variant is the template as written, with the op's parameters and unique names. The
+ * specialized variant for a target rewrites every accessor call located by analyze.c:
+ *   - random-access calls (nda_page_read, nda_locate, ...) call a helper generated for the operand
+ *     whose arithmetic has every shape, stride, core count and page size as a literal; a dim the
+ *     target does not shard has been squeezed away and leaves no arithmetic;
+ *   - an nda_iter loop becomes a loop over the core's shard slots and, inside, nested loops with
+ *     constant bounds over the shard's pages, with page ids and pointers advanced by increments;
+ *   - a read or write of the loop's current page of another operand placed identically is known to be
+ *     local: it becomes a pointer that advances with the loop, with no lookup.
+ * The helpers count traffic exactly as the generic accessor does, so statistics agree too.
+ *
+ * Edits never overlap except by containment (a call given nda_iter_page(&it) contains that call), so
+ * they are applied in offset order, skipping any edit inside the one before. Generated code that spans
+ * lines is followed by a #line directive, so the template's lines stay true after it.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ndgen.h"
+
+/* ---------------------------------------------------------------- text buffer */
+
+static void reserve(ndg_buf *b, size_t more)
+{
+    if (b->len + more + 1 <= b->cap)
+        return;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->len + more + 1)
+        cap *= 2;
+    b->data = realloc(b->data, cap);
+    b->cap = cap;
+}
+
+void ndg_buf_put(ndg_buf *b, const char *s, size_t n)
+{
+    reserve(b, n);
+    memcpy(b->data + b->len, s, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+    for (size_t i = 0; i < n; ++i)
+        b->lines += s[i] == '\n';
+}
+
+void ndg_buf_printf(ndg_buf *b, const char *fmt, ...)
+{
+    va_list ap, ap2;
+    va_start(ap, fmt);
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    reserve(b, (size_t)n);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap2);
+    va_end(ap2);
+    for (int i = 0; i < n; ++i)
+        b->lines += b->data[b->len + (size_t)i] == '\n';
+    b->len += (size_t)n;
+}
+
+void ndg_buf_free(ndg_buf *b)
+{
+    free(b->data);
+    memset(b, 0, sizeof *b);
+}
+
+/* ---------------------------------------------------------------- arithmetic with literals */
+
+/* A sum of terms, written without "+ 0". */
+typedef struct sum {
+    char text[1024];
+    int n;
+} sum;
+
+__attribute__((format(printf, 2, 3))) static void sum_add(sum *s, const char *fmt, ...)
+{
+    size_t len = strlen(s->text);
+    if (s->n++)
+        len += (size_t)snprintf(s->text + len, sizeof s->text - len, " + ");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->text + len, sizeof s->text - len, fmt, ap);
+    va_end(ap);
+}
+
+static const char *sum_text(const sum *s) { return s->n ? s->text : "0"; }
+
+/* "x * k", or "x" when k is 1. */
+static void term(sum *s, const char *x, int64_t k)
+{
+    if (k == 1)
+        sum_add(s, "%s", x);
+    else
+        sum_add(s, "%s * %lld", x, (long long)k);
+}
+
+/* Shards a core holds, with self the name of its index: constant when shards divide evenly. */
+static void nslots_expr(char *out, size_t len, const nd_layout *l, const char *self)
+{
+    long long G = l->num_shards, N = l->ncores, R = l->shards_per_core;
+    if (l->strategy == ND_ROUND_ROBIN && G % N == 0)
+        snprintf(out, len, "%lld", G / N);
+    else if (l->strategy == ND_ROUND_ROBIN)
+        snprintf(out, len, "%lld + (%s < %lld)", G / N, self, G % N);
+    else if (G == N * R)
+        snprintf(out, len, "%lld", R);
+    else
+        snprintf(out, len, "(%s * %lld >= %lld ? 0 : %lld - %s * %lld < %lld ? %lld - %s * %lld : %lld)", self, R, G,
+                 G, self, R, R, G, self, R, R);
+}
+
+/* Shard in slot `slot` of core `self`. */
+static void shard_expr(char *out, size_t len, const nd_layout *l, const char *self, const char *slot)
+{
+    if (l->strategy == ND_ROUND_ROBIN)
+        snprintf(out, len, "%s + %s * %lld", self, slot, (long long)l->ncores);
+    else
+        snprintf(out, len, "%s * %lld + %s", self, (long long)l->shards_per_core, slot);
+}
+
+/* ---------------------------------------------------------------- per-operand helpers */
+
+typedef struct operand_ctx {
+    ndg_buf *b;
+    const char *P;      /* variant prefix */
+    int k;              /* operand index */
+    const nd_dist *d;
+    const nd_layout *l; /* squeezed */
+} operand_ctx;
+
+static void helper_locate(const operand_ctx *o)
+{
+    const nd_layout *l = o->l;
+    sum shard = {0}, in = {0};
+    char c[32];
+    ndg_buf_printf(o->b, "static inline nd_loc %slocate_%d(const nda_tensor *t, int64_t page)\n{\n    (void)t;\n", o->P,
+                   o->k);
+    for (int i = 0; i < l->rank; ++i) {
+        bool sharded = l->grid[i] > 1, split = l->shard[i] > 1;
+        if (!sharded && !split)
+            continue; /* a dim of one page: coordinate 0 */
+        snprintf(c, sizeof c, "c%d", i);
+        if (i == 0)
+            ndg_buf_printf(o->b, "    const int64_t c0 = page / %lld;\n", (long long)l->page_stride[0]);
+        else if (i == l->rank - 1)
+            ndg_buf_printf(o->b, "    const int64_t %s = page %% %lld;\n", c, (long long)l->pages[i]);
+        else
+            ndg_buf_printf(o->b, "    const int64_t %s = page / %lld %% %lld;\n", c, (long long)l->page_stride[i],
+                           (long long)l->pages[i]);
+        char q[64], r[64];
+        snprintf(q, sizeof q, split ? "%s / %lld" : "%s", c, (long long)l->shard[i]);
+        snprintf(r, sizeof r, sharded ? "%s %% %lld" : "%s", c, (long long)l->shard[i]);
+        if (sharded)
+            term(&shard, q, l->grid_stride[i]);
+        if (split)
+            term(&in, r, l->shard_stride[i]);
+    }
+    if (l->rank == 1 && l->pages[0] == 1 && l->shard[0] == 1)
+        ndg_buf_printf(o->b, "    (void)page;\n");
+    ndg_buf_printf(o->b, "    const int64_t shard = %s, in = %s;\n", sum_text(&shard), sum_text(&in));
+    long long N = l->ncores, R = l->shards_per_core, SP = l->shard_pages;
+    if (l->strategy == ND_ROUND_ROBIN)
+        ndg_buf_printf(o->b, "    return (nd_loc){shard %% %lld, shard / %lld * %lld + in};\n}\n", N, N, SP);
+    else
+        ndg_buf_printf(o->b, "    return (nd_loc){shard / %lld, shard %% %lld * %lld + in};\n}\n", R, R, SP);
+}
+
+static void helper_coord(const operand_ctx *o)
+{
+    const nd_layout *l = &o->d->layout; /* page coordinates are at the tensor's full rank */
+    ndg_buf_printf(o->b, "static inline void %spage_coord_%d(const nda_tensor *t, int64_t page, int64_t *coord)\n{\n"
+                         "    (void)t;\n", o->P, o->k);
+    for (int i = l->rank - 1; i > 0; --i)
+        ndg_buf_printf(o->b, "    coord[%d] = page %% %lld;\n    page /= %lld;\n", i, (long long)l->pages[i],
+                       (long long)l->pages[i]);
+    ndg_buf_printf(o->b, "    coord[0] = page;\n}\n");
+    sum id = {0};
+    for (int i = 0; i < l->rank; ++i) {
+        char c[32];
+        snprintf(c, sizeof c, "coord[%d]", i);
+        term(&id, c, l->page_stride[i]);
+    }
+    ndg_buf_printf(o->b, "static inline int64_t %spage_id_%d(const nda_tensor *t, const int64_t *coord)\n{\n"
+                         "    (void)t;\n    return %s;\n}\n", o->P, o->k, sum_text(&id));
+}
+
+static void helpers_access(const operand_ctx *o)
+{
+    const char *P = o->P;
+    int k = o->k;
+    long long pb = o->d->page_bytes;
+    char nslots[256], shard[128];
+    nslots_expr(nslots, sizeof nslots, o->l, "self");
+    shard_expr(shard, sizeof shard, o->l, "self", "slot");
+    ndg_buf_printf(o->b,
+        "static inline int64_t %sself_%d(const nda_core *core, const nda_tensor *t)\n{\n"
+        "    return t->index_of[core->id];\n}\n"
+        "static inline uint8_t *%spage_addr_%d(const nda_tensor *t, int64_t page)\n{\n"
+        "    const nd_loc l = %slocate_%d(t, page);\n    return t->base[l.core] + l.offset * %lld;\n}\n"
+        "static inline bool %sis_local_%d(const nda_core *core, const nda_tensor *t, int64_t page)\n{\n"
+        "    const int64_t self = t->index_of[core->id];\n    return self >= 0 && %slocate_%d(t, page).core == self;\n}\n"
+        "static inline const void *%spage_read_%d(const nda_core *core, const nda_tensor *t, int64_t page)\n{\n"
+        "    const nd_loc l = %slocate_%d(t, page);\n    const bool local = l.core == t->index_of[core->id];\n"
+        "    core->stats->local_pages_read += local;\n    core->stats->remote_pages_read += !local;\n"
+        "    core->stats->local_bytes_read += local ? %lld : 0;\n    core->stats->remote_bytes_read += local ? 0 : %lld;\n"
+        "    return t->base[l.core] + l.offset * %lld;\n}\n"
+        "static inline void *%spage_write_%d(const nda_core *core, const nda_tensor *t, int64_t page)\n{\n"
+        "    const nd_loc l = %slocate_%d(t, page);\n    core->stats->pages_written += 1;\n"
+        "    core->stats->remote_pages_written += l.core != t->index_of[core->id];\n"
+        "    return t->base[l.core] + l.offset * %lld;\n}\n"
+        "static inline int64_t %sshard_count_%d(const nda_core *core, const nda_tensor *t)\n{\n"
+        "    const int64_t self = t->index_of[core->id];\n    return self < 0 ? 0 : %s;\n}\n"
+        "static inline int64_t %sshard_id_%d(const nda_core *core, const nda_tensor *t, int64_t slot)\n{\n"
+        "    const int64_t self = t->index_of[core->id];\n    return %s;\n}\n"
+        "static inline int64_t %spage_bytes_%d(const nda_tensor *t)\n{\n    (void)t;\n    return %lld;\n}\n",
+        P, k, P, k, P, k, pb, P, k, P, k, P, k, P, k, pb, pb, pb, P, k, P, k, pb, P, k, nslots, P, k, shard, P, k, pb);
+}
+
+static void emit_operand_helpers(ndg_buf *b, const char *P, int k, const ndg_operand *op, const nd_dist *d)
+{
+    char sig[2048];
+    nd_dist_signature(d, sig, sizeof sig);
+    const nd_layout *l = &d->squeezed;
+    ndg_buf_printf(b, "\n/* operand %d '%s': %s\n * placement: %lld pages in %lld shards of %lld pages on %lld cores, squeezed to rank %d */\n",
+                   k, op->name, sig, (long long)l->num_pages, (long long)l->num_shards, (long long)l->shard_pages,
+                   (long long)l->ncores, l->rank);
+    operand_ctx o = {b, P, k, d, l};
+    helper_locate(&o);
+    helper_coord(&o);
+    helpers_access(&o);
+}
+
+/* ---------------------------------------------------------------- loops */
+
+typedef struct loop_ptr {
+    int operand;
+    int64_t pb;
+    const char *tensor; /* expression naming the tensor */
+    bool read, write;
+} loop_ptr;
+
+typedef struct loop_plan {
+    int idx;
+    const ndg_loop *loop;
+    const nd_layout *l;
+    bool page_used;
+    int nptrs;
+    loop_ptr ptrs[NDG_MAX_OPERANDS]; /* [0] is the iterated operand when its pointer is used */
+} loop_plan;
+
+/* A read or write of the loop's current page of an operand placed exactly like the iterated one. */
+static bool known_local(const ndg_template *t, const ndg_variant *v, const ndg_call *c)
+{
+    if (!v->target || c->loop < 0 || (c->kind != NDG_PAGE_READ && c->kind != NDG_PAGE_WRITE))
+        return false;
+    const ndg_loop *L = &t->loops[c->loop];
+    const nd_dist *x = &v->target->dist[L->operand], *y = &v->target->dist[c->operand];
+    return x->spec.buffer == ND_L1 && nd_dist_same_placement(x, y) && c->tensor_decl < L->start;
+}
+
+static bool inside_known_local(const ndg_template *t, const ndg_variant *v, const ndg_call *c)
+{
+    for (int i = 0; i < t->ncalls; ++i)
+        if (&t->calls[i] != c && known_local(t, v, &t->calls[i]) && t->calls[i].start <= c->start &&
+            c->end <= t->calls[i].end)
+            return true;
+    return false;
+}
+
+static int plan_ptr(loop_plan *p, int operand, const char *tensor, int64_t pb)
+{
+    for (int i = 0; i < p->nptrs; ++i)
+        if (p->ptrs[i].operand == operand)
+            return i;
+    p->ptrs[p->nptrs] = (loop_ptr){operand, pb, tensor, false, false};
+    return p->nptrs++;
+}
+
+static loop_plan plan_loop(const ndg_template *t, const ndg_variant *v, int idx)
+{
+    loop_plan p = {.idx = idx, .loop = &t->loops[idx]};
+    const nd_dist *x = &v->target->dist[p.loop->operand];
+    p.l = &x->squeezed;
+    for (int i = 0; i < t->ncalls; ++i) {
+        const ndg_call *c = &t->calls[i];
+        if (c->loop != idx)
+            continue;
+        if (c->kind == NDG_ITER_PTR)
+            plan_ptr(&p, p.loop->operand, p.loop->tensor_expr, x->page_bytes);
+        if (c->kind == NDG_ITER_PAGE && !inside_known_local(t, v, c))
+            p.page_used = true;
+        if (known_local(t, v, c)) {
+            int k = plan_ptr(&p, c->operand, c->tensor_expr, v->target->dist[c->operand].page_bytes);
+            p.ptrs[k].read |= c->kind == NDG_PAGE_READ;
+            p.ptrs[k].write |= c->kind == NDG_PAGE_WRITE;
+        }
+    }
+    return p;
+}
+
+/* Whether dim i of the loop nest needs a loop: its extent is not the constant 1. An unsharded dim
+ * spans T pages, a sharded one S (or fewer, at an uneven edge, which needs S > 1). */
+static bool outer_loop(const nd_layout *l, int i)
+{
+    return (l->grid[i] == 1 ? l->pages[i] : l->shard[i]) != 1;
+}
+
+static void loop_open(ndg_buf *b, const char *P, const loop_plan *p, const char *ind)
+{
+    const nd_layout *l = p->l;
+    const ndg_loop *L = p->loop;
+    int n = p->idx, R = l->rank;
+    char self[64], slot[64], nslots[256], shard[256];
+    snprintf(self, sizeof self, "%sself%d", P, n);
+    snprintf(slot, sizeof slot, "%sslot%d", P, n);
+    nslots_expr(nslots, sizeof nslots, l, self);
+    shard_expr(shard, sizeof shard, l, self, slot);
+    ndg_buf_printf(b, "{ /* ndgen: the pages of operand %d this core holds: %lld shards of %lld pages on %lld cores, %s */\n",
+                   L->operand, (long long)l->num_shards, (long long)l->shard_pages, (long long)l->ncores,
+                   nd_strategy_name(l->strategy));
+    ndg_buf_printf(b, "%s    const int64_t %s = (%s)->index_of[(%s)->id];\n", ind, self, L->tensor_expr, L->core_expr);
+    ndg_buf_printf(b, "%s    const int64_t %snslots%d = %s < 0 ? 0 : %s;\n", ind, P, n, self, nslots);
+    for (int i = 0; i < p->nptrs; ++i) {
+        const loop_ptr *q = &p->ptrs[i];
+        ndg_buf_printf(b, "%s    uint8_t *const %sbase%d_%d = %s < 0 ? NULL : (%s)->base[%s];\n", ind, P, n, q->operand,
+                       self, q->tensor, self);
+        if (q->read)
+            ndg_buf_printf(b, "%s    int64_t %sreads%d_%d = 0;\n", ind, P, n, q->operand);
+        if (q->write)
+            ndg_buf_printf(b, "%s    int64_t %swrites%d_%d = 0;\n", ind, P, n, q->operand);
+    }
+    ndg_buf_printf(b, "%s    for (int64_t %s = 0; %s < %snslots%d; ++%s) {\n", ind, slot, slot, P, n, slot);
+    /* a shard-grid coordinate is needed for the page origin, or for an uneven extent */
+    bool need_q[ND_MAX_RANK], any_q = false;
+    for (int i = 0; i < R; ++i) {
+        need_q[i] = l->grid[i] > 1 && (p->page_used || l->pages[i] % l->shard[i] != 0);
+        any_q |= need_q[i];
+    }
+    if (any_q)
+        ndg_buf_printf(b, "%s        const int64_t %sshard%d = %s;\n", ind, P, n, shard);
+    char extent[ND_MAX_RANK][128];
+    sum origin = {0};
+    for (int i = 0; i < R; ++i) {
+        long long g = l->grid[i], S = l->shard[i], T = l->pages[i];
+        if (need_q[i]) {
+            if (i == 0)
+                ndg_buf_printf(b, "%s        const int64_t %sq%d_%d = %sshard%d / %lld;\n", ind, P, n, i, P, n,
+                               (long long)l->grid_stride[i]);
+            else
+                ndg_buf_printf(b, "%s        const int64_t %sq%d_%d = %sshard%d / %lld %% %lld;\n", ind, P, n, i, P, n,
+                               (long long)l->grid_stride[i], g);
+            char q[64];
+            snprintf(q, sizeof q, "%sq%d_%d", P, n, i);
+            if (p->page_used)
+                term(&origin, q, S * l->page_stride[i]);
+        }
+        if (g == 1)
+            snprintf(extent[i], sizeof extent[i], "%lld", T);
+        else if (T % S == 0)
+            snprintf(extent[i], sizeof extent[i], "%lld", S);
+        else {
+            ndg_buf_printf(b, "%s        const int64_t %se%d_%d = %sq%d_%d == %lld ? %lld : %lld;\n", ind, P, n, i, P,
+                           n, i, g - 1, T - (g - 1) * S, S);
+            snprintf(extent[i], sizeof extent[i], "%se%d_%d", P, n, i);
+        }
+    }
+    if (p->page_used)
+        ndg_buf_printf(b, "%s        const int64_t %sorigin%d = %s;\n", ind, P, n, sum_text(&origin));
+    for (int i = 0; i < p->nptrs; ++i)
+        ndg_buf_printf(b, "%s        uint8_t *const %sshardp%d_%d = %sbase%d_%d + %sslot%d * %lld;\n", ind, P, n,
+                       p->ptrs[i].operand, P, n, p->ptrs[i].operand, P, n, (long long)(l->shard_pages * p->ptrs[i].pb));
+    /* rows: every dim but the last; each row starts from the coordinates of the outer loops */
+    char pad[64];
+    snprintf(pad, sizeof pad, "%s        ", ind);
+    sum row_page = {0}, row_off = {0};
+    for (int i = 0; i + 1 < R; ++i) {
+        if (!outer_loop(l, i))
+            continue; /* one row in this dim: its coordinate is 0 */
+        char c[64];
+        snprintf(c, sizeof c, "%sc%d_%d", P, n, i);
+        ndg_buf_printf(b, "%sfor (int64_t %s = 0; %s < %s; ++%s) {\n", pad, c, c, extent[i], c);
+        strncat(pad, "    ", sizeof pad - strlen(pad) - 1);
+        term(&row_page, c, l->page_stride[i]);
+        term(&row_off, c, l->shard_stride[i]);
+    }
+    if (p->page_used)
+        ndg_buf_printf(b, "%sint64_t %spage%d = %sorigin%d%s%s;\n", pad, P, n, P, n, row_page.n ? " + " : "",
+                       row_page.n ? row_page.text : "");
+    for (int i = 0; i < p->nptrs; ++i)
+        ndg_buf_printf(b, "%suint8_t *%sptr%d_%d = %sshardp%d_%d + (%s) * %lld;\n", pad, P, n, p->ptrs[i].operand, P, n,
+                       p->ptrs[i].operand, sum_text(&row_off), (long long)p->ptrs[i].pb);
+    char c[64];
+    snprintf(c, sizeof c, "%sc%d_%d", P, n, R - 1);
+    ndg_buf_printf(b, "%sfor (int64_t %s = 0; %s < %s; ++%s", pad, c, c, extent[R - 1], c);
+    if (p->page_used)
+        ndg_buf_printf(b, ", ++%spage%d", P, n);
+    for (int i = 0; i < p->nptrs; ++i)
+        ndg_buf_printf(b, ", %sptr%d_%d += %lld", P, n, p->ptrs[i].operand, (long long)p->ptrs[i].pb);
+    ndg_buf_printf(b, ") ");
+}
+
+static void loop_close(ndg_buf *b, const char *P, const loop_plan *p)
+{
+    for (int i = 0; i + 1 < p->l->rank; ++i)
+        if (outer_loop(p->l, i))
+            ndg_buf_printf(b, " }");
+    ndg_buf_printf(b, " }");
+    const char *core = p->loop->core_expr;
+    for (int i = 0; i < p->nptrs; ++i) {
+        const loop_ptr *q = &p->ptrs[i];
+        if (q->read)
+            ndg_buf_printf(b, " (%s)->stats->local_pages_read += %sreads%d_%d; (%s)->stats->local_bytes_read += %sreads%d_%d * %lld;",
+                           core, P, p->idx, q->operand, core, P, p->idx, q->operand, (long long)q->pb);
+        if (q->write)
+            ndg_buf_printf(b, " (%s)->stats->pages_written += %swrites%d_%d;", core, P, p->idx, q->operand);
+    }
+    ndg_buf_printf(b, " }");
+}
+
+/* ---------------------------------------------------------------- edits */
+
+typedef struct edit {
+    unsigned start, end;
+    ndg_buf text;
+} edit;
+
+static int edit_cmp(const void *a, const void *b)
+{
+    const edit *x = a, *y = b;
+    return x->start != y->start ? (x->start < y->start ? -1 : 1) : (x->end > y->end) - (x->end < y->end);
+}
+
+/* Indentation of the line holding offset at. */
+static void indent_at(const ndg_template *t, unsigned at, char *out, size_t len)
+{
+    unsigned s = at;
+    while (s > 0 && t->text[s - 1] != '\n')
+        --s;
+    size_t n = 0;
+    while (s + n < at && (t->text[s + n] == ' ' || t->text[s + n] == '\t') && n + 1 < len) {
+        out[n] = t->text[s + n];
+        ++n;
+    }
+    out[n] = '\0';
+}
+
+static void call_edit(const ndg_template *t, const ndg_variant *v, const ndg_call *c, edit *e)
+{
+    const char *P = v->prefix;
+    memset(e, 0, sizeof *e);
+    e->start = c->start;
+    if (c->kind == NDG_ITER_PAGE || c->kind == NDG_ITER_PTR) {
+        e->end = c->end;
+        if (c->kind == NDG_ITER_PAGE)
+            ndg_buf_printf(&e->text, "%spage%d", P, c->loop);
+        else
+            ndg_buf_printf(&e->text, "%sptr%d_%d", P, c->loop, t->loops[c->loop].operand);
+    } else if (known_local(t, v, c)) {
+        e->end = c->end;
+        bool rd = c->kind == NDG_PAGE_READ;
+        ndg_buf_printf(&e->text, "(++%s%s%d_%d, (%svoid *)%sptr%d_%d)", P, rd ? "reads" : "writes", c->loop,
+                       c->operand, rd ? "const " : "", P, c->loop, c->operand);
+    } else { /* same arguments, specialized function */
+        e->end = c->name_end;
+        ndg_buf_printf(&e->text, "%s%s_%d", P, ndg_call_names[c->kind] + 4, c->operand);
+    }
+}
+
+static int collect_edits(const ndg_template *t, const ndg_variant *v, edit **out)
+{
+    int n = 0;
+    edit *e = calloc((size_t)(t->ncalls + 2 * t->nloops + 1), sizeof *e);
+    for (int i = 0; i < t->ncalls; ++i)
+        call_edit(t, v, &t->calls[i], &e[n++]);
+    for (int i = 0; i < t->nloops; ++i) {
+        const ndg_loop *L = &t->loops[i];
+        loop_plan p = plan_loop(t, v, i);
+        char ind[64];
+        indent_at(t, L->start, ind, sizeof ind);
+        e[n].start = L->start;
+        e[n].end = L->body_start;
+        loop_open(&e[n++].text, v->prefix, &p, ind);
+        e[n].start = e[n].end = L->body_end;
+        loop_close(&e[n++].text, v->prefix, &p);
+    }
+    qsort(e, (size_t)n, sizeof *e, edit_cmp);
+    *out = e;
+    return n;
+}
+
+static void line_col_at(const ndg_template *t, unsigned at, int *line, int *col)
+{
+    *line = 1;
+    *col = 1;
+    for (unsigned i = 0; i < at; ++i) {
+        if (t->text[i] == '\n')
+            ++*line, *col = 1;
+        else
+            ++*col;
+    }
+}
+
+/* The template text with the variant's edits applied. */
+static void emit_body(ndg_buf *out, const ndg_template *t, const ndg_variant *v)
+{
+    edit *e = NULL;
+    int n = v->target ? collect_edits(t, v, &e) : 0;
+    unsigned pos = 0;
+    for (int i = 0; i < n; ++i) {
+        if (e[i].start < pos)
+            continue; /* inside the edit before, which replaced it */
+        ndg_buf_put(out, t->text + pos, e[i].start - pos);
+        ndg_buf_put(out, e[i].text.data, e[i].text.len);
+        pos = e[i].end;
+        if (v->line_directives && memchr(e[i].text.data, '\n', e[i].text.len)) {
+            int line, col;
+            line_col_at(t, pos, &line, &col);
+            ndg_buf_printf(out, "\n#line %d \"%s\"\n%*s", line, t->path, col - 1, "");
+        }
+    }
+    ndg_buf_put(out, t->text + pos, t->len - pos);
+    for (int i = 0; i < n; ++i)
+        ndg_buf_free(&e[i].text);
+    free(e);
+}
+
+/* ---------------------------------------------------------------- one variant */
+
+static const char *param_value(const ndg_op *op, const char *name)
+{
+    for (int i = 0; i < op->nparams; ++i)
+        if (strcmp(op->params[i].name, name) == 0)
+            return op->params[i].value;
+    return NULL;
+}
+
+void ndg_rewrite(ndg_buf *out, const ndg_template *t, const ndg_variant *v)
+{
+    const ndg_op *op = v->op;
+    ndg_buf_printf(out, "\n/* ==== op %s, %s kernel %s */\n", op->name, v->target ? "specialized" : "generic", v->symbol);
+    for (int i = 0; i < t->nparams; ++i) {
+        const char *value = param_value(op, t->params[i].name);
+        if (value)
+            ndg_buf_printf(out, "#define NDT_%s%s %s\n", t->params[i].name, t->params[i].args, value);
+    }
+    ndg_buf_printf(out, "#define %s %s\n", t->kernel, v->symbol);
+    for (int i = 0; i < t->nrenames; ++i)
+        ndg_buf_printf(out, "#define %s %s%s\n", t->renames[i], v->prefix, t->renames[i]);
+    if (v->target)
+        for (int k = 0; k < op->noperands; ++k)
+            emit_operand_helpers(out, v->prefix, k, &op->operands[k], &v->target->dist[k]);
+    if (v->line_directives)
+        ndg_buf_printf(out, "#line 1 \"%s\"\n", t->path);
+    emit_body(out, t, v);
+    if (out->len && out->data[out->len - 1] != '\n')
+        ndg_buf_put(out, "\n", 1);
+    if (v->line_directives)
+        ndg_buf_printf(out, "#line %d \"%s\"\n", out->lines + 2, v->out_path);
+    for (int i = 0; i < t->nparams; ++i)
+        ndg_buf_printf(out, "#undef NDT_%s\n", t->params[i].name);
+    ndg_buf_printf(out, "#undef %s\n", t->kernel);
+    for (int i = 0; i < t->nrenames; ++i)
+        ndg_buf_printf(out, "#undef %s\n", t->renames[i]);
+}

@@ -1,0 +1,628 @@
+/*
+ * spec.c - stage 1: run an op spec (Lua 5.4) in a sandbox and convert what it declared to C.
+ *
+ * The sandbox: chunks are loaded as text only ("t": a crafted bytecode chunk can crash the VM); the
+ * environment holds the safe parts of the base library plus string, table and math, and no io, os,
+ * debug, load, dofile or require; include() reads only files below the spec folder; a hook stops a
+ * spec that runs too long. Chunks are named "@file", so Lua's own errors read "file:line: ...".
+ *
+ * A spec calls op{...} once per op. op() only records the table and the line it was called from;
+ * the tables are converted afterwards with raw accesses (no metamethods run), and every conversion
+ * error is reported at that line.
+ */
+#include <stdarg.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ndgen.h"
+
+enum { INSTRUCTION_BUDGET = 200 * 1000 * 1000 }; /* the count hook fires once, after this many */
+
+static const char REG_OPS[] = "ndgen.ops";       /* registry: list of {table, line} */
+static const char REG_DEPS[] = "ndgen.deps";     /* registry: list of files read */
+static const char REG_DIR[] = "ndgen.specdir";   /* registry: the include folder */
+
+/* ---------------------------------------------------------------- sandbox */
+
+static void budget_hook(lua_State *L, lua_Debug *ar)
+{
+    (void)ar;
+    luaL_error(L, "the spec ran for more than %d Lua instructions; is there an endless loop?", INSTRUCTION_BUDGET);
+}
+
+static void push_list_append(lua_State *L, const char *key)
+{
+    /* [value] -> appends value to registry[key] */
+    lua_getfield(L, LUA_REGISTRYINDEX, key);
+    lua_insert(L, -2);
+    lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+    lua_pop(L, 1);
+}
+
+static int lua_op(lua_State *L)
+{
+    lua_Debug ar;
+    luaL_checktype(L, 1, LUA_TTABLE);
+    int line = lua_getstack(L, 1, &ar) && lua_getinfo(L, "l", &ar) ? ar.currentline : 0;
+    lua_createtable(L, 2, 0);
+    lua_pushvalue(L, 1);
+    lua_rawseti(L, -2, 1);
+    lua_pushinteger(L, line);
+    lua_rawseti(L, -2, 2);
+    push_list_append(L, REG_OPS);
+    return 0;
+}
+
+/* Loads file as a text chunk with the sandbox as its environment; leaves the function on the stack. */
+static int load_sandboxed(lua_State *L, const char *path)
+{
+    int rc = luaL_loadfilex(L, path, "t");
+    if (rc != LUA_OK)
+        return rc;
+    lua_getfield(L, LUA_REGISTRYINDEX, "ndgen.env");
+    lua_setupvalue(L, -2, 1); /* a main chunk's first upvalue is _ENV */
+    lua_pushstring(L, path);
+    push_list_append(L, REG_DEPS);
+    return LUA_OK;
+}
+
+/* include("name.lua"): runs another spec file from the spec folder, in the same sandbox. */
+static int lua_include(lua_State *L)
+{
+    const char *name = luaL_checkstring(L, 1);
+    if (name[0] == '/' || strstr(name, "..") || strchr(name, '\\'))
+        return luaL_error(L, "include '%s': only files inside the spec folder can be included", name);
+    lua_getfield(L, LUA_REGISTRYINDEX, REG_DIR);
+    const char *dir = lua_tostring(L, -1);
+    lua_pushfstring(L, "%s/%s", dir, name);
+    const char *path = lua_tostring(L, -1);
+    if (access(path, R_OK) != 0)
+        return luaL_error(L, "include '%s': no such file in %s", name, dir);
+    if (load_sandboxed(L, path) != LUA_OK)
+        return lua_error(L);
+    lua_call(L, 0, 0);
+    return 0;
+}
+
+static int lua_print_stderr(lua_State *L)
+{
+    for (int i = 1, n = lua_gettop(L); i <= n; ++i) {
+        fprintf(stderr, "%s%s", i > 1 ? "\t" : "", luaL_tolstring(L, i, NULL));
+        lua_pop(L, 1);
+    }
+    fputc('\n', stderr);
+    return 0;
+}
+
+static void build_sandbox(lua_State *L, const char *spec_dir)
+{
+    static const char *const base_names[] = {"assert", "error", "ipairs", "next", "pairs", "pcall", "rawequal",
+                                             "rawget", "rawlen", "rawset", "select", "setmetatable",
+                                             "getmetatable", "tonumber", "tostring", "type", "xpcall"};
+    luaL_requiref(L, "_G", luaopen_base, 1);
+    luaL_requiref(L, "string", luaopen_string, 0);
+    luaL_requiref(L, "table", luaopen_table, 0);
+    luaL_requiref(L, "math", luaopen_math, 0);
+    lua_newtable(L); /* the environment */
+    for (size_t i = 0; i < sizeof base_names / sizeof *base_names; ++i) {
+        lua_getfield(L, -5, base_names[i]);
+        lua_setfield(L, -2, base_names[i]);
+    }
+    static const char *const libs[] = {"string", "table", "math"}; /* at -4, -3, -2 */
+    for (int i = 0; i < 3; ++i) {
+        lua_pushvalue(L, -4 + i);
+        lua_setfield(L, -2, libs[i]);
+    }
+    static const luaL_Reg funcs[] = {{"op", lua_op}, {"include", lua_include}, {"print", lua_print_stderr}, {NULL, NULL}};
+    luaL_setfuncs(L, funcs, 0);
+    lua_setfield(L, LUA_REGISTRYINDEX, "ndgen.env");
+    lua_pop(L, 4);
+    lua_newtable(L);
+    lua_setfield(L, LUA_REGISTRYINDEX, REG_OPS);
+    lua_newtable(L);
+    lua_setfield(L, LUA_REGISTRYINDEX, REG_DEPS);
+    lua_pushstring(L, spec_dir);
+    lua_setfield(L, LUA_REGISTRYINDEX, REG_DIR);
+}
+
+/* ---------------------------------------------------------------- field access with located errors */
+
+/* Where conversion errors are reported: "file:line: op 'x': target 2: operand 'a': " */
+typedef struct ctx {
+    lua_State *L;
+    const char *file;
+    int line;
+    char where[256];
+    nd_error *err;
+} ctx;
+
+#define FAIL(c, ...) ctx_fail(c, __VA_ARGS__)
+
+__attribute__((format(printf, 2, 3))) static int ctx_fail(ctx *c, const char *fmt, ...)
+{
+    char msg[ND_ERROR_LEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return nd_fail(c->err, "%s:%d: %s%s", c->file, c->line, c->where, msg);
+}
+
+/* Pushes t[key] (raw) and returns its type; the caller pops. */
+static int field(lua_State *L, int t, const char *key)
+{
+    lua_pushstring(L, key);
+    return lua_rawget(L, t < 0 ? t - 1 : t);
+}
+
+static const char *type_name(lua_State *L, int idx) { return lua_typename(L, lua_type(L, idx)); }
+
+/* A string field; NULL when absent and not required. Numbers are accepted as their text. */
+static int get_string(ctx *c, int t, const char *key, bool required, char **out)
+{
+    int ty = field(c->L, t, key);
+    *out = NULL;
+    if (ty == LUA_TNIL) {
+        lua_pop(c->L, 1);
+        return required ? FAIL(c, "missing field '%s'", key) : 0;
+    }
+    if (ty != LUA_TSTRING && ty != LUA_TNUMBER) {
+        int rc = FAIL(c, "field '%s' must be a string, not a %s", key, type_name(c->L, -1));
+        lua_pop(c->L, 1);
+        return rc;
+    }
+    *out = strdup(lua_tostring(c->L, -1));
+    lua_pop(c->L, 1);
+    return 0;
+}
+
+/* An array of positive integers, such as shape = {3, 7, 5}; *rank = 0 when absent. */
+static int get_dims(ctx *c, int t, const char *key, int64_t *dims, int *rank)
+{
+    lua_State *L = c->L;
+    int ty = field(L, t, key), rc = 0;
+    *rank = 0;
+    if (ty == LUA_TNIL) {
+        lua_pop(L, 1);
+        return 0;
+    }
+    if (ty != LUA_TTABLE) {
+        rc = FAIL(c, "field '%s' must be a list of integers such as {3, 7, 5}, not a %s", key, type_name(L, -1));
+        lua_pop(L, 1);
+        return rc;
+    }
+    int n = (int)lua_rawlen(L, -1);
+    if (n < 1 || n > ND_MAX_RANK)
+        rc = FAIL(c, "field '%s' has %d dims; give 1 to %d", key, n, ND_MAX_RANK);
+    for (int i = 0; i < n && !rc; ++i) {
+        lua_rawgeti(L, -1, i + 1);
+        int isint;
+        lua_Integer v = lua_tointegerx(L, -1, &isint);
+        if (!isint) {
+            rc = FAIL(c, "%s[%d] must be an integer, not %s", key, i + 1, luaL_tolstring(L, -1, NULL));
+            lua_pop(L, 1);
+        } else if (v <= 0)
+            rc = FAIL(c, "%s[%d] is %lld, but every dim must be positive", key, i + 1, (long long)v);
+        dims[i] = v;
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    *rank = n;
+    return rc;
+}
+
+static int get_bool(ctx *c, int t, const char *key, bool *out)
+{
+    int ty = field(c->L, t, key), rc = 0;
+    if (ty == LUA_TBOOLEAN)
+        *out = lua_toboolean(c->L, -1);
+    else if (ty != LUA_TNIL)
+        rc = FAIL(c, "field '%s' must be true or false, not a %s", key, type_name(c->L, -1));
+    lua_pop(c->L, 1);
+    return rc;
+}
+
+/* Fails on any key of table t not in allowed[] (a typo would otherwise be silently ignored). */
+static int check_keys(ctx *c, int t, const char *const *allowed, const char *what)
+{
+    lua_State *L = c->L;
+    int abs = lua_absindex(L, t);
+    lua_pushnil(L);
+    while (lua_next(L, abs)) {
+        lua_pop(L, 1);
+        bool ok = false;
+        if (lua_type(L, -1) == LUA_TSTRING)
+            for (const char *const *a = allowed; *a && !ok; ++a)
+                ok = strcmp(*a, lua_tostring(L, -1)) == 0;
+        if (!ok) {
+            int rc = FAIL(c, "unknown %s field '%s'", what, luaL_tolstring(L, -1, NULL));
+            lua_pop(L, 2);
+            return rc;
+        }
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- conversion */
+
+/* An optional string field parsed by one of nd_parse_*; parse errors are located. */
+static int parse_field(ctx *c, int t, const char *key, int (*parse)(const char *, const char *, void *, nd_error *),
+                       void *out)
+{
+    char *text;
+    nd_error perr;
+    if (get_string(c, t, key, false, &text))
+        return -1;
+    int rc = text && parse(key, text, out, &perr) ? FAIL(c, "%s", perr.msg) : 0;
+    free(text);
+    return rc;
+}
+
+static int parse_dtype_v(const char *w, const char *t, void *o, nd_error *e) { return nd_parse_dtype(w, t, o, e); }
+static int parse_strategy_v(const char *w, const char *t, void *o, nd_error *e) { return nd_parse_strategy(w, t, o, e); }
+static int parse_orient_v(const char *w, const char *t, void *o, nd_error *e) { return nd_parse_orientation(w, t, o, e); }
+static int parse_buffer_v(const char *w, const char *t, void *o, nd_error *e) { return nd_parse_buffer(w, t, o, e); }
+static int parse_cores_v(const char *w, const char *t, void *o, nd_error *e) { return nd_parse_cores(w, t, o, e); }
+
+typedef struct tile_grid {
+    int32_t h, w;
+} tile_grid;
+
+static int parse_tile_v(const char *w, const char *t, void *o, nd_error *e)
+{
+    tile_grid *g = o;
+    return nd_parse_tile(w, t, &g->h, &g->w, e);
+}
+
+static int parse_grid_v(const char *w, const char *t, void *o, nd_error *e)
+{
+    tile_grid *g = o;
+    return nd_parse_grid(w, t, &g->h, &g->w, e);
+}
+
+static const char *const dist_keys[] = {"shape", "shard", "page", "tile", "interleaved", "grid", "cores",
+                                        "orientation", "strategy", "buffer", "banks", "dtype", NULL};
+
+/* The distribution table at t, for an operand of dtype; rank mismatches and model errors located. */
+static int convert_dist(ctx *c, int t, nd_dtype dtype, nd_dist *out)
+{
+    nd_dist_spec s;
+    tile_grid tile = {0, 0}, grid = {0, 0};
+    nd_error merr;
+    nd_dist_spec_init(&s);
+    s.dtype = dtype;
+    nd_dtype given = dtype;
+    if (check_keys(c, t, dist_keys, "distribution") || get_dims(c, t, "shape", s.shape, &s.rank) ||
+        get_dims(c, t, "shard", s.shard, &s.shard_rank) || get_dims(c, t, "page", s.page, &s.page_rank) ||
+        get_bool(c, t, "interleaved", &s.interleaved) || parse_field(c, t, "tile", parse_tile_v, &tile) ||
+        parse_field(c, t, "grid", parse_grid_v, &grid) || parse_field(c, t, "orientation", parse_orient_v, &s.cores.orientation) ||
+        parse_field(c, t, "cores", parse_cores_v, &s.cores) || parse_field(c, t, "strategy", parse_strategy_v, &s.strategy) ||
+        parse_field(c, t, "buffer", parse_buffer_v, &s.buffer) || parse_field(c, t, "dtype", parse_dtype_v, &given))
+        return -1;
+    if (given != dtype)
+        return FAIL(c, "dtype %s differs from the operand's dtype %s", nd_dtype_name(given), nd_dtype_name(dtype));
+    if (s.rank == 0)
+        return FAIL(c, "missing field 'shape'");
+    if (!s.interleaved && s.shard_rank == 0)
+        return FAIL(c, "missing field 'shard' (or set interleaved = true)");
+    if (!s.interleaved && s.shard_rank != s.rank)
+        return FAIL(c, "shard has rank %d but shape has rank %d", s.shard_rank, s.rank);
+    if (tile.h && s.page_rank)
+        return FAIL(c, "give either 'page' or 'tile', not both");
+    s.page_kind = tile.h ? ND_PAGE_TILE : s.page_rank ? ND_PAGE_BOX : ND_PAGE_ROW;
+    s.tile_h = tile.h;
+    s.tile_w = tile.w;
+    int gx = grid.h, gy = grid.w;
+    if (s.buffer == ND_DRAM) {
+        int64_t banks = ND_DEFAULT_DRAM_BANKS;
+        if (field(c->L, t, "banks") == LUA_TNUMBER)
+            banks = lua_tointeger(c->L, -1);
+        lua_pop(c->L, 1);
+        gx = (int)banks;
+        gy = 1;
+    } else if (!gx) {
+        return FAIL(c, "missing field 'grid', such as grid = \"2x3\"");
+    }
+    if (nd_dist_make(&s, gx, gy, out, &merr))
+        return FAIL(c, "%s", merr.msg);
+    return 0;
+}
+
+static int convert_operands(ctx *c, int t, const char *key, bool output, ndg_op *op)
+{
+    static const char *const keys[] = {"name", "dtype", "index", NULL};
+    lua_State *L = c->L;
+    if (field(L, t, key) != LUA_TTABLE) {
+        int rc = FAIL(c, "field '%s' must be a list of operands such as {{name = \"a\", dtype = \"f32\", index = \"ij\"}}",
+                      key);
+        lua_pop(L, 1);
+        return rc;
+    }
+    int n = (int)lua_rawlen(L, -1), rc = 0;
+    for (int i = 1; i <= n && !rc; ++i) {
+        if (op->noperands == NDG_MAX_OPERANDS) {
+            rc = FAIL(c, "more than %d operands", NDG_MAX_OPERANDS);
+            break;
+        }
+        ndg_operand *o = &op->operands[op->noperands];
+        char *dtype = NULL;
+        nd_error perr;
+        if (lua_rawgeti(L, -1, i) != LUA_TTABLE)
+            rc = FAIL(c, "%s[%d] must be a table", key, i);
+        else if (!(rc = check_keys(c, -1, keys, "operand")) && !(rc = get_string(c, -1, "name", true, &o->name)) &&
+                 !(rc = get_string(c, -1, "index", false, &o->index)) && !(rc = get_string(c, -1, "dtype", true, &dtype)))
+            rc = nd_parse_dtype("dtype", dtype, &o->dtype, &perr) ? FAIL(c, "operand '%s': %s", o->name, perr.msg) : 0;
+        free(dtype);
+        o->output = output;
+        ++op->noperands;
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    return rc;
+}
+
+static int convert_params(ctx *c, int t, ndg_op *op)
+{
+    lua_State *L = c->L;
+    int ty = field(L, t, "params"), rc = 0;
+    if (ty == LUA_TNIL) {
+        lua_pop(L, 1);
+        return 0;
+    }
+    if (ty != LUA_TTABLE) {
+        rc = FAIL(c, "field 'params' must be a table of NAME = \"C text\"");
+        lua_pop(L, 1);
+        return rc;
+    }
+    lua_pushnil(L);
+    while (!rc && lua_next(L, -2)) {
+        if (lua_type(L, -2) != LUA_TSTRING || (lua_type(L, -1) != LUA_TSTRING && lua_type(L, -1) != LUA_TNUMBER)) {
+            rc = FAIL(c, "params: each entry must be NAME = \"C text\"");
+        } else if (op->nparams == NDG_MAX_PARAMS) {
+            rc = FAIL(c, "params: more than %d", NDG_MAX_PARAMS);
+        } else {
+            op->params[op->nparams].name = strdup(lua_tostring(L, -2));
+            op->params[op->nparams].value = strdup(lua_tostring(L, -1));
+            ++op->nparams;
+        }
+        lua_pop(L, 1);
+    }
+    if (rc)
+        lua_pop(L, 1); /* the key lua_next left */
+    lua_pop(L, 1);
+    return rc;
+}
+
+/* Operand i's distribution in target table t: t[name], else t.all. */
+static int convert_target_operand(ctx *c, int t, const ndg_op *op, int i, nd_dist *out)
+{
+    char where[sizeof c->where];
+    size_t n = strlen(c->where);
+    memcpy(where, c->where, sizeof where);
+    int ty = field(c->L, t, op->operands[i].name);
+    if (ty == LUA_TNIL) {
+        lua_pop(c->L, 1);
+        ty = field(c->L, t, "all");
+    }
+    snprintf(c->where + n, sizeof c->where - n, "operand '%s': ", op->operands[i].name);
+    int rc = ty == LUA_TTABLE ? convert_dist(c, -1, op->operands[i].dtype, out)
+             : ty == LUA_TNIL ? FAIL(c, "no distribution (give '%s' or 'all')", op->operands[i].name)
+                              : FAIL(c, "the distribution must be a table, not a %s", type_name(c->L, -1));
+    lua_pop(c->L, 1);
+    memcpy(c->where, where, sizeof where);
+    return rc;
+}
+
+static int convert_target(ctx *c, int t, const ndg_op *op, ndg_target *target)
+{
+    lua_State *L = c->L;
+    int abs = lua_absindex(L, t);
+    lua_pushnil(L); /* every key must name an operand, or be 'all' */
+    while (lua_next(L, abs)) {
+        lua_pop(L, 1);
+        bool known = lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), "all") == 0;
+        for (int i = 0; i < op->noperands && !known && lua_type(L, -1) == LUA_TSTRING; ++i)
+            known = strcmp(op->operands[i].name, lua_tostring(L, -1)) == 0;
+        if (!known) {
+            int rc = FAIL(c, "'%s' is not an operand of op '%s'", luaL_tolstring(L, -1, NULL), op->name);
+            lua_pop(L, 2);
+            return rc;
+        }
+    }
+    target->line = c->line;
+    for (int i = 0; i < op->noperands; ++i)
+        if (convert_target_operand(c, abs, op, i, &target->dist[i]))
+            return -1;
+    return 0;
+}
+
+static int convert_targets(ctx *c, int t, ndg_op *op)
+{
+    lua_State *L = c->L;
+    int ty = field(L, t, "targets"), rc = 0;
+    if (ty == LUA_TNIL) {
+        lua_pop(L, 1);
+        return 0; /* an op with no targets has only its generic kernel */
+    }
+    if (ty != LUA_TTABLE) {
+        rc = FAIL(c, "field 'targets' must be a list of targets, not a %s", type_name(L, -1));
+        lua_pop(L, 1);
+        return rc;
+    }
+    int n = (int)lua_rawlen(L, -1);
+    op->targets = calloc((size_t)(n ? n : 1), sizeof *op->targets);
+    size_t len = strlen(c->where);
+    for (int i = 1; i <= n && !rc; ++i) {
+        snprintf(c->where + len, sizeof c->where - len, "target %d: ", i);
+        if (lua_rawgeti(L, -1, i) != LUA_TTABLE)
+            rc = FAIL(c, "must be a table of operand = distribution");
+        else
+            rc = convert_target(c, -1, op, &op->targets[op->ntargets]);
+        op->ntargets += !rc;
+        lua_pop(L, 1);
+    }
+    c->where[len] = '\0';
+    lua_pop(L, 1);
+    return rc;
+}
+
+static int resolve_template(ctx *c, const char *name, const ndg_spec_env *env, ndg_op *op)
+{
+    if (name[0] == '/' || strstr(name, ".."))
+        return FAIL(c, "template '%s': name a file inside a template folder", name);
+    for (int i = 0; i < env->ntemplate_dirs; ++i) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", env->template_dirs[i], name);
+        if (access(path, R_OK) == 0) {
+            op->template_path = strdup(path);
+            return 0;
+        }
+    }
+    return FAIL(c, "unknown template '%s': not found in %s%s", name,
+                env->ntemplate_dirs ? env->template_dirs[0] : "(no template folder given)",
+                env->ntemplate_dirs > 1 ? " or the other template folders" : "");
+}
+
+static int convert_op(ctx *c, int t, const ndg_spec_env *env, ndg_op *op)
+{
+    static const char *const keys[] = {"name", "template", "inputs", "outputs", "params", "targets", NULL};
+    char *tmpl = NULL;
+    int rc = check_keys(c, t, keys, "op") || get_string(c, t, "name", true, &op->name);
+    if (rc)
+        return -1;
+    snprintf(c->where, sizeof c->where, "op '%s': ", op->name);
+    rc = get_string(c, t, "template", true, &tmpl) || resolve_template(c, tmpl, env, op) ||
+         convert_operands(c, t, "inputs", false, op) || convert_operands(c, t, "outputs", true, op) ||
+         convert_params(c, t, op);
+    free(tmpl);
+    for (int i = 0; i < op->noperands && !rc; ++i)
+        for (int j = 0; j < i && !rc; ++j)
+            if (strcmp(op->operands[i].name, op->operands[j].name) == 0 || strcmp(op->operands[i].name, "all") == 0)
+                rc = FAIL(c, "operand name '%s' is used twice or reserved", op->operands[i].name);
+    return rc || convert_targets(c, t, op) ? -1 : 0;
+}
+
+/* ---------------------------------------------------------------- driver */
+
+static char *spec_name(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t n = strlen(base);
+    if (n > 4 && strcmp(base + n - 4, ".lua") == 0)
+        n -= 4;
+    return strndup(base, n);
+}
+
+static char *dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? strndup(path, (size_t)(slash - path)) : strdup(".");
+}
+
+static int run_chunk(lua_State *L, const char *path, nd_error *err)
+{
+    if (load_sandboxed(L, path) != LUA_OK || lua_pcall(L, 0, 0, 0) != LUA_OK) {
+        const char *msg = lua_tostring(L, -1);
+        /* a missing file reads "cannot open <path>"; give it the file:line form too */
+        if (msg && strncmp(msg, "cannot open", 11) == 0)
+            return nd_fail(err, "%s:1: %s", path, msg);
+        return nd_fail(err, "%s", msg ? msg : "error object is not a string");
+    }
+    return 0;
+}
+
+/* Ops in name order: a spec may declare them from pairs(), whose order changes from run to run, and
+ * the output must not. */
+static int op_order(const void *a, const void *b)
+{
+    return strcmp(((const ndg_op *)a)->name, ((const ndg_op *)b)->name);
+}
+
+static int collect(lua_State *L, const ndg_spec_env *env, ndg_spec *out, nd_error *err)
+{
+    lua_getfield(L, LUA_REGISTRYINDEX, REG_DEPS);
+    out->ndeps = (int)lua_rawlen(L, -1);
+    out->deps = calloc((size_t)out->ndeps, sizeof *out->deps);
+    for (int i = 0; i < out->ndeps; ++i) {
+        lua_rawgeti(L, -1, i + 1);
+        out->deps[i] = strdup(lua_tostring(L, -1));
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    lua_getfield(L, LUA_REGISTRYINDEX, REG_OPS);
+    int n = (int)lua_rawlen(L, -1);
+    if (n == 0)
+        return nd_fail(err, "%s:1: the spec declares no op; call op{name = ..., template = ..., ...}", out->path);
+    out->ops = calloc((size_t)n, sizeof *out->ops);
+    for (int i = 1; i <= n; ++i) {
+        lua_rawgeti(L, -1, i);
+        lua_rawgeti(L, -1, 2);
+        ctx c = {L, out->path, (int)lua_tointeger(L, -1), "", err};
+        lua_pop(L, 1);
+        lua_rawgeti(L, -1, 1);
+        ndg_op *op = &out->ops[out->nops++];
+        op->line = c.line;
+        if (convert_op(&c, -1, env, op))
+            return -1;
+        lua_pop(L, 2);
+        for (int j = 0; j + 1 < out->nops; ++j)
+            if (strcmp(out->ops[j].name, op->name) == 0)
+                return nd_fail(err, "%s:%d: op '%s' is declared twice (first at line %d)", out->path, op->line,
+                               op->name, out->ops[j].line);
+    }
+    qsort(out->ops, (size_t)out->nops, sizeof *out->ops, op_order);
+    return 0;
+}
+
+int ndg_spec_load(const char *path, const ndg_spec_env *env, ndg_spec *out, nd_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->path = strdup(path);
+    out->name = spec_name(path);
+    lua_State *L = luaL_newstate();
+    if (!L)
+        return nd_fail(err, "%s:1: cannot create a Lua state", path);
+    char *dir = env->spec_dir ? strdup(env->spec_dir) : dir_of(path);
+    build_sandbox(L, dir);
+    free(dir);
+    lua_sethook(L, budget_hook, LUA_MASKCOUNT, INSTRUCTION_BUDGET);
+    int rc = run_chunk(L, path, err);
+    lua_sethook(L, NULL, 0, 0);
+    if (!rc)
+        rc = collect(L, env, out, err);
+    lua_close(L);
+    if (rc)
+        ndg_spec_free(out);
+    return rc;
+}
+
+void ndg_spec_free(ndg_spec *s)
+{
+    for (int i = 0; i < s->nops; ++i) {
+        ndg_op *op = &s->ops[i];
+        free(op->name);
+        free(op->template_path);
+        for (int k = 0; k < op->noperands; ++k) {
+            free(op->operands[k].name);
+            free(op->operands[k].index);
+        }
+        for (int k = 0; k < op->nparams; ++k) {
+            free(op->params[k].name);
+            free(op->params[k].value);
+        }
+        free(op->targets);
+    }
+    free(s->ops);
+    for (int i = 0; i < s->ndeps; ++i)
+        free(s->deps[i]);
+    free(s->deps);
+    free(s->path);
+    free(s->name);
+    memset(s, 0, sizeof *s);
+}
