@@ -137,6 +137,14 @@ static int write_depfile(const char *path, const char *target, const ndg_spec *s
     return ndg_output_commit(&out, NULL, err);
 }
 
+int ndg_touch(const char *path, nd_error *err)
+{
+    FILE *fp = fopen(path, "w");
+    if (!fp || fclose(fp) != 0)
+        return nd_fail(err, "%s: cannot write the stamp file", path);
+    return 0;
+}
+
 static int build_text(ndg_buf *b, const ndg_spec *spec, const ndg_template *const *tmpl, const char *out_path,
                       const ndg_emit_options *o)
 {
@@ -175,7 +183,9 @@ int ndg_emit_spec(const ndg_spec *spec, ndg_analyzer *a, const char *out_path, c
         rc = ndg_output_commit(&out, &stats->changed, err);
     }
     if (!rc && o->depfile)
-        rc = write_depfile(o->depfile, out_path, spec, tmpl, err);
+        rc = write_depfile(o->depfile, o->stamp ? o->stamp : out_path, spec, tmpl, err);
+    if (!rc && o->stamp)
+        rc = ndg_touch(o->stamp, err);
     ndg_buf_free(&b);
     free(tmpl);
     return rc ? -1 : 0;
@@ -197,7 +207,7 @@ int ndg_emit_registry(const char *out_path, char *const *spec_names, int n, nd_e
         ndg_c_name(cname, sizeof cname, spec_names[i]);
         ndg_buf_printf(&b, "    &ndk_group_%s,\n", cname);
     }
-    ndg_buf_printf(&b, "};\n\n__attribute__((visibility(\"default\")))\nconst nda_kernel_library nda_kernel_library = "
+    ndg_buf_printf(&b, "};\n\n__attribute__((visibility(\"default\")))\nconst nda_kernel_library nda_kernel_registry = "
                        "{NDA_ABI_VERSION, \"%s\", %d, groups};\n", NDGEN_VERSION, n);
     int rc = ndg_output_open(&out, out_path, err);
     if (!rc) {

@@ -22,6 +22,8 @@ static const char generate_help[] =
     "  --include DIR         the folder holding nd_accessor.h (default: " NDGEN_INCLUDE_DIR ")\n"
     "  --resource-dir DIR    libclang's resource folder (default: " NDGEN_CLANG_RESOURCE_DIR ")\n"
     "  --depfile FILE        also write make-style dependencies of the output (one SPEC only)\n"
+    "  --stamp FILE          touch FILE after every successful run and name it as the depfile's target:\n"
+    "                        for build tools without restat (Make), since an unchanged output is not touched\n"
     "  --no-line             omit the #line directives that point back to the templates\n"
     "  --stats               print generation time per kernel, on standard error\n"
     "  --help                show this help\n"
@@ -29,13 +31,14 @@ static const char generate_help[] =
     "Errors read FILE:LINE: message, for specs and templates alike; nothing is written on error.\n";
 
 static const char registry_help[] =
-    "usage: ndgen registry --output FILE SPEC_NAME...\n"
+    "usage: ndgen registry --output FILE [--stamp FILE] SPEC_NAME...\n"
     "\n"
     "Writes the root registry of a kernel library built from the named specs (file names without\n"
-    "folder or .lua): the symbol nda_kernel_library the runtime looks up after dlopen.\n";
+    "folder or .lua): the symbol nda_kernel_registry the runtime looks up after dlopen. --stamp FILE\n"
+    "is touched after every successful run, as with ndgen generate.\n";
 
 enum { OPT_OUTPUT = 256, OPT_OUTPUT_DIR, OPT_TEMPLATES, OPT_SPEC_DIR, OPT_INCLUDE, OPT_RESOURCE, OPT_DEPFILE,
-       OPT_NO_LINE, OPT_STATS, OPT_HELP };
+       OPT_NO_LINE, OPT_STATS, OPT_STAMP, OPT_HELP };
 
 static const struct option longopts[] = {
     {"output", required_argument, NULL, OPT_OUTPUT},     {"output-dir", required_argument, NULL, OPT_OUTPUT_DIR},
@@ -43,6 +46,7 @@ static const struct option longopts[] = {
     {"include", required_argument, NULL, OPT_INCLUDE},   {"resource-dir", required_argument, NULL, OPT_RESOURCE},
     {"depfile", required_argument, NULL, OPT_DEPFILE},   {"no-line", no_argument, NULL, OPT_NO_LINE},
     {"stats", no_argument, NULL, OPT_STATS},             {"help", no_argument, NULL, OPT_HELP},
+    {"stamp", required_argument, NULL, OPT_STAMP},
     {NULL, 0, NULL, 0},
 };
 
@@ -74,6 +78,7 @@ static int parse_options(int argc, char **argv, gen_opts *o, int *status)
         case OPT_INCLUDE: o->include = optarg; break;
         case OPT_RESOURCE: o->resource_dir = optarg; break;
         case OPT_DEPFILE: o->emit.depfile = optarg; break;
+        case OPT_STAMP: o->emit.stamp = optarg; break;
         case OPT_NO_LINE: o->emit.line_directives = false; break;
         case OPT_STATS: o->stats = true; break;
         case OPT_TEMPLATES:
@@ -105,8 +110,9 @@ static int check_outputs(const gen_opts *o, int nspecs, nd_error *err)
         return nd_fail(err, "no spec given; see ndgen generate --help");
     if (o->output && o->output_dir)
         return nd_fail(err, "--output %s: give either --output or --output-dir", o->output);
-    if ((o->output || o->emit.depfile) && nspecs != 1)
-        return nd_fail(err, "%s names one file, but %d specs were given", o->output ? "--output" : "--depfile", nspecs);
+    if ((o->output || o->emit.depfile || o->emit.stamp) && nspecs != 1)
+        return nd_fail(err, "%s names one file, but %d specs were given",
+                       o->output ? "--output" : o->emit.depfile ? "--depfile" : "--stamp", nspecs);
     return 0;
 }
 
@@ -161,7 +167,7 @@ int ndg_generate_main(int argc, char **argv)
 
 int ndg_registry_main(int argc, char **argv)
 {
-    const char *output = NULL;
+    const char *output = NULL, *stamp = NULL;
     nd_error err;
     int opt;
     opterr = 0;
@@ -170,6 +176,10 @@ int ndg_registry_main(int argc, char **argv)
         if (opt == OPT_HELP) {
             fputs(registry_help, stdout);
             return 0;
+        }
+        if (opt == OPT_STAMP) {
+            stamp = optarg;
+            continue;
         }
         if (opt != OPT_OUTPUT) {
             fprintf(stderr, "ndgen registry: %s: unknown option; see ndgen registry --help\n", argv[optind - 1]);
@@ -181,7 +191,7 @@ int ndg_registry_main(int argc, char **argv)
         fprintf(stderr, "ndgen registry: needs --output FILE and at least one spec name\n");
         return 2;
     }
-    if (ndg_emit_registry(output, argv + optind, argc - optind, &err)) {
+    if (ndg_emit_registry(output, argv + optind, argc - optind, &err) || (stamp && ndg_touch(stamp, &err))) {
         fprintf(stderr, "ndgen registry: %s\n", err.msg);
         return 1;
     }

@@ -143,6 +143,7 @@ void ndg_rewrite(ndg_buf *out, const ndg_template *t, const ndg_variant *v);
 typedef struct ndg_emit_options {
     bool line_directives;
     const char *depfile;      /* NULL: none */
+    const char *stamp;        /* NULL: none; else touched on success and the depfile's target */
 } ndg_emit_options;
 
 typedef struct ndg_emit_stats {
@@ -154,6 +155,8 @@ int ndg_emit_spec(const ndg_spec *spec, ndg_analyzer *a, const char *out_path, c
                   ndg_emit_stats *stats, nd_error *err);
 /* The library's root registry: one group per spec name. */
 int ndg_emit_registry(const char *out_path, char *const *spec_names, int n, nd_error *err);
+/* Creates or truncates a stamp file. */
+int ndg_touch(const char *path, nd_error *err);
 /* A C identifier from a spec file name. */
 void ndg_c_name(char *out, size_t len, const char *name);
 

@@ -62,7 +62,7 @@ typedef struct nda_args {
 typedef void nda_kernel_fn(const nda_core *core, const nda_args *args);
 
 /*
- * The registry a kernel library exports as the symbol nda_kernel_library. The runtime reads
+ * The registry a kernel library exports as the symbol nda_kernel_registry. The runtime reads
  * abi_version first and refuses the library when it differs from NDA_ABI_VERSION.
  */
 typedef struct nda_kernel_entry {
