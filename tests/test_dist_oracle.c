@@ -93,6 +93,24 @@ static void check_iterator(const nd_dist *d, const nd_layout *l, const char *whi
     ++passed;
 }
 
+/* The signature names the placement: parsed back, it gives the same placement and the same text. */
+static void check_signature(const nd_dist *d)
+{
+    char sig[4096], again[4096];
+    nd_dist back;
+    nd_error err;
+    int gx, gy;
+    nd_dist_signature(d, sig, sizeof sig);
+    int rc = nd_dist_from_signature(sig, &back, &gx, &gy, &err);
+    CHECK(rc == 0, "signature '%s' does not parse: %s", sig, err.msg);
+    if (rc)
+        return;
+    nd_dist_signature(&back, again, sizeof again);
+    CHECK(strcmp(sig, again) == 0 && nd_dist_same_placement(d, &back), "signature round trip: '%s' -> '%s'", sig,
+          again);
+    ++passed;
+}
+
 static void one_case(uint64_t *rng, char *desc)
 {
     nd_dist_spec spec;
@@ -111,6 +129,7 @@ static void one_case(uint64_t *rng, char *desc)
     check_shards(&d, &o);
     check_iterator(&d, &d.layout, "full");
     check_iterator(&d, &d.squeezed, "squeezed");
+    check_signature(&d);
     oracle_free(&o);
 }
 

@@ -1,6 +1,7 @@
 /* parse.c - user text (flags, spec fields) into the model's values. Every error names the flag. */
 #include <ctype.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -202,4 +203,49 @@ int nd_parse_size(const char *what, const char *text, int64_t *out, nd_error *er
     if (*skip_spaces(p) != '\0' || !mul_ok(v, unit, out))
         return nd_fail(err, "%s %s: expected a positive size such as 1536K, 2M or 1G", what, text);
     return 0;
+}
+
+/* ---------------------------------------------------------------- signatures */
+
+/* Copies the value of "key=" from sig (up to the next space) into out. */
+static int sig_field(const char *sig, const char *key, char *out, size_t len, nd_error *err)
+{
+    const char *p = strstr(sig, key);
+    if (!p)
+        return nd_fail(err, "signature '%s': no %s", sig, key);
+    p += strlen(key);
+    size_t n = strcspn(p, " ");
+    if (n >= len)
+        return nd_fail(err, "signature '%s': %s is too long", sig, key);
+    memcpy(out, p, n);
+    out[n] = '\0';
+    return 0;
+}
+
+int nd_dist_from_signature(const char *sig, nd_dist *out, int *grid_x, int *grid_y, nd_error *err)
+{
+    nd_dist_spec s;
+    char dtype[16], shape[256], page[256], shard[256], cores[4096], orient[16], strategy[16], buffer[16];
+    nd_dist_spec_init(&s);
+    s.page_kind = ND_PAGE_BOX;
+    if (sscanf(sig, "%15s", dtype) != 1 || nd_parse_dtype("dtype", dtype, &s.dtype, err) ||
+        sig_field(sig, "shape=", shape, sizeof shape, err) || sig_field(sig, "page=", page, sizeof page, err) ||
+        sig_field(sig, "shard=", shard, sizeof shard, err) || sig_field(sig, "cores=", cores, sizeof cores, err))
+        return -1;
+    const char *tail = strstr(sig, "cores=") + 6 + strlen(cores);
+    if (sscanf(tail, "%15s %15s %15s", orient, strategy, buffer) != 3)
+        return nd_fail(err, "signature '%s': expected orientation, strategy and memory after the cores", sig);
+    if (nd_parse_dims("shape", shape, s.shape, &s.rank, err) || nd_parse_dims("page", page, s.page, &s.page_rank, err) ||
+        nd_parse_dims("shard", shard, s.shard, &s.shard_rank, err) || nd_parse_orientation("orientation", orient,
+        &s.cores.orientation, err) || nd_parse_strategy("strategy", strategy, &s.strategy, err) ||
+        nd_parse_buffer("buffer", buffer, &s.buffer, err) || nd_parse_cores("cores", cores, &s.cores, err))
+        return -1;
+    int gx = 1, gy = 1;
+    for (int i = 0; i < s.cores.nranges; ++i) {
+        gx = s.cores.ranges[i].hi.x + 1 > gx ? s.cores.ranges[i].hi.x + 1 : gx;
+        gy = s.cores.ranges[i].hi.y + 1 > gy ? s.cores.ranges[i].hi.y + 1 : gy;
+    }
+    *grid_x = gx;
+    *grid_y = gy;
+    return nd_dist_make(&s, gx, gy, out, err);
 }

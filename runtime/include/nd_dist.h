@@ -262,6 +262,10 @@ bool nd_dist_is_local(const nd_dist *d, int64_t page_id, int64_t core);
  */
 int nd_dist_signature(const nd_dist *d, char *buf, size_t len);
 
+/* The inverse of nd_dist_signature. *grid_x and *grid_y receive the smallest grid (or banks) holding
+ * its cores. */
+int nd_dist_from_signature(const char *sig, nd_dist *out, int *grid_x, int *grid_y, nd_error *err);
+
 /* Whether two distributions put every page on the same core at the same offset. */
 bool nd_dist_same_placement(const nd_dist *a, const nd_dist *b);
 
