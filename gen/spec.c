@@ -31,8 +31,11 @@ static const char REG_DIR[] = "ndgen.specdir";   /* registry: the include folder
 
 static void budget_hook(lua_State *L, lua_Debug *ar)
 {
-    (void)ar;
-    luaL_error(L, "the spec ran for more than %d Lua instructions; is there an endless loop?", INSTRUCTION_BUDGET);
+    /* ar is the function running when the budget ran out: report its file:line, as every error does */
+    lua_getinfo(L, "Sl", ar);
+    lua_pushfstring(L, "%s:%d: the spec ran for more than %d Lua instructions; is there an endless loop?",
+                    ar->source[0] == '@' ? ar->source + 1 : ar->short_src, ar->currentline, INSTRUCTION_BUDGET);
+    lua_error(L);
 }
 
 static void push_list_append(lua_State *L, const char *key)

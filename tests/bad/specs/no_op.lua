@@ -1,0 +1,2 @@
+-- declares nothing
+local x = 1

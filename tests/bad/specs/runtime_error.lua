@@ -1,0 +1,2 @@
+-- a spec that fails while it runs
+error("no targets for you")

@@ -1,0 +1,3 @@
+op { name = "syntax",
+  template = "ok_unary.c",
+  inputs = {

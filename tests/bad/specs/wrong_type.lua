@@ -1,0 +1,3 @@
+include "common.lua"
+op { name = "x", template = "ok_unary.c",
+  inputs = "a", outputs = unary_operands.outputs }

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# test_generate_errors.sh NDGEN BAD_DIR - every malformed spec or template is refused with its own
+# file:line (spec) or file:line:col (template) message and exit code 1, and leaves no output, depfile,
+# stamp or temporary file behind.
+set -u
+ndgen=$1
+bad=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+
+# expect SPEC REGEX: the first stderr line must match REGEX (extended), anchored at the file:line.
+expect() {
+  local spec=$1 want=$2
+  rm -rf "$tmp/out" && mkdir "$tmp/out"
+  "$ndgen" generate --templates "$bad/templates" --output "$tmp/out/k.c" --depfile "$tmp/out/k.d" \
+    --stamp "$tmp/out/k.stamp" "$bad/specs/$spec" >"$tmp/stdout" 2>"$tmp/stderr"
+  local rc=$?
+  if [ $rc -ne 1 ]; then fail=$((fail + 1)); echo "FAIL $spec: exit $rc, want 1" >&2; return; fi
+  if [ -n "$(ls -A "$tmp/out")" ]; then fail=$((fail + 1)); echo "FAIL $spec: left $(ls "$tmp/out")" >&2; return; fi
+  if ! head -n 1 "$tmp/stderr" | grep -qE -- "$want"; then
+    fail=$((fail + 1)); echo "FAIL $spec: got '$(head -n 1 "$tmp/stderr")', want /$want/" >&2; return
+  fi
+  pass=$((pass + 1))
+}
+
+s='[^ ]*specs/'   # spec paths as given
+t='[^ ]*templates/'
+expect syntax.lua           "^${s}syntax.lua:4: unexpected symbol near <eof>$"
+expect missing_template.lua "^${s}missing_template.lua:2: op 'x': missing field 'template'$"
+expect wrong_type.lua       "^${s}wrong_type.lua:2: op 'x': field 'inputs' must be a list of operands"
+expect unknown_template.lua "^${s}unknown_template.lua:2: op 'x': unknown template 'nope.c': not found in "
+expect unknown_param.lua    "^${s}unknown_param.lua:2: op 'x': unknown parameter 'FOO'; template .*ok_unary.c declares: EXPR$"
+expect bad_target.lua       "^${s}bad_target.lua:2: op 'x': target 1: operand 'a': shard\[1\] is 0, but every dim must be positive$"
+expect shard_pages.lua      "^${s}shard_pages.lua:2: op 'x': target 1: operand 'a': shard 3,8: dim 0 \(3\) is not a whole number of pages of 2,8$"
+expect typo_field.lua       "^${s}typo_field.lua:2: op 'x': target 1: operand 'a': unknown distribution field 'shrad'$"
+expect unknown_operand.lua  "^${s}unknown_operand.lua:2: op 'x': target 1: 'c' is not an operand of op 'x'$"
+expect operand_count.lua    "^${s}operand_count.lua:2: op 'x': declares 3 operands, but template .*ok_unary.c binds 2"
+expect bad_dtype.lua        "^${s}bad_dtype.lua:1: op 'x': operand 'a': dtype f64: unknown value; expected one of f32, bf16, i32, u8$"
+expect bad_name.lua         "^${s}bad_name.lua:2: op 'not-an-identifier': the name must be a C identifier$"
+expect dup_op.lua           "^${s}dup_op.lua:3: op 'x' is declared twice \(first at line 2\)$"
+expect no_op.lua            "^${s}no_op.lua:1: the spec declares no op"
+expect runtime_error.lua    "^${s}runtime_error.lua:2: no targets for you$"
+expect no_io.lua            "^${s}no_io.lua:1: attempt to index a nil value \(global 'io'\)$"
+expect no_os.lua            "^${s}no_os.lua:1: attempt to index a nil value \(global 'os'\)$"
+expect no_load.lua          "^${s}no_load.lua:1: attempt to call a nil value \(global 'load'\)$"
+expect include_escape.lua   "^${s}include_escape.lua:1: include '../../CMakeLists.txt': only files inside the spec folder"
+expect endless.lua          "^${s}endless.lua:1: the spec ran for more than [0-9]+ Lua instructions"
+expect missing.lua          "^${s}missing.lua:1: cannot open "
+expect no_parse.lua         "^${t}no_parse.c:5:13: error: expected expression$"
+expect in_macro.lua         "^${t}in_macro.c:10:26: nda_page_read is called inside a macro expansion"
+expect loop_break.lua       "^${t}loop_break.c:9:13: 'break' leaves an nda_iter loop"
+expect unbound.lua          "^${t}unbound.c:6:11: nda_page_read's tensor must be a variable bound with nda_operand"
+expect two_kernels.lua      "^${t}two_kernels.c:9:6: a second external function"
+expect direct_model.lua     "^${t}direct_model.c:7:16: nd_layout_locate_id: templates reach distributions only through nda_"
+expect iter_misuse.lua      "^${t}iter_misuse.c:8:23: use the iterator only as nda_iter_page"
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
