@@ -313,21 +313,30 @@ bool nd_dist_is_local(const nd_dist *d, int64_t page_id, int64_t core)
 
 /* ---------------------------------------------------------------- identity */
 
+/* snprintf at buf + *n, keeping *n the length the whole text would have (snprintf's convention). */
+__attribute__((format(printf, 4, 5))) static void append(char *buf, size_t len, int *n, const char *fmt, ...)
+{
+    va_list ap;
+    size_t at = (size_t)*n < len ? (size_t)*n : len;
+    va_start(ap, fmt);
+    *n += vsnprintf(buf + at, len - at, fmt, ap);
+    va_end(ap);
+}
+
 int nd_dist_signature(const nd_dist *d, char *buf, size_t len)
 {
     const nd_dist_spec *s = &d->spec;
     char shape[256], page[256], shard[256];
-    int n = snprintf(buf, len, "%s shape=%s page=%s shard=%s cores=", nd_dtype_name(s->dtype),
-                     nd_format_dims(shape, sizeof shape, s->shape, s->rank),
-                     nd_format_dims(page, sizeof page, s->page, s->rank),
-                     nd_format_dims(shard, sizeof shard, s->shard, s->rank));
+    int n = 0;
+    append(buf, len, &n, "%s shape=%s page=%s shard=%s cores=", nd_dtype_name(s->dtype),
+           nd_format_dims(shape, sizeof shape, s->shape, s->rank), nd_format_dims(page, sizeof page, s->page, s->rank),
+           nd_format_dims(shard, sizeof shard, s->shard, s->rank));
     for (int i = 0; i < s->cores.nranges; ++i) {
         const nd_core_range *r = &s->cores.ranges[i];
-        n += snprintf(buf + (n < (int)len ? n : (int)len), len > (size_t)n ? len - (size_t)n : 0,
-                      "%s(%d,%d)-(%d,%d)", i ? ";" : "", r->lo.x, r->lo.y, r->hi.x, r->hi.y);
+        append(buf, len, &n, "%s(%d,%d)-(%d,%d)", i ? ";" : "", r->lo.x, r->lo.y, r->hi.x, r->hi.y);
     }
-    n += snprintf(buf + (n < (int)len ? n : (int)len), len > (size_t)n ? len - (size_t)n : 0, " %s %s %s",
-                  nd_orientation_name(s->cores.orientation), nd_strategy_name(s->strategy), nd_buffer_name(s->buffer));
+    append(buf, len, &n, " %s %s %s", nd_orientation_name(s->cores.orientation), nd_strategy_name(s->strategy),
+           nd_buffer_name(s->buffer));
     return n;
 }
 
