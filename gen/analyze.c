@@ -23,12 +23,12 @@
 
 const char *const ndg_call_names[NDG_CALL_KINDS] = {
     "nda_self",      "nda_locate",     "nda_page_addr",   "nda_is_local",  "nda_page_coord", "nda_page_id",
-    "nda_page_read", "nda_page_write", "nda_shard_count", "nda_shard_id",  "nda_page_bytes", "nda_iter_page",
-    "nda_iter_ptr",
+    "nda_page_read", "nda_page_write", "nda_shard_count", "nda_shard_id",  "nda_page_bytes", "nda_rank",
+    "nda_dim",       "nda_page_dim",   "nda_elem_read",   "nda_same_paging", "nda_iter_page", "nda_iter_ptr",
 };
 
 /* Which argument of each call is the tensor (-1: the iterator, argument 0, instead). */
-static const int tensor_arg[NDG_CALL_KINDS] = {1, 0, 0, 1, 0, 0, 1, 1, 1, 1, 0, -1, -1};
+static const int tensor_arg[NDG_CALL_KINDS] = {1, 0, 0, 1, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0, -1, -1};
 
 enum { MAX_BOUND = 64, MAX_LOOPS = 64 };
 
@@ -354,7 +354,7 @@ static int classify(const char *name)
 
 static int record_call(walk *w, CXCursor call, int kind, unsigned start, unsigned end)
 {
-    ndg_call c = {.kind = (ndg_call_kind)kind, .start = start, .end = end, .operand = -1, .loop = -1};
+    ndg_call c = {.kind = (ndg_call_kind)kind, .start = start, .end = end, .operand = -1, .operand2 = -1, .loop = -1};
     c.name_end = start + (unsigned)strlen(ndg_call_names[kind]);
     line_col(call, &c.line, &c.col);
     if (tensor_arg[kind] < 0) {
@@ -371,6 +371,8 @@ static int record_call(walk *w, CXCursor call, int kind, unsigned start, unsigne
             return fail_at(w, call, "%s's tensor must be a variable bound with nda_operand(args, N)",
                            ndg_call_names[kind]);
         c.tensor_expr = text_of(w, tensor);
+        if (kind == NDG_SAME_PAGING && (c.operand2 = bound_operand(w, clang_Cursor_getArgument(call, 1))) < 0)
+            return fail_at(w, call, "nda_same_paging's tensors must be variables bound with nda_operand(args, N)");
         c.tensor_decl = file_offset(clang_getCursorLocation(clang_getCursorReferenced(unwrap(tensor))));
         if (kind == NDG_PAGE_READ || kind == NDG_PAGE_WRITE) {
             CXCursor page = unwrap(clang_Cursor_getArgument(call, 2));

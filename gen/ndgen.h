@@ -61,7 +61,8 @@ void ndg_spec_free(ndg_spec *s);
 /* ---- analyze.c: stage 2, a template parsed with libclang, its accessor calls located by cursor. */
 typedef enum ndg_call_kind {
     NDG_SELF, NDG_LOCATE, NDG_PAGE_ADDR, NDG_IS_LOCAL, NDG_PAGE_COORD, NDG_PAGE_ID, NDG_PAGE_READ,
-    NDG_PAGE_WRITE, NDG_SHARD_COUNT, NDG_SHARD_ID, NDG_PAGE_BYTES, NDG_ITER_PAGE, NDG_ITER_PTR, NDG_CALL_KINDS
+    NDG_PAGE_WRITE, NDG_SHARD_COUNT, NDG_SHARD_ID, NDG_PAGE_BYTES, NDG_RANK, NDG_DIM, NDG_PAGE_DIM, NDG_ELEM_READ,
+    NDG_SAME_PAGING, NDG_ITER_PAGE, NDG_ITER_PTR, NDG_CALL_KINDS
 } ndg_call_kind;
 
 extern const char *const ndg_call_names[NDG_CALL_KINDS]; /* "nda_self", ... */
@@ -72,6 +73,7 @@ typedef struct ndg_call {
     unsigned name_end;    /* [start, name_end) is the callee's name */
     int line, col;
     int operand;          /* the operand its tensor argument is bound to; -1 for iterator calls */
+    int operand2;         /* NDG_SAME_PAGING: the second tensor's operand; else -1 */
     int loop;             /* ITER_*: the loop it reads; PAGE_READ/PAGE_WRITE: the loop whose current page it
                              is given as nda_iter_page(&it), else -1 */
     char *tensor_expr;    /* text of the tensor argument (NULL for iterator calls) */

@@ -218,6 +218,52 @@ static void helpers_access(const operand_ctx *o)
         P, k, P, k, P, k, pb, P, k, P, k, P, k, P, k, pb, pb, pb, P, k, P, k, pb, P, k, nslots, P, k, shard, P, k, pb);
 }
 
+static void dims_list(char *out, size_t len, const int64_t *d, int rank)
+{
+    size_t n = 0;
+    for (int i = 0; i < rank; ++i)
+        n += (size_t)snprintf(out + n, len - n, i ? ", %lld" : "%lld", (long long)d[i]);
+}
+
+/* Shapes as literals; element addresses with the page and in-page arithmetic folded. */
+static void helpers_elements(const operand_ctx *o)
+{
+    const nd_dist_spec *s = &o->d->spec;
+    const nd_layout *full = &o->d->layout;
+    const char *P = o->P;
+    int k = o->k, r = s->rank;
+    char shape[512], page[512];
+    dims_list(shape, sizeof shape, s->shape, r);
+    dims_list(page, sizeof page, s->page, r);
+    ndg_buf_printf(o->b,
+        "static inline int %srank_%d(const nda_tensor *t)\n{\n    (void)t;\n    return %d;\n}\n"
+        "static inline int64_t %sdim_%d(const nda_tensor *t, int i)\n{\n"
+        "    static const int64_t shape[] = {%s};\n    (void)t;\n    return shape[i];\n}\n"
+        "static inline int64_t %spage_dim_%d(const nda_tensor *t, int i)\n{\n"
+        "    static const int64_t page[] = {%s};\n    (void)t;\n    return page[i];\n}\n",
+        P, k, r, P, k, shape, P, k, page);
+    sum pid = {0}, in = {0};
+    int64_t pe = 1;
+    for (int i = r - 1; i >= 0; --i) { /* in-page strides run from the last dim */
+        char q[64], m[64];
+        snprintf(q, sizeof q, s->page[i] == 1 ? "coord[%d]" : "coord[%d] / %lld", i, (long long)s->page[i]);
+        snprintf(m, sizeof m, "coord[%d] %% %lld", i, (long long)s->page[i]);
+        if (full->pages[i] > 1)
+            term(&pid, q, full->page_stride[i]);
+        if (s->page[i] > 1)
+            term(&in, m, pe);
+        pe *= s->page[i];
+    }
+    long long pw = s->page[r - 1], W = s->shape[r - 1];
+    ndg_buf_printf(o->b,
+        "static inline const void *%selem_read_%d(const nda_core *core, const nda_tensor *t, const int64_t *coord, int64_t *run)\n{\n"
+        "    const int64_t to_page_end = %lld - coord[%d] %% %lld, to_edge = %lld - coord[%d];\n"
+        "    *run = to_page_end < to_edge ? to_page_end : to_edge;\n"
+        "    const uint8_t *p = (const uint8_t *)%spage_read_%d(core, t, %s);\n"
+        "    return p + (%s) * %lld;\n}\n",
+        P, k, pw, r - 1, pw, W, r - 1, P, k, sum_text(&pid), sum_text(&in), (long long)o->d->elem_bytes);
+}
+
 static void emit_operand_helpers(ndg_buf *b, const char *P, int k, const ndg_operand *op, const nd_dist *d)
 {
     char sig[2048];
@@ -230,6 +276,7 @@ static void emit_operand_helpers(ndg_buf *b, const char *P, int k, const ndg_ope
     helper_locate(&o);
     helper_coord(&o);
     helpers_access(&o);
+    helpers_elements(&o);
 }
 
 /* ---------------------------------------------------------------- loops */
@@ -457,6 +504,10 @@ static void call_edit(const ndg_template *t, const ndg_variant *v, const ndg_cal
             ndg_buf_printf(&e->text, "%spage%d", P, c->loop);
         else
             ndg_buf_printf(&e->text, "%sptr%d_%d", P, c->loop, t->loops[c->loop].operand);
+    } else if (c->kind == NDG_SAME_PAGING) {
+        e->end = c->end;
+        bool same = nd_dist_same_paging(&v->target->dist[c->operand], &v->target->dist[c->operand2]);
+        ndg_buf_printf(&e->text, "%s", same ? "true" : "false");
     } else if (known_local(t, v, c)) {
         e->end = c->end;
         bool rd = c->kind == NDG_PAGE_READ;

@@ -350,6 +350,17 @@ static bool same_layout(const nd_layout *a, const nd_layout *b)
     return true;
 }
 
+bool nd_dist_same_paging(const nd_dist *a, const nd_dist *b)
+{
+    const nd_dist_spec *x = &a->spec, *y = &b->spec;
+    if (x->rank != y->rank)
+        return false;
+    for (int i = 0; i < x->rank; ++i)
+        if (x->shape[i] != y->shape[i] || x->page[i] != y->page[i])
+            return false;
+    return true;
+}
+
 bool nd_dist_same_placement(const nd_dist *a, const nd_dist *b)
 {
     if (a->spec.buffer != b->spec.buffer || !same_layout(&a->squeezed, &b->squeezed))

@@ -160,6 +160,40 @@ static inline void *nda_page_write(const nda_core *core, const nda_tensor *t, in
     return t->base[loc.core] + loc.offset * t->page_bytes;
 }
 
+/* ---------------------------------------------------------------- shapes and elements */
+
+static inline int nda_rank(const nda_tensor *t) { return t->dist->spec.rank; }
+static inline int64_t nda_dim(const nda_tensor *t, int i) { return t->dist->spec.shape[i]; }
+/* Extent of a page along dim i, in elements. */
+static inline int64_t nda_page_dim(const nda_tensor *t, int i) { return t->dist->spec.page[i]; }
+
+/* Whether a and b have the same shape and page box, so that page p of one holds the same elements as
+ * page p of the other. A specialized kernel knows the answer as a constant. */
+static inline bool nda_same_paging(const nda_tensor *a, const nda_tensor *b)
+{
+    return nd_dist_same_paging(a->dist, b->dist);
+}
+
+/*
+ * The element at coordinate coord (full rank, in elements), for reading: a pointer to it, and in *run
+ * how many elements, it included, follow it contiguously along the last dim inside its page and the
+ * tensor. Counts one page read, local or remote.
+ */
+static inline const void *nda_elem_read(const nda_core *core, const nda_tensor *t, const int64_t *coord, int64_t *run)
+{
+    const nd_dist_spec *s = &t->dist->spec;
+    const nd_layout *full = &t->dist->layout;
+    int64_t page = 0, in = 0, last = s->rank - 1;
+    for (int i = 0; i < s->rank; ++i) {
+        page += coord[i] / s->page[i] * full->page_stride[i];
+        in = in * s->page[i] + coord[i] % s->page[i];
+    }
+    int64_t to_page_end = s->page[last] - coord[last] % s->page[last], to_edge = s->shape[last] - coord[last];
+    *run = to_page_end < to_edge ? to_page_end : to_edge;
+    const uint8_t *p = (const uint8_t *)nda_page_read(core, t, page);
+    return p + in * t->dist->elem_bytes;
+}
+
 /* ---------------------------------------------------------------- iteration over owned pages */
 
 /*

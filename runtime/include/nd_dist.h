@@ -266,6 +266,10 @@ int nd_dist_signature(const nd_dist *d, char *buf, size_t len);
  * its cores. */
 int nd_dist_from_signature(const char *sig, nd_dist *out, int *grid_x, int *grid_y, nd_error *err);
 
+/* Whether a and b have the same shape and page box: page p of one holds the elements page p of the
+ * other holds, wherever each is placed. */
+bool nd_dist_same_paging(const nd_dist *a, const nd_dist *b);
+
 /* Whether two distributions put every page on the same core at the same offset. */
 bool nd_dist_same_placement(const nd_dist *a, const nd_dist *b);
 
