@@ -92,6 +92,12 @@ static void emit_registry_group(ndg_buf *b, const ndg_spec *spec)
         ndg_buf_printf(b, "static const char *const ndk_operands_%d[] = {", i);
         for (int k = 0; k < op->noperands; ++k)
             ndg_buf_printf(b, "%s\"%s\"", k ? ", " : "", op->operands[k].name);
+        ndg_buf_printf(b, "};\nstatic const char *const ndk_indices_%d[] = {", i);
+        for (int k = 0; k < op->noperands; ++k)
+            ndg_buf_printf(b, "%s\"%s\"", k ? ", " : "", op->operands[k].index);
+        ndg_buf_printf(b, "};\nstatic const char *const ndk_dtypes_%d[] = {", i);
+        for (int k = 0; k < op->noperands; ++k)
+            ndg_buf_printf(b, "%s\"%s\"", k ? ", " : "", nd_dtype_name(op->operands[k].dtype));
         ndg_buf_printf(b, "};\n");
         for (int t = 0; t < op->ntargets; ++t) {
             ndg_buf_printf(b, "static const char *const ndk_signatures_%d_%d[] = {\n", i, t);
@@ -111,9 +117,13 @@ static void emit_registry_group(ndg_buf *b, const ndg_spec *spec)
             ndg_buf_printf(b, "    {\"%s\", \"%s\", \"%s\", %s, %d, ndk_operands_%d, ", op->name,
                            t < 0 ? "generic" : "specialized", sym, sym, op->noperands, i);
             if (t < 0)
-                ndg_buf_printf(b, "NULL},\n");
+                ndg_buf_printf(b, "NULL, ");
             else
-                ndg_buf_printf(b, "ndk_signatures_%d_%d},\n", i, t);
+                ndg_buf_printf(b, "ndk_signatures_%d_%d, ", i, t);
+            int outputs = 0;
+            for (int k = 0; k < op->noperands; ++k)
+                outputs += op->operands[k].output;
+            ndg_buf_printf(b, "ndk_indices_%d, ndk_dtypes_%d, %d},\n", i, i, outputs);
         }
     }
     ndg_buf_printf(b, "};\nconst nda_kernel_group ndk_group_%s = {\"%s\", %d, ndk_entries};\n", cname, spec->name, n);

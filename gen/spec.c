@@ -336,6 +336,24 @@ static int convert_dist(ctx *c, int t, nd_dtype dtype, nd_dist *out)
     return 0;
 }
 
+/* Index notation: letters, each at most once, and at most one "...". */
+static int check_index(ctx *c, const ndg_operand *o)
+{
+    const char *ix = o->index, *dots = strstr(ix, "...");
+    if (dots && strstr(dots + 3, "..."))
+        return FAIL(c, "operand '%s': index '%s' has more than one '...'", o->name, ix);
+    for (const char *p = ix; *p; ++p) {
+        if (dots && p >= dots && p < dots + 3)
+            continue;
+        if (!(*p >= 'a' && *p <= 'z') && !(*p >= 'A' && *p <= 'Z'))
+            return FAIL(c, "operand '%s': index '%s': '%c' at column %d is not a letter or part of '...'", o->name,
+                        ix, *p, (int)(p - ix) + 1);
+        if (strchr(p + 1, *p))
+            return FAIL(c, "operand '%s': index '%s' repeats '%c'; each axis appears once per operand", o->name, ix, *p);
+    }
+    return 0;
+}
+
 static int convert_operands(ctx *c, int t, const char *key, bool output, ndg_op *op)
 {
     static const char *const keys[] = {"name", "dtype", "index", NULL};
@@ -362,11 +380,34 @@ static int convert_operands(ctx *c, int t, const char *key, bool output, ndg_op 
             rc = nd_parse_dtype("dtype", dtype, &o->dtype, &perr) ? FAIL(c, "operand '%s': %s", o->name, perr.msg) : 0;
         free(dtype);
         o->output = output;
+        if (!rc && !o->index)
+            o->index = strdup("...");
+        if (!rc)
+            rc = check_index(c, o);
         ++op->noperands;
         lua_pop(L, 1);
     }
     lua_pop(L, 1);
     return rc;
+}
+
+/* Output indices must each come from some input: einsum cannot invent an axis. */
+static int check_output_indices(ctx *c, const ndg_op *op)
+{
+    for (int k = 0; k < op->noperands; ++k) {
+        if (!op->operands[k].output)
+            continue;
+        for (const char *p = op->operands[k].index; *p; ++p) {
+            if (*p == '.')
+                continue;
+            bool found = false;
+            for (int i = 0; i < op->noperands && !found; ++i)
+                found = !op->operands[i].output && strchr(op->operands[i].index, *p);
+            if (!found)
+                return FAIL(c, "operand '%s': index '%c' appears only in the output", op->operands[k].name, *p);
+        }
+    }
+    return 0;
 }
 
 static int convert_params(ctx *c, int t, ndg_op *op)
@@ -501,7 +542,7 @@ static int convert_op(ctx *c, int t, const ndg_spec_env *env, ndg_op *op)
     snprintf(c->where, sizeof c->where, "op '%s': ", op->name);
     rc = get_string(c, t, "template", true, &tmpl) || resolve_template(c, tmpl, env, op) ||
          convert_operands(c, t, "inputs", false, op) || convert_operands(c, t, "outputs", true, op) ||
-         convert_params(c, t, op);
+         check_output_indices(c, op) || convert_params(c, t, op);
     free(tmpl);
     for (int i = 0; i < op->noperands && !rc; ++i)
         for (int j = 0; j < i && !rc; ++j)

@@ -138,9 +138,11 @@ int nd_kernels_pick(const nd_kernels *k, const char *op, nd_tensor *const *tenso
     }
     if (!rc && !seen)
         rc = nd_fail(err, "op '%s': no loaded kernel library provides it", op);
-    else if (!rc && want == ND_VARIANT_SPECIALIZED && !special)
+    if (!rc) /* every entry of an op carries the same indices and dtypes */
+        rc = nd_op_check(generic ? generic : special ? special : cands[0], tensors, ntensors, err);
+    if (!rc && want == ND_VARIANT_SPECIALIZED && !special)
         rc = no_match(op, cands, ncands, sigs, ntensors, err);
-    else if (!rc && (want == ND_VARIANT_GENERIC || !special) && !generic)
+    if (!rc && (want == ND_VARIANT_GENERIC || !special) && !generic)
         rc = nd_fail(err, "op '%s': no generic kernel is registered", op);
     if (!rc) {
         const nda_kernel_entry *e = want == ND_VARIANT_GENERIC || !special ? generic : special;

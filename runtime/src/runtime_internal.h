@@ -30,6 +30,9 @@ void nd_pool_destroy(nd_pool *p);
 int nd_pool_threads(const nd_pool *p);
 void nd_pool_run(nd_pool *p, int64_t n, void (*fn)(void *ctx, int64_t i), void *ctx);
 
+/* ---- opcheck.c: tensors against an op's index notation and dtypes; messages name op and operand. */
+int nd_op_check(const nda_kernel_entry *e, nd_tensor *const *tensors, int n, nd_error *err);
+
 /* ---- device and tensor internals */
 struct nd_device {
     nd_device_config cfg;
