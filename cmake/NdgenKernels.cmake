@@ -18,9 +18,11 @@ function(ndgen_add_kernels target)
     set(ARG_TEMPLATE_DIRS ${CMAKE_CURRENT_SOURCE_DIR}/templates)
   endif()
   set(flags --include ${NDGEN_INCLUDE_DIR})
+  set(template_dirs "")
   foreach(dir IN LISTS ARG_TEMPLATE_DIRS)
     get_filename_component(dir "${dir}" ABSOLUTE)
     list(APPEND flags --templates ${dir})
+    list(APPEND template_dirs ${dir})
   endforeach()
   if(ARG_SPEC_DIR)
     get_filename_component(specdir "${ARG_SPEC_DIR}" ABSOLUTE)
@@ -58,7 +60,12 @@ function(ndgen_add_kernels target)
     VERBATIM)
 
   add_library(${target} MODULE ${sources} ${outdir}/registry.c ${outdir}/registry.c.stamp)
-  target_link_libraries(${target} PRIVATE ndgen::nd_accessor)
+  # libm at link time, so math functions bind to their current symbol versions (an unversioned logf
+  # resolved at dlopen binds to glibc's old compatibility wrapper, which returns +nan); and no symbol
+  # left undefined, so such a gap fails the build instead of changing results.
+  target_link_libraries(${target} PRIVATE ndgen::nd_accessor m)
+  target_link_options(${target} PRIVATE -Wl,--no-undefined)
+  target_include_directories(${target} PRIVATE ${template_dirs}) # templates' own headers
   target_compile_options(${target} PRIVATE -Wall -Wextra -Werror)
   set_target_properties(${target} PROPERTIES PREFIX "lib" C_STANDARD 17 C_STANDARD_REQUIRED ON
                         C_VISIBILITY_PRESET hidden POSITION_INDEPENDENT_CODE ON)

@@ -1,14 +1,18 @@
 /*
- * eltwise_binary.c - out = EXPR(a, b), element by element, for operands of one shape and page box.
- * Owner computes: each core walks the pages of `out` it holds and reads the same pages of `a` and `b`
- * wherever they live.
+ * eltwise_binary.c - out = EXPR(a, b), element by element, with numpy broadcasting. Owner computes:
+ * each core fills the pages of `out` it holds, reading `a` and `b` wherever they live.
  *
- * Operands: 0 a, 1 b (inputs), 2 out (output).
+ * When a, b and out share shape and page box, page p of each holds the same elements and the kernel
+ * works page by page; a specialized kernel knows this as a constant. Otherwise it walks each output
+ * page row by row and reads contiguous runs of the inputs, broadcasting where an input's dim is 1.
+ *
+ * Operands: 0 a, 1 b (inputs), 2 out (output), indexed "...".
  * Parameters: NDT_T, the C element type; NDT_EXPR(x, y), the scalar expression.
  */
 #include <math.h>
 #include <stdint.h>
 
+#include "eltwise_rows.h"
 #include "nd_accessor.h"
 
 #ifndef NDT_T
@@ -23,12 +27,48 @@ void eltwise_binary(const nda_core *core, const nda_args *args)
     const nda_tensor *a = nda_operand(args, 0);
     const nda_tensor *b = nda_operand(args, 1);
     const nda_tensor *out = nda_operand(args, 2);
-    const int64_t n = nda_page_bytes(out) / (int64_t)sizeof(NDT_T);
+    if (nda_same_paging(a, out) && nda_same_paging(b, out)) {
+        const int64_t n = nda_page_bytes(out) / (int64_t)sizeof(NDT_T);
+        for (nda_iter it = nda_iter_local(core, out); nda_iter_valid(&it); nda_iter_next(&it)) {
+            const NDT_T *x = nda_page_read(core, a, nda_iter_page(&it));
+            const NDT_T *y = nda_page_read(core, b, nda_iter_page(&it));
+            NDT_T *z = (NDT_T *)nda_iter_ptr(&it);
+            for (int64_t e = 0; e < n; ++e)
+                z[e] = NDT_EXPR(x[e], y[e]);
+        }
+        return;
+    }
+    const int r = nda_rank(out), ra = nda_rank(a), rb = nda_rank(b);
+    int64_t od[ROWS_MAX_RANK], pd[ROWS_MAX_RANK], ad[ROWS_MAX_RANK], bd[ROWS_MAX_RANK];
+    for (int i = 0; i < r; ++i) {
+        od[i] = nda_dim(out, i);
+        pd[i] = nda_page_dim(out, i);
+    }
+    for (int i = 0; i < ra; ++i)
+        ad[i] = nda_dim(a, i);
+    for (int i = 0; i < rb; ++i)
+        bd[i] = nda_dim(b, i);
+    const int64_t sa = ad[ra - 1] != 1, sb = bd[rb - 1] != 1; /* 0: broadcast along the last dim */
     for (nda_iter it = nda_iter_local(core, out); nda_iter_valid(&it); nda_iter_next(&it)) {
-        const NDT_T *x = nda_page_read(core, a, nda_iter_page(&it));
-        const NDT_T *y = nda_page_read(core, b, nda_iter_page(&it));
+        int64_t pc[ROWS_MAX_RANK], x[ROWS_MAX_RANK] = {0}, off;
+        rows w;
+        nda_page_coord(out, nda_iter_page(&it), pc);
         NDT_T *z = (NDT_T *)nda_iter_ptr(&it);
-        for (int64_t e = 0; e < n; ++e)
-            z[e] = NDT_EXPR(x[e], y[e]);
+        rows_begin(&w, r, od, pd, pc);
+        do {
+            const int64_t len = rows_get(&w, x, &off);
+            for (int64_t j = 0; j < len;) {
+                int64_t xa[ROWS_MAX_RANK], xb[ROWS_MAX_RANK], na, nb;
+                rows_broadcast(xa, x, r, ad, ra);
+                rows_broadcast(xb, x, r, bd, rb);
+                const NDT_T *pa = nda_elem_read(core, a, xa, &na);
+                const NDT_T *pb = nda_elem_read(core, b, xb, &nb);
+                const int64_t m = rows_min(len - j, rows_min(sa ? na : len, sb ? nb : len));
+                for (int64_t e = 0; e < m; ++e)
+                    z[off + j + e] = NDT_EXPR(pa[e * sa], pb[e * sb]);
+                j += m;
+                x[r - 1] += m;
+            }
+        } while (rows_next(&w));
     }
 }

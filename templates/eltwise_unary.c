@@ -1,13 +1,18 @@
 /*
- * eltwise_unary.c - out = EXPR(a), element by element. Owner computes: each core walks the pages of
- * `out` it holds and reads the same page of `a` wherever it lives.
+ * eltwise_unary.c - out = EXPR(a), element by element. Owner computes: each core fills the pages of
+ * `out` it holds, reading `a` wherever it lives.
  *
- * Operands: 0 a (input), 1 out (output), with the same shape and page box.
+ * When a and out share shape and page box the kernel works page by page (a constant, once
+ * specialized); otherwise, for instance from tiles to rows, it walks each output page row by row and
+ * reads contiguous runs of `a`.
+ *
+ * Operands: 0 a (input), 1 out (output), indexed "...".
  * Parameters: NDT_T, the C element type; NDT_EXPR(x), the scalar expression.
  */
 #include <math.h>
 #include <stdint.h>
 
+#include "eltwise_rows.h"
 #include "nd_accessor.h"
 
 #ifndef NDT_T
@@ -21,11 +26,39 @@ void eltwise_unary(const nda_core *core, const nda_args *args)
 {
     const nda_tensor *a = nda_operand(args, 0);
     const nda_tensor *out = nda_operand(args, 1);
-    const int64_t n = nda_page_bytes(out) / (int64_t)sizeof(NDT_T);
+    if (nda_same_paging(a, out)) {
+        const int64_t n = nda_page_bytes(out) / (int64_t)sizeof(NDT_T);
+        for (nda_iter it = nda_iter_local(core, out); nda_iter_valid(&it); nda_iter_next(&it)) {
+            const NDT_T *x = nda_page_read(core, a, nda_iter_page(&it));
+            NDT_T *y = (NDT_T *)nda_iter_ptr(&it);
+            for (int64_t e = 0; e < n; ++e)
+                y[e] = NDT_EXPR(x[e]);
+        }
+        return;
+    }
+    const int r = nda_rank(out);
+    int64_t od[ROWS_MAX_RANK], pd[ROWS_MAX_RANK];
+    for (int i = 0; i < r; ++i) {
+        od[i] = nda_dim(out, i);
+        pd[i] = nda_page_dim(out, i);
+    }
     for (nda_iter it = nda_iter_local(core, out); nda_iter_valid(&it); nda_iter_next(&it)) {
-        const NDT_T *x = nda_page_read(core, a, nda_iter_page(&it));
+        int64_t pc[ROWS_MAX_RANK], x[ROWS_MAX_RANK] = {0}, off;
+        rows w;
+        nda_page_coord(out, nda_iter_page(&it), pc);
         NDT_T *y = (NDT_T *)nda_iter_ptr(&it);
-        for (int64_t e = 0; e < n; ++e)
-            y[e] = NDT_EXPR(x[e]);
+        rows_begin(&w, r, od, pd, pc);
+        do {
+            const int64_t len = rows_get(&w, x, &off);
+            for (int64_t j = 0; j < len;) {
+                int64_t na;
+                const NDT_T *pa = nda_elem_read(core, a, x, &na);
+                const int64_t m = rows_min(len - j, na);
+                for (int64_t e = 0; e < m; ++e)
+                    y[off + j + e] = NDT_EXPR(pa[e]);
+                j += m;
+                x[r - 1] += m;
+            }
+        } while (rows_next(&w));
     }
 }

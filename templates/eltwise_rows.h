@@ -1,0 +1,65 @@
+/*
+ * eltwise_rows.h - arithmetic shared by the elementwise templates: walking the rows of an output page
+ * and broadcasting coordinates. No accessor calls here: those stay in the kernels, where ndgen finds
+ * and specializes them. The dims arrays come from nda_dim and nda_page_dim, literals once specialized.
+ */
+#ifndef ELTWISE_ROWS_H
+#define ELTWISE_ROWS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum { ROWS_MAX_RANK = 8 };
+
+typedef struct rows {
+    int r;
+    const int64_t *dim, *page;      /* output shape and page box, in elements */
+    int64_t origin[ROWS_MAX_RANK];  /* first element of the page */
+    int64_t row[ROWS_MAX_RANK];     /* position in the page box; the last entry stays 0 */
+} rows;
+
+static inline int64_t rows_min(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* Starts at the first row of the page at page coordinate pc. */
+static inline void rows_begin(rows *w, int r, const int64_t *dim, const int64_t *page, const int64_t *pc)
+{
+    w->r = r;
+    w->dim = dim;
+    w->page = page;
+    for (int i = 0; i < r; ++i) {
+        w->origin[i] = pc[i] * page[i];
+        w->row[i] = 0;
+    }
+}
+
+/* The current row: its first element x, its offset in the page, and its length inside the tensor
+ * (0 for a row of padding). */
+static inline int64_t rows_get(const rows *w, int64_t *x, int64_t *off)
+{
+    bool inside = true;
+    *off = 0;
+    for (int i = 0; i < w->r; ++i) {
+        x[i] = w->origin[i] + w->row[i];
+        inside = inside && x[i] < w->dim[i];
+        *off = *off * w->page[i] + w->row[i];
+    }
+    return inside ? rows_min(w->page[w->r - 1], w->dim[w->r - 1] - x[w->r - 1]) : 0;
+}
+
+/* Moves to the next row; false after the last. */
+static inline bool rows_next(rows *w)
+{
+    int i = w->r - 2;
+    while (i >= 0 && ++w->row[i] == w->page[i])
+        w->row[i--] = 0;
+    return i >= 0;
+}
+
+/* The coordinate in an input of rank ri and dims d that broadcasts to output coordinate x (rank r). */
+static inline void rows_broadcast(int64_t *xi, const int64_t *x, int r, const int64_t *d, int ri)
+{
+    for (int i = 0; i < ri; ++i)
+        xi[i] = d[i] == 1 ? 0 : x[i + r - ri];
+}
+
+#endif

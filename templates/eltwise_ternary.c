@@ -1,0 +1,81 @@
+/*
+ * eltwise_ternary.c - out = EXPR(a, b, c), element by element, with numpy broadcasting. Owner computes:
+ * each core fills the pages of `out` it holds, reading `a`, `b` and `c` wherever they live.
+ *
+ * When a, b, c and out share shape and page box, page p of each holds the same elements and the kernel
+ * works page by page; a specialized kernel knows this as a constant. Otherwise it walks each output
+ * page row by row and reads contiguous runs of the inputs, broadcasting where an input's dim is 1.
+ *
+ * Operands: 0 a, 1 b, 2 c (inputs), 3 out (output), indexed "...". Used by mul_add, lerp and clamp.
+ * Parameters: NDT_T, the C element type; NDT_EXPR(x, y, z), the scalar expression.
+ */
+#include <math.h>
+#include <stdint.h>
+
+#include "eltwise_rows.h"
+#include "nd_accessor.h"
+
+#ifndef NDT_T
+#define NDT_T float
+#endif
+#ifndef NDT_EXPR
+#define NDT_EXPR(x, y, z) ((x) * (y) + (z))
+#endif
+
+void eltwise_ternary(const nda_core *core, const nda_args *args)
+{
+    const nda_tensor *a = nda_operand(args, 0);
+    const nda_tensor *b = nda_operand(args, 1);
+    const nda_tensor *c = nda_operand(args, 2);
+    const nda_tensor *out = nda_operand(args, 3);
+    if (nda_same_paging(a, out) && nda_same_paging(b, out) && nda_same_paging(c, out)) {
+        const int64_t n = nda_page_bytes(out) / (int64_t)sizeof(NDT_T);
+        for (nda_iter it = nda_iter_local(core, out); nda_iter_valid(&it); nda_iter_next(&it)) {
+            const NDT_T *x = nda_page_read(core, a, nda_iter_page(&it));
+            const NDT_T *y = nda_page_read(core, b, nda_iter_page(&it));
+            const NDT_T *v = nda_page_read(core, c, nda_iter_page(&it));
+            NDT_T *z = (NDT_T *)nda_iter_ptr(&it);
+            for (int64_t e = 0; e < n; ++e)
+                z[e] = NDT_EXPR(x[e], y[e], v[e]);
+        }
+        return;
+    }
+    const int r = nda_rank(out), ra = nda_rank(a), rb = nda_rank(b), rc = nda_rank(c);
+    int64_t od[ROWS_MAX_RANK], pd[ROWS_MAX_RANK], ad[ROWS_MAX_RANK], bd[ROWS_MAX_RANK], cd[ROWS_MAX_RANK];
+    for (int i = 0; i < r; ++i) {
+        od[i] = nda_dim(out, i);
+        pd[i] = nda_page_dim(out, i);
+    }
+    for (int i = 0; i < ra; ++i)
+        ad[i] = nda_dim(a, i);
+    for (int i = 0; i < rb; ++i)
+        bd[i] = nda_dim(b, i);
+    for (int i = 0; i < rc; ++i)
+        cd[i] = nda_dim(c, i);
+    const int64_t sa = ad[ra - 1] != 1, sb = bd[rb - 1] != 1, sc = cd[rc - 1] != 1; /* 0: broadcast */
+    for (nda_iter it = nda_iter_local(core, out); nda_iter_valid(&it); nda_iter_next(&it)) {
+        int64_t pc[ROWS_MAX_RANK], x[ROWS_MAX_RANK] = {0}, off;
+        rows w;
+        nda_page_coord(out, nda_iter_page(&it), pc);
+        NDT_T *z = (NDT_T *)nda_iter_ptr(&it);
+        rows_begin(&w, r, od, pd, pc);
+        do {
+            const int64_t len = rows_get(&w, x, &off);
+            for (int64_t j = 0; j < len;) {
+                int64_t xa[ROWS_MAX_RANK], xb[ROWS_MAX_RANK], xc[ROWS_MAX_RANK], na, nb, nc;
+                rows_broadcast(xa, x, r, ad, ra);
+                rows_broadcast(xb, x, r, bd, rb);
+                rows_broadcast(xc, x, r, cd, rc);
+                const NDT_T *pa = nda_elem_read(core, a, xa, &na);
+                const NDT_T *pb = nda_elem_read(core, b, xb, &nb);
+                const NDT_T *pv = nda_elem_read(core, c, xc, &nc);
+                const int64_t m =
+                    rows_min(len - j, rows_min(sa ? na : len, rows_min(sb ? nb : len, sc ? nc : len)));
+                for (int64_t e = 0; e < m; ++e)
+                    z[off + j + e] = NDT_EXPR(pa[e * sa], pb[e * sb], pv[e * sc]);
+                j += m;
+                x[r - 1] += m;
+            }
+        } while (rows_next(&w));
+    }
+}
