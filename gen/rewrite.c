@@ -167,7 +167,7 @@ static void helper_locate(const operand_ctx *o)
         ndg_buf_printf(o->b, "    return (nd_loc){shard / %lld, shard %% %lld * %lld + in};\n}\n", R, R, SP);
 }
 
-static void helper_coord(const operand_ctx *o)
+static void helper_page_coord(const operand_ctx *o)
 {
     const nd_layout *l = &o->d->layout; /* page coordinates are at the tensor's full rank */
     ndg_buf_printf(o->b, "static inline void %spage_coord_%d(const nda_tensor *t, int64_t page, int64_t *coord)\n{\n"
@@ -176,6 +176,11 @@ static void helper_coord(const operand_ctx *o)
         ndg_buf_printf(o->b, "    coord[%d] = page %% %lld;\n    page /= %lld;\n", i, (long long)l->pages[i],
                        (long long)l->pages[i]);
     ndg_buf_printf(o->b, "    coord[0] = page;\n}\n");
+}
+
+static void helper_page_id(const operand_ctx *o)
+{
+    const nd_layout *l = &o->d->layout;
     sum id = {0};
     for (int i = 0; i < l->rank; ++i) {
         char c[32];
@@ -186,36 +191,74 @@ static void helper_coord(const operand_ctx *o)
                          "    (void)t;\n    return %s;\n}\n", o->P, o->k, sum_text(&id));
 }
 
-static void helpers_access(const operand_ctx *o)
+static void helper_self(const operand_ctx *o)
 {
-    const char *P = o->P;
-    int k = o->k;
+    ndg_buf_printf(o->b, "static inline int64_t %sself_%d(const nda_core *core, const nda_tensor *t)\n{\n"
+                         "    return t->index_of[core->id];\n}\n", o->P, o->k);
+}
+
+static void helper_page_addr(const operand_ctx *o)
+{
+    ndg_buf_printf(o->b, "static inline uint8_t *%spage_addr_%d(const nda_tensor *t, int64_t page)\n{\n"
+                         "    const nd_loc l = %slocate_%d(t, page);\n    return t->base[l.core] + l.offset * %lld;\n}\n",
+                   o->P, o->k, o->P, o->k, (long long)o->d->page_bytes);
+}
+
+static void helper_is_local(const operand_ctx *o)
+{
+    ndg_buf_printf(o->b, "static inline bool %sis_local_%d(const nda_core *core, const nda_tensor *t, int64_t page)\n{\n"
+                         "    const int64_t self = t->index_of[core->id];\n"
+                         "    return self >= 0 && %slocate_%d(t, page).core == self;\n}\n", o->P, o->k, o->P, o->k);
+}
+
+/* Counts traffic exactly as nda_page_read does. */
+static void helper_page_read(const operand_ctx *o)
+{
     long long pb = o->d->page_bytes;
-    char nslots[256], shard[128];
-    nslots_expr(nslots, sizeof nslots, o->l, "self");
-    shard_expr(shard, sizeof shard, o->l, "self", "slot");
     ndg_buf_printf(o->b,
-        "static inline int64_t %sself_%d(const nda_core *core, const nda_tensor *t)\n{\n"
-        "    return t->index_of[core->id];\n}\n"
-        "static inline uint8_t *%spage_addr_%d(const nda_tensor *t, int64_t page)\n{\n"
-        "    const nd_loc l = %slocate_%d(t, page);\n    return t->base[l.core] + l.offset * %lld;\n}\n"
-        "static inline bool %sis_local_%d(const nda_core *core, const nda_tensor *t, int64_t page)\n{\n"
-        "    const int64_t self = t->index_of[core->id];\n    return self >= 0 && %slocate_%d(t, page).core == self;\n}\n"
         "static inline const void *%spage_read_%d(const nda_core *core, const nda_tensor *t, int64_t page)\n{\n"
         "    const nd_loc l = %slocate_%d(t, page);\n    const bool local = l.core == t->index_of[core->id];\n"
         "    core->stats->local_pages_read += local;\n    core->stats->remote_pages_read += !local;\n"
         "    core->stats->local_bytes_read += local ? %lld : 0;\n    core->stats->remote_bytes_read += local ? 0 : %lld;\n"
-        "    return t->base[l.core] + l.offset * %lld;\n}\n"
+        "    return t->base[l.core] + l.offset * %lld;\n}\n", o->P, o->k, o->P, o->k, pb, pb, pb);
+}
+
+static void helper_page_write(const operand_ctx *o)
+{
+    ndg_buf_printf(o->b,
         "static inline void *%spage_write_%d(const nda_core *core, const nda_tensor *t, int64_t page)\n{\n"
         "    const nd_loc l = %slocate_%d(t, page);\n    core->stats->pages_written += 1;\n"
         "    core->stats->remote_pages_written += l.core != t->index_of[core->id];\n"
-        "    return t->base[l.core] + l.offset * %lld;\n}\n"
-        "static inline int64_t %sshard_count_%d(const nda_core *core, const nda_tensor *t)\n{\n"
-        "    const int64_t self = t->index_of[core->id];\n    return self < 0 ? 0 : %s;\n}\n"
-        "static inline int64_t %sshard_id_%d(const nda_core *core, const nda_tensor *t, int64_t slot)\n{\n"
-        "    const int64_t self = t->index_of[core->id];\n    return %s;\n}\n"
-        "static inline int64_t %spage_bytes_%d(const nda_tensor *t)\n{\n    (void)t;\n    return %lld;\n}\n",
-        P, k, P, k, P, k, pb, P, k, P, k, P, k, P, k, pb, pb, pb, P, k, P, k, pb, P, k, nslots, P, k, shard, P, k, pb);
+        "    return t->base[l.core] + l.offset * %lld;\n}\n", o->P, o->k, o->P, o->k, (long long)o->d->page_bytes);
+}
+
+static void helper_shard_count(const operand_ctx *o)
+{
+    char nslots[256];
+    nslots_expr(nslots, sizeof nslots, o->l, "self");
+    ndg_buf_printf(o->b, "static inline int64_t %sshard_count_%d(const nda_core *core, const nda_tensor *t)\n{\n"
+                         "    const int64_t self = t->index_of[core->id];\n    return self < 0 ? 0 : %s;\n}\n",
+                   o->P, o->k, nslots);
+}
+
+static void helper_shard_id(const operand_ctx *o)
+{
+    char shard[128];
+    shard_expr(shard, sizeof shard, o->l, "self", "slot");
+    ndg_buf_printf(o->b, "static inline int64_t %sshard_id_%d(const nda_core *core, const nda_tensor *t, int64_t slot)\n{\n"
+                         "    const int64_t self = t->index_of[core->id];\n    return %s;\n}\n", o->P, o->k, shard);
+}
+
+static void helper_page_bytes(const operand_ctx *o)
+{
+    ndg_buf_printf(o->b, "static inline int64_t %spage_bytes_%d(const nda_tensor *t)\n{\n    (void)t;\n    return %lld;\n}\n",
+                   o->P, o->k, (long long)o->d->page_bytes);
+}
+
+static void helper_rank(const operand_ctx *o)
+{
+    ndg_buf_printf(o->b, "static inline int %srank_%d(const nda_tensor *t)\n{\n    (void)t;\n    return %d;\n}\n", o->P,
+                   o->k, o->d->spec.rank);
 }
 
 static void dims_list(char *out, size_t len, const int64_t *d, int rank)
@@ -225,23 +268,24 @@ static void dims_list(char *out, size_t len, const int64_t *d, int rank)
         n += (size_t)snprintf(out + n, len - n, i ? ", %lld" : "%lld", (long long)d[i]);
 }
 
-/* Shapes as literals; element addresses with the page and in-page arithmetic folded. */
-static void helpers_elements(const operand_ctx *o)
+/* A literal array lookup, folded to a constant when i is. */
+static void helper_dims(const operand_ctx *o, const char *name, const int64_t *dims)
+{
+    char list[512];
+    dims_list(list, sizeof list, dims, o->d->spec.rank);
+    ndg_buf_printf(o->b, "static inline int64_t %s%s_%d(const nda_tensor *t, int i)\n{\n"
+                         "    static const int64_t v[] = {%s};\n    (void)t;\n    return v[i];\n}\n", o->P, name, o->k, list);
+}
+
+static void helper_dim(const operand_ctx *o) { helper_dims(o, "dim", o->d->spec.shape); }
+static void helper_page_dim(const operand_ctx *o) { helper_dims(o, "page_dim", o->d->spec.page); }
+
+/* Element addresses with the page and in-page arithmetic folded. */
+static void helper_elem_read(const operand_ctx *o)
 {
     const nd_dist_spec *s = &o->d->spec;
     const nd_layout *full = &o->d->layout;
-    const char *P = o->P;
-    int k = o->k, r = s->rank;
-    char shape[512], page[512];
-    dims_list(shape, sizeof shape, s->shape, r);
-    dims_list(page, sizeof page, s->page, r);
-    ndg_buf_printf(o->b,
-        "static inline int %srank_%d(const nda_tensor *t)\n{\n    (void)t;\n    return %d;\n}\n"
-        "static inline int64_t %sdim_%d(const nda_tensor *t, int i)\n{\n"
-        "    static const int64_t shape[] = {%s};\n    (void)t;\n    return shape[i];\n}\n"
-        "static inline int64_t %spage_dim_%d(const nda_tensor *t, int i)\n{\n"
-        "    static const int64_t page[] = {%s};\n    (void)t;\n    return page[i];\n}\n",
-        P, k, r, P, k, shape, P, k, page);
+    int r = s->rank;
     sum pid = {0}, in = {0};
     int64_t pe = 1;
     for (int i = r - 1; i >= 0; --i) { /* in-page strides run from the last dim */
@@ -261,11 +305,42 @@ static void helpers_elements(const operand_ctx *o)
         "    *run = to_page_end < to_edge ? to_page_end : to_edge;\n"
         "    const uint8_t *p = (const uint8_t *)%spage_read_%d(core, t, %s);\n"
         "    return p + (%s) * %lld;\n}\n",
-        P, k, pw, r - 1, pw, W, r - 1, P, k, sum_text(&pid), sum_text(&in), (long long)o->d->elem_bytes);
+        o->P, o->k, pw, r - 1, pw, W, r - 1, o->P, o->k, sum_text(&pid), sum_text(&in), (long long)o->d->elem_bytes);
 }
 
-static void emit_operand_helpers(ndg_buf *b, const char *P, int k, const ndg_operand *op, const nd_dist *d)
+/* Helpers in emission order: each after those it calls. NDG_LOCATE's helper serves nda_locate too. */
+static const struct {
+    ndg_call_kind kind;
+    void (*emit)(const operand_ctx *);
+    unsigned needs; /* bits of the kinds whose helpers it calls */
+} helpers[] = {
+    {NDG_LOCATE, helper_locate, 0},
+    {NDG_SELF, helper_self, 0},
+    {NDG_PAGE_ADDR, helper_page_addr, 1u << NDG_LOCATE},
+    {NDG_IS_LOCAL, helper_is_local, 1u << NDG_LOCATE},
+    {NDG_PAGE_COORD, helper_page_coord, 0},
+    {NDG_PAGE_ID, helper_page_id, 0},
+    {NDG_PAGE_READ, helper_page_read, 1u << NDG_LOCATE},
+    {NDG_PAGE_WRITE, helper_page_write, 1u << NDG_LOCATE},
+    {NDG_SHARD_COUNT, helper_shard_count, 0},
+    {NDG_SHARD_ID, helper_shard_id, 0},
+    {NDG_PAGE_BYTES, helper_page_bytes, 0},
+    {NDG_RANK, helper_rank, 0},
+    {NDG_DIM, helper_dim, 0},
+    {NDG_PAGE_DIM, helper_page_dim, 0},
+    {NDG_ELEM_READ, helper_elem_read, (1u << NDG_PAGE_READ) | (1u << NDG_LOCATE)},
+};
+
+/* Emits the helpers in `need` (bits of ndg_call_kind) and those they call. */
+static void emit_operand_helpers(ndg_buf *b, const char *P, int k, const ndg_operand *op, const nd_dist *d,
+                                 unsigned need)
 {
+    const size_t n = sizeof helpers / sizeof *helpers;
+    for (size_t i = n; i-- > 0;) /* callers come later in the table: close over their needs backwards */
+        if (need & (1u << helpers[i].kind))
+            need |= helpers[i].needs;
+    if (!need)
+        return;
     char sig[2048];
     nd_dist_signature(d, sig, sizeof sig);
     const nd_layout *l = &d->squeezed;
@@ -273,10 +348,9 @@ static void emit_operand_helpers(ndg_buf *b, const char *P, int k, const ndg_ope
                    k, op->name, sig, (long long)l->num_pages, (long long)l->num_shards, (long long)l->shard_pages,
                    (long long)l->ncores, l->rank);
     operand_ctx o = {b, P, k, d, l};
-    helper_locate(&o);
-    helper_coord(&o);
-    helpers_access(&o);
-    helpers_elements(&o);
+    for (size_t i = 0; i < n; ++i)
+        if (need & (1u << helpers[i].kind))
+            helpers[i].emit(&o);
 }
 
 /* ---------------------------------------------------------------- loops */
@@ -599,9 +673,16 @@ void ndg_rewrite(ndg_buf *out, const ndg_template *t, const ndg_variant *v)
     ndg_buf_printf(out, "#define %s %s\n", t->kernel, v->symbol);
     for (int i = 0; i < t->nrenames; ++i)
         ndg_buf_printf(out, "#define %s %s%s\n", t->renames[i], v->prefix, t->renames[i]);
-    if (v->target)
+    if (v->target) {
+        unsigned need[NDG_MAX_OPERANDS] = {0};
+        for (int i = 0; i < t->ncalls; ++i) { /* calls that keep their arguments and call a helper */
+            const ndg_call *c = &t->calls[i];
+            if (c->operand >= 0 && c->kind != NDG_SAME_PAGING && !known_local(t, v, c))
+                need[c->operand] |= 1u << c->kind;
+        }
         for (int k = 0; k < op->noperands; ++k)
-            emit_operand_helpers(out, v->prefix, k, &op->operands[k], &v->target->dist[k]);
+            emit_operand_helpers(out, v->prefix, k, &op->operands[k], &v->target->dist[k], need[k]);
+    }
     if (v->line_directives)
         ndg_buf_printf(out, "#line 1 \"%s\"\n", t->path);
     emit_body(out, t, v);
