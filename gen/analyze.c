@@ -399,7 +399,8 @@ static int visit_call(walk *w, CXCursor call)
     } else if (model) {
         rc = fail_at(w, call, "%s: templates reach distributions only through nda_* calls, which ndgen can specialize",
                      name);
-    } else if (accessor && strcmp(name, "nda_operand") != 0) {
+    } else if (accessor && strcmp(name, "nda_operand") != 0 && strcmp(name, "nda_bf16_to_f32") != 0 &&
+               strcmp(name, "nda_f32_to_bf16") != 0) { /* binding and element conversions stay as written */
         int kind = classify(name);
         if (kind >= 0)
             rc = record_call(w, call, kind, start, end);

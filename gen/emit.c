@@ -74,12 +74,19 @@ static void emit_header(ndg_buf *b, const ndg_spec *spec, const ndg_template *co
             ndg_buf_printf(b, "%s\n", tmpl[i]->includes[k]); /* include guards make repeats harmless */
 }
 
+/* nd_<op>__<dtype>__generic or __t<k>; <dtype> lists every operand's dtype when they differ. */
 static void symbol_of(char *out, size_t len, const ndg_op *op, int target)
 {
+    char dt[128] = "";
+    bool mixed = false;
+    for (int k = 1; k < op->noperands; ++k)
+        mixed |= op->operands[k].dtype != op->operands[0].dtype;
+    for (int k = 0; k < (mixed ? op->noperands : 1); ++k)
+        snprintf(dt + strlen(dt), sizeof dt - strlen(dt), "%s%s", k ? "_" : "", nd_dtype_name(op->operands[k].dtype));
     if (target < 0)
-        snprintf(out, len, "nd_%s__generic", op->name);
+        snprintf(out, len, "nd_%s__%s__generic", op->name, dt);
     else
-        snprintf(out, len, "nd_%s__t%d", op->name, target);
+        snprintf(out, len, "nd_%s__%s__t%d", op->name, dt, target);
 }
 
 static void emit_registry_group(ndg_buf *b, const ndg_spec *spec)

@@ -441,7 +441,7 @@ static void loop_open(ndg_buf *b, const char *P, const loop_plan *p, const char 
     ndg_buf_printf(b, "{ /* ndgen: the pages of operand %d this core holds: %lld shards of %lld pages on %lld cores, %s */\n",
                    L->operand, (long long)l->num_shards, (long long)l->shard_pages, (long long)l->ncores,
                    nd_strategy_name(l->strategy));
-    ndg_buf_printf(b, "%s    const int64_t %s = (%s)->index_of[(%s)->id];\n", ind, self, L->tensor_expr, L->core_expr);
+    ndg_buf_printf(b, "%s    const int64_t %s = (%s)->owner_of[(%s)->id];\n", ind, self, L->tensor_expr, L->core_expr);
     ndg_buf_printf(b, "%s    const int64_t %snslots%d = %s < 0 ? 0 : %s;\n", ind, P, n, self, nslots);
     for (int i = 0; i < p->nptrs; ++i) {
         const loop_ptr *q = &p->ptrs[i];

@@ -583,9 +583,19 @@ static int run_chunk(lua_State *L, const char *path, nd_error *err)
 
 /* Ops in name order: a spec may declare them from pairs(), whose order changes from run to run, and
  * the output must not. */
+static int dtype_order(const ndg_op *x, const ndg_op *y)
+{
+    for (int i = 0; i < x->noperands && i < y->noperands; ++i)
+        if (x->operands[i].dtype != y->operands[i].dtype)
+            return (int)x->operands[i].dtype - (int)y->operands[i].dtype;
+    return x->noperands - y->noperands;
+}
+
 static int op_order(const void *a, const void *b)
 {
-    return strcmp(((const ndg_op *)a)->name, ((const ndg_op *)b)->name);
+    const ndg_op *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : dtype_order(x, y);
 }
 
 static int collect(lua_State *L, const ndg_spec_env *env, ndg_spec *out, nd_error *err)
@@ -615,10 +625,10 @@ static int collect(lua_State *L, const ndg_spec_env *env, ndg_spec *out, nd_erro
         if (convert_op(&c, -1, env, op))
             return -1;
         lua_pop(L, 2);
-        for (int j = 0; j + 1 < out->nops; ++j)
-            if (strcmp(out->ops[j].name, op->name) == 0)
-                return nd_fail(err, "%s:%d: op '%s' is declared twice (first at line %d)", out->path, op->line,
-                               op->name, out->ops[j].line);
+        for (int j = 0; j + 1 < out->nops; ++j) /* one op per name and dtypes: the runtime picks by both */
+            if (strcmp(out->ops[j].name, op->name) == 0 && dtype_order(&out->ops[j], op) == 0)
+                return nd_fail(err, "%s:%d: op '%s' with these dtypes is declared twice (first at line %d)",
+                               out->path, op->line, op->name, out->ops[j].line);
     }
     qsort(out->ops, (size_t)out->nops, sizeof *out->ops, op_order);
     return 0;

@@ -31,15 +31,41 @@ local function with(list, more)
   return t
 end
 
+-- How each math dtype is stored and converted: bf16 is stored as uint16_t, computed in f32 and
+-- rounded to nearest even on the way back.
+local math_types = {
+  f32  = { T = "float" },
+  bf16 = { T = "uint16_t", LOAD = "nda_bf16_to_f32(v)", STORE = "nda_f32_to_bf16(v)" },
+}
+
+-- A target list with every distribution given this dtype.
+local function typed(targets, dtype)
+  local out = {}
+  for i, t in ipairs(targets) do
+    out[i] = {}
+    for operand, dist in pairs(t) do
+      local copy = {}
+      for k, v in pairs(dist) do copy[k] = v end
+      copy.dtype = dtype
+      out[i][operand] = copy
+    end
+  end
+  return out
+end
+
 local function op_family(template, ops, inputs, targets)
   for name, expr in pairs(ops) do
-    local ins = {}
-    for i, n in ipairs(inputs) do ins[i] = { name = n, dtype = "f32", index = "..." } end
-    op {
-      name = name, template = template, params = { T = "float", EXPR = expr },
-      inputs = ins, outputs = { { name = "out", dtype = "f32", index = "..." } },
-      targets = targets,
-    }
+    for dtype, types in pairs(math_types) do
+      local ins = {}
+      for i, n in ipairs(inputs) do ins[i] = { name = n, dtype = dtype, index = "..." } end
+      local params = { EXPR = expr }
+      for k, v in pairs(types) do params[k] = v end
+      op {
+        name = name, template = template, params = params,
+        inputs = ins, outputs = { { name = "out", dtype = dtype, index = "..." } },
+        targets = typed(dtype == "f32" and targets or { targets[1], targets[#targets] }, dtype),
+      }
+    end
   end
 end
 

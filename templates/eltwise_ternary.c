@@ -7,7 +7,9 @@
  * page row by row and reads contiguous runs of the inputs, broadcasting where an input's dim is 1.
  *
  * Operands: 0 a, 1 b, 2 c (inputs), 3 out (output), indexed "...". Used by mul_add, lerp and clamp.
- * Parameters: NDT_T, the C element type; NDT_EXPR(x, y, z), the scalar expression.
+ * Parameters: NDT_T, the stored C element type; NDT_LOAD(v) and NDT_STORE(v), conversions to and from
+ * the type the expression computes in (bf16 is stored as uint16_t and computed in f32);
+ * NDT_EXPR(x, y, z), the scalar expression.
  */
 #include <math.h>
 #include <stdint.h>
@@ -17,6 +19,12 @@
 
 #ifndef NDT_T
 #define NDT_T float
+#endif
+#ifndef NDT_LOAD
+#define NDT_LOAD(v) (v)
+#endif
+#ifndef NDT_STORE
+#define NDT_STORE(v) (v)
 #endif
 #ifndef NDT_EXPR
 #define NDT_EXPR(x, y, z) ((x) * (y) + (z))
@@ -36,7 +44,7 @@ void eltwise_ternary(const nda_core *core, const nda_args *args)
             const NDT_T *v = nda_page_read(core, c, nda_iter_page(&it));
             NDT_T *z = (NDT_T *)nda_iter_ptr(&it);
             for (int64_t e = 0; e < n; ++e)
-                z[e] = NDT_EXPR(x[e], y[e], v[e]);
+                z[e] = NDT_STORE(NDT_EXPR(NDT_LOAD(x[e]), NDT_LOAD(y[e]), NDT_LOAD(v[e])));
         }
         return;
     }
@@ -72,7 +80,7 @@ void eltwise_ternary(const nda_core *core, const nda_args *args)
                 const int64_t m =
                     rows_min(len - j, rows_min(sa ? na : len, rows_min(sb ? nb : len, sc ? nc : len)));
                 for (int64_t e = 0; e < m; ++e)
-                    z[off + j + e] = NDT_EXPR(pa[e * sa], pb[e * sb], pv[e * sc]);
+                    z[off + j + e] = NDT_STORE(NDT_EXPR(NDT_LOAD(pa[e * sa]), NDT_LOAD(pb[e * sb]), NDT_LOAD(pv[e * sc])));
                 j += m;
                 x[r - 1] += m;
             }

@@ -7,7 +7,9 @@
  * reads contiguous runs of `a`.
  *
  * Operands: 0 a (input), 1 out (output), indexed "...".
- * Parameters: NDT_T, the C element type; NDT_EXPR(x), the scalar expression.
+ * Parameters: NDT_T, the stored C element type; NDT_LOAD(v) and NDT_STORE(v), conversions to and from
+ * the type the expression computes in (bf16 is stored as uint16_t and computed in f32);
+ * NDT_EXPR(x), the scalar expression.
  */
 #include <math.h>
 #include <stdint.h>
@@ -17,6 +19,12 @@
 
 #ifndef NDT_T
 #define NDT_T float
+#endif
+#ifndef NDT_LOAD
+#define NDT_LOAD(v) (v)
+#endif
+#ifndef NDT_STORE
+#define NDT_STORE(v) (v)
 #endif
 #ifndef NDT_EXPR
 #define NDT_EXPR(x) (x)
@@ -32,7 +40,7 @@ void eltwise_unary(const nda_core *core, const nda_args *args)
             const NDT_T *x = nda_page_read(core, a, nda_iter_page(&it));
             NDT_T *y = (NDT_T *)nda_iter_ptr(&it);
             for (int64_t e = 0; e < n; ++e)
-                y[e] = NDT_EXPR(x[e]);
+                y[e] = NDT_STORE(NDT_EXPR(NDT_LOAD(x[e])));
         }
         return;
     }
@@ -55,7 +63,7 @@ void eltwise_unary(const nda_core *core, const nda_args *args)
                 const NDT_T *pa = nda_elem_read(core, a, x, &na);
                 const int64_t m = rows_min(len - j, na);
                 for (int64_t e = 0; e < m; ++e)
-                    y[off + j + e] = NDT_EXPR(pa[e]);
+                    y[off + j + e] = NDT_STORE(NDT_EXPR(NDT_LOAD(pa[e])));
                 j += m;
                 x[r - 1] += m;
             }

@@ -35,11 +35,12 @@ check "unchanged rerun leaves unary.c untouched" '[ "$(mtime "$tmp/out/unary.c")
 check "unchanged rerun leaves copy.c untouched" '[ "$(mtime "$tmp/out/copy.c")" = "$c0" ]'
 
 # edit the unary template: its kernels change, the copy spec's output is not rewritten
-sed -i 's/y\[e\] = NDT_EXPR(x\[e\]);/y[e] = NDT_EXPR(x[e]) + 0.5f; \/* edited *\//' "$tmp/templates/eltwise_unary.c"
+sed -i 's/y\[e\] = NDT_STORE(NDT_EXPR(NDT_LOAD(x\[e\])));/y[e] = NDT_STORE(NDT_EXPR(NDT_LOAD(x[e])) + 0.5f); \/* edited *\//' \
+  "$tmp/templates/eltwise_unary.c"
 check "template edited" 'grep -q "edited" "$tmp/templates/eltwise_unary.c"'
 sleep 0.05
 check "regeneration after the edit" 'gen'
-check "the edit reaches every unary kernel" '[ "$(grep -c "+ 0.5f; /\* edited \*/" "$tmp/out/unary.c")" = 2 ]'
+check "the edit reaches every unary kernel" '[ "$(grep -c "+ 0.5f); /\* edited \*/" "$tmp/out/unary.c")" = 2 ]'
 check "unary.c was rewritten" '[ "$(md5sum <"$tmp/out/unary.c")" != "$usum" ] && [ "$(mtime "$tmp/out/unary.c")" != "$u0" ]'
 check "copy.c, whose template did not change, was not rewritten" '[ "$(mtime "$tmp/out/copy.c")" = "$c0" ]'
 

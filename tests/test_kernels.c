@@ -26,7 +26,6 @@ static float f_neg(const float *v) { return -v[0]; }
 static float f_abs(const float *v) { return fabsf(v[0]); }
 static float f_sigmoid(const float *v) { return 1.0f / (1.0f + expf(-v[0])); }
 static float f_tanh(const float *v) { return tanhf(v[0]); }
-static float f_copy(const float *v) { return v[0]; }
 static float f_add(const float *v) { return v[0] + v[1]; }
 static float f_sub(const float *v) { return v[0] - v[1]; }
 static float f_mul(const float *v) { return v[0] * v[1]; }
@@ -44,24 +43,70 @@ static const struct {
     scalar_fn *fn;
 } references[] = {
     {"relu", f_relu}, {"gelu", f_gelu}, {"exp", f_exp}, {"log", f_log}, {"sqrt", f_sqrt}, {"neg", f_neg},
-    {"abs", f_abs}, {"sigmoid", f_sigmoid}, {"tanh", f_tanh}, {"page_copy", f_copy}, {"add", f_add},
+    {"abs", f_abs}, {"sigmoid", f_sigmoid}, {"tanh", f_tanh}, {"add", f_add},
     {"sub", f_sub}, {"mul", f_mul}, {"div", f_div}, {"max", f_max}, {"min", f_min}, {"mul_add", f_mul_add},
     {"lerp", f_lerp}, {"clamp", f_clamp},
 };
 
-static scalar_fn *reference_of(const char *op)
+/* Data movement: the output's elements are the input's, moved. */
+static const char *const movement[] = {"page_copy", "reshard"};
+
+static bool reference_of(const char *op, scalar_fn **fn)
 {
+    *fn = NULL;
+    for (size_t i = 0; i < sizeof movement / sizeof *movement; ++i)
+        if (strcmp(movement[i], op) == 0)
+            return true;
     for (size_t i = 0; i < sizeof references / sizeof *references; ++i)
-        if (strcmp(references[i].op, op) == 0)
-            return references[i].fn;
-    return NULL;
+        if (strcmp(references[i].op, op) == 0) {
+            *fn = references[i].fn;
+            return true;
+        }
+    return false;
 }
 
-/* Plain loops: every output element from its inputs, found by numpy broadcasting in row-major arrays. */
-static void reference(scalar_fn *fn, float *out, const float *const *in, const nd_dist *d, int nin)
+/* bf16 by its own route: the nearer of the two bf16 values around f, ties to the even one. */
+static uint16_t ref_to_bf16(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if (isnan(f))
+        return (uint16_t)((u >> 16) | 0x40);
+    uint16_t lo = (uint16_t)(u >> 16), hi = (uint16_t)(lo + 1); /* truncated, and one step away from 0 */
+    uint32_t lu = (uint32_t)lo << 16, hu = (uint32_t)hi << 16;
+    float lf, hf;
+    memcpy(&lf, &lu, 4);
+    memcpy(&hf, &hu, 4);
+    double dl = fabs((double)f - (double)lf), dh = isinf(hf) ? INFINITY : fabs((double)hf - (double)f);
+    if (lu == u || dl < dh)
+        return lo;
+    return dh < dl ? hi : (lo & 1) ? hi : lo;
+}
+
+static float load_value(const void *p, int64_t i, nd_dtype t)
+{
+    if (t == ND_F32)
+        return ((const float *)p)[i];
+    uint32_t u = (uint32_t)((const uint16_t *)p)[i] << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static void store_value(void *p, int64_t i, nd_dtype t, float v)
+{
+    if (t == ND_F32)
+        ((float *)p)[i] = v;
+    else
+        ((uint16_t *)p)[i] = ref_to_bf16(v);
+}
+
+/* Plain loops: every output element from its inputs, found by numpy broadcasting in row-major arrays.
+ * Math is done in f32; a data-movement op (fn NULL) copies the element's bytes. */
+static void reference(scalar_fn *fn, void *out, const void *const *in, const nd_dist *d, int nin)
 {
     const nd_dist_spec *o = &d[nin].spec;
-    int64_t n = 1, x[ND_MAX_RANK] = {0};
+    int64_t n = 1, x[ND_MAX_RANK] = {0}, eb = d[nin].elem_bytes;
     for (int i = 0; i < o->rank; ++i)
         n *= o->shape[i];
     for (int64_t e = 0; e < n; ++e) {
@@ -71,9 +116,13 @@ static void reference(scalar_fn *fn, float *out, const float *const *in, const n
             int64_t idx = 0;
             for (int i = 0; i < s->rank; ++i)
                 idx = idx * s->shape[i] + (s->shape[i] == 1 ? 0 : x[i + o->rank - s->rank]);
-            v[k] = in[k][idx];
+            if (fn)
+                v[k] = load_value(in[k], idx, s->dtype);
+            else
+                memcpy((uint8_t *)out + e * eb, (const uint8_t *)in[k] + idx * eb, (size_t)eb);
         }
-        out[e] = fn(v);
+        if (fn)
+            store_value(out, e, o->dtype, fn(v));
         for (int i = o->rank - 1; i >= 0 && ++x[i] == o->shape[i]; --i)
             x[i] = 0;
     }
@@ -130,17 +179,17 @@ static void free_setup(setup *s)
 }
 
 /* Runs op with variant want; returns the output (last operand) gathered, and the per-core stats. */
-static float *run(const nd_kernels *k, setup *s, const char *op, nd_variant want, nd_kernel_pick *pick,
-                  nda_stats **stats)
+static uint8_t *run(const nd_kernels *k, setup *s, const char *op, nd_variant want, nd_kernel_pick *pick,
+                    nda_stats **stats)
 {
     nd_error err;
     nd_launch_stats ls;
-    int64_t n = s->elems[s->n - 1];
-    float *zero = calloc((size_t)n, sizeof *zero), *out = malloc((size_t)n * sizeof *out);
-    nd_tensor_write(s->t[s->n - 1], zero, n * 4, &err);
+    int64_t n = s->elems[s->n - 1] * s->d[s->n - 1].elem_bytes;
+    uint8_t *zero = calloc((size_t)n, 1), *out = malloc((size_t)n);
+    nd_tensor_write(s->t[s->n - 1], zero, n, &err);
     int rc = nd_run(s->dev, k, op, s->t, s->n, NULL, 0, want, pick, &ls, &err);
     CHECK(rc == 0, "%s: %s", op, err.msg);
-    nd_tensor_read(s->t[s->n - 1], out, n * 4, &err);
+    nd_tensor_read(s->t[s->n - 1], out, n, &err);
     *stats = malloc((size_t)ls.ncores * sizeof **stats);
     memcpy(*stats, ls.per_core, (size_t)ls.ncores * sizeof **stats);
     free(zero);
@@ -156,35 +205,48 @@ static void check_target(const nd_kernels *k, const nda_kernel_entry *e)
         CHECK(0, "%s: cannot set up its target: %s", e->symbol, err.msg);
         return;
     }
-    const float *in[8];
-    for (int i = 0; i + 1 < s.n; ++i) { /* small multiples of 1/4: exact in f32, and no overflow in exp */
-        float *x = malloc((size_t)s.elems[i] * sizeof *x);
-        for (int64_t j = 0; j < s.elems[i]; ++j)
-            x[j] = (float)rng_range(&test_seed, -32, 32) / 4.0f;
-        nd_tensor_write(s.t[i], x, s.elems[i] * 4, &err);
+    const void *in[8];
+    for (int i = 0; i + 1 < s.n; ++i) {
+        int64_t bytes = s.elems[i] * s.d[i].elem_bytes;
+        uint8_t *x = malloc((size_t)bytes);
+        for (int64_t j = 0; j < s.elems[i]; ++j) { /* floats: multiples of 1/4 in [-8, 8], exact in bf16 too */
+            float f = (float)rng_range(&test_seed, -32, 32) / 4.0f;
+            uint32_t u = (uint32_t)rng_next(&test_seed);
+            if (s.d[i].spec.dtype == ND_F32)
+                memcpy(x + 4 * j, &f, 4);
+            else if (s.d[i].spec.dtype == ND_BF16)
+                memcpy(&u, &f, 4), u >>= 16, memcpy(x + 2 * j, &u, 2);
+            else
+                memcpy(x + j * s.d[i].elem_bytes, &u, (size_t)s.d[i].elem_bytes);
+        }
+        nd_tensor_write(s.t[i], x, bytes, &err);
         in[i] = x;
     }
     nd_kernel_pick pg, ps, pa;
     nda_stats *sg, *ss, *sa;
-    float *g = run(k, &s, e->op, ND_VARIANT_GENERIC, &pg, &sg);
-    float *sp = run(k, &s, e->op, ND_VARIANT_SPECIALIZED, &ps, &ss);
-    float *au = run(k, &s, e->op, ND_VARIANT_AUTO, &pa, &sa);
+    uint8_t *g = run(k, &s, e->op, ND_VARIANT_GENERIC, &pg, &sg);
+    uint8_t *sp = run(k, &s, e->op, ND_VARIANT_SPECIALIZED, &ps, &ss);
+    uint8_t *au = run(k, &s, e->op, ND_VARIANT_AUTO, &pa, &sa);
     CHECK(!pg.specialized && ps.specialized && strcmp(ps.symbol, e->symbol) == 0 && strcmp(pa.symbol, e->symbol) == 0,
           "picked %s (generic), %s (specialized), %s (auto)", pg.symbol, ps.symbol, pa.symbol);
-    int64_t nout = s.elems[s.n - 1];
-    CHECK(memcmp(g, sp, (size_t)nout * 4) == 0, "specialized output differs from generic");
+    int64_t nout = s.elems[s.n - 1], eb = s.d[s.n - 1].elem_bytes;
+    CHECK(memcmp(g, sp, (size_t)(nout * eb)) == 0, "specialized output differs from generic");
     int64_t ncores = (int64_t)nd_device_get_config(s.dev).grid_x * nd_device_get_config(s.dev).grid_y;
     CHECK(memcmp(sg, ss, (size_t)ncores * sizeof *sg) == 0, "per-core statistics differ");
-    scalar_fn *ref = reference_of(e->op);
-    CHECK(ref != NULL, "no reference for op '%s': add one to tests/test_kernels.c", e->op);
-    if (ref) {
-        float *want = malloc((size_t)nout * sizeof *want);
+    scalar_fn *ref;
+    bool known = reference_of(e->op, &ref);
+    CHECK(known, "no reference for op '%s': add one to tests/test_kernels.c", e->op);
+    if (known) {
+        uint8_t *want = malloc((size_t)(nout * eb));
         reference(ref, want, in, s.d, s.n - 1);
         int64_t at = 0;
-        while (at < nout && memcmp(&want[at], &g[at], 4) == 0)
+        while (at < nout && memcmp(want + at * eb, g + at * eb, (size_t)eb) == 0)
             ++at;
-        CHECK(at == nout, "generic output differs from the reference at element %" PRId64 ": %a, want %a", at,
-              at < nout ? (double)g[at] : 0.0, at < nout ? (double)want[at] : 0.0);
+        uint32_t got = 0, exp = 0;
+        if (at < nout)
+            memcpy(&got, g + at * eb, (size_t)eb), memcpy(&exp, want + at * eb, (size_t)eb);
+        CHECK(at == nout, "generic output differs from the reference at element %" PRId64 ": bits %#x, want %#x",
+              at, got, exp);
         free(want);
     }
     for (int i = 0; i + 1 < s.n; ++i)

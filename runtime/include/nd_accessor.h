@@ -26,7 +26,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever nda_tensor, nda_core, nda_args or the kernel signature change. */
-#define NDA_ABI_VERSION 2u
+#define NDA_ABI_VERSION 3u
 
 /* Per-core traffic of one launch; padded to a cache line so cores on different threads never share. */
 typedef struct nda_stats {
@@ -42,6 +42,8 @@ typedef struct nda_tensor {
     const nd_layout *layout; /* placement, squeezed */
     uint8_t *const *base;    /* base[i]: start of the buffer on core i of the tensor's core list */
     const int32_t *index_of; /* device core id -> index in the core list, or -1 (always -1 for DRAM) */
+    const int32_t *owner_of; /* device core id -> the core-list entry whose pages it writes, or -1: the same
+                                as index_of in L1; in DRAM, device core c writes bank c of the list */
     int64_t page_bytes;
 } nda_tensor;
 
@@ -200,7 +202,8 @@ static inline const void *nda_elem_read(const nda_core *core, const nda_tensor *
 /* ---------------------------------------------------------------- iteration over owned pages */
 
 /*
- * The pages this core holds of t, in buffer order, padding skipped:
+ * The pages this core owns of t, in buffer order, padding skipped: those it holds in L1, or for a DRAM
+ * tensor those of the bank it writes.
  *   for (nda_iter it = nda_iter_local(core, t); nda_iter_valid(&it); nda_iter_next(&it)) {
  *       int64_t page = nda_iter_page(&it);  uint8_t *p = nda_iter_ptr(&it);  ...
  *   }
@@ -215,7 +218,7 @@ typedef struct nda_iter {
 static inline nda_iter nda_iter_local(const nda_core *core, const nda_tensor *t)
 {
     nda_iter it;
-    int64_t self = nda_self(core, t);
+    int64_t self = t->owner_of[core->id];
     it.base = self >= 0 ? t->base[self] : NULL;
     it.page_bytes = t->page_bytes;
     if (self >= 0) {
@@ -231,6 +234,29 @@ static inline bool nda_iter_valid(const nda_iter *it) { return it->pages.valid; 
 static inline void nda_iter_next(nda_iter *it) { nd_page_iter_next(&it->pages); }
 static inline int64_t nda_iter_page(const nda_iter *it) { return it->pages.page_id; }
 static inline uint8_t *nda_iter_ptr(const nda_iter *it) { return it->base + it->pages.offset * it->page_bytes; }
+
+/* ---------------------------------------------------------------- element types */
+
+/* bf16 is stored as the top half of an f32; math on it is done in f32. These two helpers involve no
+ * distribution, so ndgen leaves them as they are. */
+static inline float nda_bf16_to_f32(uint16_t h)
+{
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* Rounds to nearest, ties to even; a NaN stays a (quiet) NaN. */
+static inline uint16_t nda_f32_to_bf16(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+        return (uint16_t)((u >> 16) | 0x0040u);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
 
 /* ---------------------------------------------------------------- shards */
 

@@ -150,6 +150,8 @@ static void tensor_release(nd_tensor *t, int64_t placed)
 {
     for (int64_t i = 0; i < placed; ++i)
         nd_arena_free(tensor_arena(t, nd_dist_core(&t->dist, i)), t->offset[i]);
+    if (t->owner_of != t->index_of)
+        free(t->owner_of);
     free(t->offset);
     free(t->base);
     free(t->index_of);
@@ -196,9 +198,19 @@ int nd_tensor_alloc(nd_device *dev, const nd_dist *d, nd_tensor **out, nd_error 
     }
     for (int64_t i = 0; i < dev->ncores; ++i)
         t->index_of[i] = -1;
+    t->owner_of = t->index_of;
+    if (d->spec.buffer == ND_DRAM) { /* device core c writes bank c of the list */
+        t->owner_of = malloc((size_t)dev->ncores * sizeof *t->owner_of);
+        if (!t->owner_of) {
+            tensor_release(t, 0);
+            return nd_fail(err, "tensor: out of memory for %lld core entries", (long long)dev->ncores);
+        }
+        for (int64_t i = 0; i < dev->ncores; ++i)
+            t->owner_of[i] = i < t->ncores ? (int32_t)i : -1;
+    }
     if (place(t, err))
         return -1;
-    t->view = (nda_tensor){&t->dist, &t->dist.squeezed, t->base, t->index_of, d->page_bytes};
+    t->view = (nda_tensor){&t->dist, &t->dist.squeezed, t->base, t->index_of, t->owner_of, d->page_bytes};
     ++dev->live_tensors;
     *out = t;
     return 0;

@@ -1,5 +1,6 @@
 /* kernels.c - loading generated kernel libraries and choosing a kernel for a launch. */
 #include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -113,33 +114,71 @@ static int no_match(const char *op, const nda_kernel_entry *const *cands, int nc
                    best->signatures[first_diff]);
 }
 
+static bool dtypes_match(const nda_kernel_entry *e, nd_tensor *const *tensors, int n)
+{
+    for (int i = 0; i < n; ++i)
+        if (strcmp(e->dtypes[i], nd_dtype_name(nd_tensor_dist(tensors[i])->spec.dtype)) != 0)
+            return false;
+    return true;
+}
+
+/* No entry of op takes these dtypes: name the first operand no entry accepts, and what it takes. */
+static int dtype_error(const nd_kernels *k, const char *op, nd_tensor *const *tensors, int n, nd_error *err)
+{
+    for (int i = 0; i < n; ++i) {
+        const char *have = nd_dtype_name(nd_tensor_dist(tensors[i])->spec.dtype), *name = "?";
+        char takes[64] = "";
+        bool ok = false;
+        for (int j = 0; j < k->n && !ok; ++j) {
+            const nda_kernel_entry *e = k->entries[j];
+            if (strcmp(e->op, op) != 0 || e->noperands != n)
+                continue;
+            name = e->operands[i];
+            ok = strcmp(e->dtypes[i], have) == 0;
+            if (!strstr(takes, e->dtypes[i]))
+                snprintf(takes + strlen(takes), sizeof takes - strlen(takes), "%s%s", takes[0] ? " or " : "", e->dtypes[i]);
+        }
+        if (!ok)
+            return nd_fail(err, "op '%s': operand '%s' is %s, but the op takes %s there", op, name, have, takes);
+    }
+    return nd_fail(err, "op '%s': no kernel takes this combination of dtypes", op);
+}
+
 int nd_kernels_pick(const nd_kernels *k, const char *op, nd_tensor *const *tensors, int ntensors, nd_variant want,
                     nd_kernel_pick *out, nd_error *err)
 {
     const nda_kernel_entry *generic = NULL, *special = NULL, *cands[256];
-    int ncands = 0;
-    char (*sigs)[2048] = calloc((size_t)(ntensors > 0 ? ntensors : 1), sizeof *sigs);
-    for (int i = 0; i < ntensors; ++i)
-        nd_dist_signature(nd_tensor_dist(tensors[i]), sigs[i], sizeof sigs[i]);
-    int rc = 0, seen = 0;
-    for (int i = 0; i < k->n && !rc; ++i) {
+    int ncands = 0, named = 0, arity = -1, typed = 0;
+    for (int i = 0; i < k->n; ++i) {
         const nda_kernel_entry *e = k->entries[i];
         if (strcmp(e->op, op) != 0)
             continue;
-        ++seen;
-        if (e->noperands != ntensors)
-            rc = nd_fail(err, "op '%s' takes %d operands, but the launch gives %d", op, e->noperands, ntensors);
-        else if (!e->signatures)
+        ++named;
+        arity = e->noperands;
+        typed += e->noperands == ntensors && dtypes_match(e, tensors, ntensors);
+    }
+    if (!named)
+        return nd_fail(err, "op '%s': no loaded kernel library provides it", op);
+    if (arity != ntensors)
+        return nd_fail(err, "op '%s' takes %d operands, but the launch gives %d", op, arity, ntensors);
+    if (!typed)
+        return dtype_error(k, op, tensors, ntensors, err);
+    char (*sigs)[2048] = calloc((size_t)ntensors, sizeof *sigs);
+    for (int i = 0; i < ntensors; ++i)
+        nd_dist_signature(nd_tensor_dist(tensors[i]), sigs[i], sizeof sigs[i]);
+    for (int i = 0; i < k->n; ++i) {
+        const nda_kernel_entry *e = k->entries[i];
+        if (strcmp(e->op, op) != 0 || e->noperands != ntensors || !dtypes_match(e, tensors, ntensors))
+            continue;
+        if (!e->signatures)
             generic = generic ? generic : e;
         else if (matches(e, sigs, ntensors))
             special = special ? special : e;
         else if (ncands < 256)
             cands[ncands++] = e;
     }
-    if (!rc && !seen)
-        rc = nd_fail(err, "op '%s': no loaded kernel library provides it", op);
-    if (!rc) /* every entry of an op carries the same indices and dtypes */
-        rc = nd_op_check(generic ? generic : special ? special : cands[0], tensors, ntensors, err);
+    /* every entry of an op carries the same indices */
+    int rc = nd_op_check(generic ? generic : special ? special : cands[0], tensors, ntensors, err);
     if (!rc && want == ND_VARIANT_SPECIALIZED && !special)
         rc = no_match(op, cands, ncands, sigs, ntensors, err);
     if (!rc && (want == ND_VARIANT_GENERIC || !special) && !generic)
@@ -152,12 +191,31 @@ int nd_kernels_pick(const nd_kernels *k, const char *op, nd_tensor *const *tenso
     return rc;
 }
 
+/* Every page of an output needs a writer: in DRAM, device core c writes bank c of the list. */
+static int check_writers(const nd_kernels *k, const char *op, nd_device *dev, nd_tensor *const *tensors, int n,
+                         nd_error *err)
+{
+    const nda_kernel_entry *e = NULL;
+    for (int i = 0; i < k->n && !e; ++i)
+        e = strcmp(k->entries[i]->op, op) == 0 ? k->entries[i] : NULL;
+    nd_device_config cfg = nd_device_get_config(dev);
+    int64_t cores = (int64_t)cfg.grid_x * cfg.grid_y;
+    for (int i = n - e->noutputs; i < n; ++i) {
+        const nd_dist *d = nd_tensor_dist(tensors[i]);
+        if (d->spec.buffer == ND_DRAM && d->layout.ncores > cores)
+            return nd_fail(err, "op '%s': output '%s' spans %lld DRAM banks, but the device has %lld cores to "
+                                "write them; each bank needs a core", op, e->operands[i], (long long)d->layout.ncores,
+                           (long long)cores);
+    }
+    return 0;
+}
+
 int nd_run(nd_device *dev, const nd_kernels *k, const char *op, nd_tensor *const *tensors, int ntensors,
            const double *scalars, int nscalars, nd_variant want, nd_kernel_pick *pick, nd_launch_stats *stats,
            nd_error *err)
 {
     nd_kernel_pick p;
-    if (nd_kernels_pick(k, op, tensors, ntensors, want, &p, err))
+    if (nd_kernels_pick(k, op, tensors, ntensors, want, &p, err) || check_writers(k, op, dev, tensors, ntensors, err))
         return -1;
     if (pick)
         *pick = p;

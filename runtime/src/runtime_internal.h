@@ -53,6 +53,7 @@ struct nd_tensor {
     int64_t *offset;    /* [ncores] arena offset per core */
     uint8_t **base;     /* [ncores] */
     int32_t *index_of;  /* [device cores] */
+    int32_t *owner_of;  /* [device cores]; index_of itself for L1 */
     nda_tensor view;
 };
 

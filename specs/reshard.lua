@@ -1,0 +1,43 @@
+-- reshard: any distribution of a tensor to any other, for every data-movement dtype. It is the
+-- identity through the elementwise template, whose general path walks output rows and reads
+-- contiguous runs wherever the input keeps them: sharded or interleaved, L1 or DRAM, any shard
+-- shape, grid, orientation and strategy, and tile pages to row pages and back.
+local storage = { f32 = "float", bf16 = "uint16_t", i32 = "int32_t", u8 = "uint8_t" }
+
+local function d(shape, extra)
+  local t = { shape = shape }
+  for k, v in pairs(extra) do t[k] = v end
+  return t
+end
+
+local pairs_of = {
+  -- height sharded rows -> width sharded rows, on another grid
+  { d({ 64, 64 }, { shard = { 16, 64 }, grid = "2x2" }), d({ 64, 64 }, { shard = { 64, 16 }, grid = "4x1" }) },
+  -- L1 tiles -> DRAM interleaved rows
+  { d({ 2, 64, 96 }, { shard = { 1, 32, 32 }, tile = "32x32", grid = "3x2" }),
+    d({ 2, 64, 96 }, { interleaved = true, buffer = "dram", banks = 4 }) },
+  -- DRAM interleaved tiles -> L1 block sharded 16x16 tiles, column-major cores, contiguous
+  { d({ 48, 80 }, { interleaved = true, tile = "32x32", buffer = "dram", banks = 3 }),
+    d({ 48, 80 }, { shard = { 16, 32 }, tile = "16x16", grid = "2x3", orientation = "col", strategy = "contiguous" }) },
+  -- uneven rank 4, box pages -> rows over a core list
+  { d({ 3, 5, 7, 9 }, { shard = { 2, 2, 4, 3 }, page = { 1, 1, 2, 3 }, grid = "2x2" }),
+    d({ 3, 5, 7, 9 }, { shard = { 1, 5, 7, 9 }, grid = "4x4", cores = "(0,0)-(1,0); (3,3)" }) },
+}
+
+for dtype, T in pairs(storage) do
+  local targets = {}
+  for i, p in ipairs(pairs_of) do
+    local a, b = {}, {}
+    for k, v in pairs(p[1]) do a[k] = v end
+    for k, v in pairs(p[2]) do b[k] = v end
+    a.dtype, b.dtype = dtype, dtype
+    targets[i] = { a = a, out = b }
+    targets[#pairs_of + i] = { a = b, out = a } -- and back
+  end
+  op {
+    name = "reshard", template = "eltwise_unary.c", params = { T = T, EXPR = "(x)" },
+    inputs = { { name = "a", dtype = dtype, index = "..." } },
+    outputs = { { name = "out", dtype = dtype, index = "..." } },
+    targets = targets,
+  }
+end
