@@ -1,0 +1,76 @@
+/*
+ * test_op_errors.c LIBRARY - launches the op library must refuse before any kernel runs, each with a
+ * message naming the op, the operand and what is wrong.
+ */
+#include <string.h>
+
+#include "nd_runtime.h"
+#include "testutil.h"
+
+static int64_t passed;
+static nd_device *dev;
+static nd_kernels *kernels;
+
+static nd_tensor *tensor(const char *shape, const char *shard, nd_dtype dtype, nd_buffer buffer)
+{
+    nd_dist_spec s;
+    nd_dist d;
+    nd_tensor *t;
+    nd_error err;
+    nd_dist_spec_init(&s);
+    s.dtype = dtype;
+    s.buffer = buffer;
+    s.interleaved = shard == NULL;
+    if (nd_parse_dims("shape", shape, s.shape, &s.rank, &err) ||
+        (shard && nd_parse_dims("shard", shard, s.shard, &s.shard_rank, &err)) ||
+        nd_dist_make(&s, buffer == ND_DRAM ? 12 : 2, buffer == ND_DRAM ? 1 : 2, &d, &err) ||
+        nd_tensor_alloc(dev, &d, &t, &err)) {
+        fprintf(stderr, "setup: %s\n", err.msg);
+        exit(1);
+    }
+    return t;
+}
+
+static void expect(const char *op, nd_tensor **t, int n, const char *want)
+{
+    nd_error err;
+    int rc = nd_run(dev, kernels, op, t, n, NULL, 0, ND_VARIANT_AUTO, NULL, NULL, &err);
+    CHECK(rc == -1 && strstr(err.msg, want), "%s: want '%s', got %s", op, want, rc ? err.msg : "success");
+    ++passed;
+}
+
+int main(int argc, char **argv)
+{
+    nd_device_config cfg;
+    nd_error err;
+    nd_device_config_init(&cfg);
+    cfg.grid_x = cfg.grid_y = 2;
+    cfg.threads = 1;
+    if (argc < 2 || nd_device_open(&cfg, &dev, &err) || nd_kernels_open(&kernels, &err) ||
+        nd_kernels_load(kernels, argv[1], &err)) {
+        fprintf(stderr, "usage: test_op_errors LIBRARY\n");
+        return 1;
+    }
+    nd_tensor *a = tensor("4,6", "2,6", ND_F32, ND_L1), *b = tensor("4,5", "2,5", ND_F32, ND_L1);
+    nd_tensor *out = tensor("4,6", "2,6", ND_F32, ND_L1), *wide = tensor("4,7", "2,7", ND_F32, ND_L1);
+    nd_tensor *ints = tensor("4,6", "2,6", ND_I32, ND_L1), *col = tensor("4,1", "2,1", ND_F32, ND_L1);
+    nd_tensor *dram = tensor("4,6", NULL, ND_F32, ND_DRAM);
+
+    expect("add", (nd_tensor *[]){a, b, out}, 3, "op 'add': operand 'b' has '...' dims [4,5], which do not broadcast with [4,6]");
+    expect("add", (nd_tensor *[]){a, col, wide}, 3, "op 'add': output 'out' has '...' dims [4,7], but the result's are [4,6]");
+    expect("relu", (nd_tensor *[]){ints, out}, 2, "op 'relu': operand 'a' is i32, but the op takes f32 or bf16 there");
+    expect("relu", (nd_tensor *[]){a}, 1, "op 'relu' takes 2 operands, but the launch gives 1");
+    expect("softmax_of_nothing", (nd_tensor *[]){a, out}, 2, "op 'softmax_of_nothing': no loaded kernel library provides it");
+    expect("reshard", (nd_tensor *[]){a, dram}, 2, "op 'reshard': output 'out' spans 12 DRAM banks, but the device has 4 cores");
+    /* and a launch that is fine: broadcasting a column */
+    int rc = nd_run(dev, kernels, "add", (nd_tensor *[]){a, col, out}, 3, NULL, 0, ND_VARIANT_AUTO, NULL, NULL, &err);
+    CHECK(rc == 0, "add with a broadcast column: %s", err.msg);
+    ++passed;
+
+    nd_tensor *all[] = {a, b, out, wide, ints, col, dram};
+    for (size_t i = 0; i < sizeof all / sizeof *all; ++i)
+        nd_tensor_free(all[i]);
+    nd_kernels_close(kernels);
+    nd_device_close(dev);
+    return test_finish(passed);
+}
