@@ -37,6 +37,7 @@ typedef struct ndg_op {
     ndg_param params[NDG_MAX_PARAMS];
     int ntargets;
     ndg_target *targets;
+    char *scalars;                   /* run-time axis arguments: "perm(a)", "axes(a)", or NULL */
 } ndg_op;
 
 typedef struct ndg_spec {

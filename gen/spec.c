@@ -15,6 +15,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -515,6 +516,23 @@ static int convert_targets(ctx *c, int t, ndg_op *op)
     return rc;
 }
 
+/* scalars = "perm(x)" (a permutation of x's axes) or "axes(x)" (distinct axes of x), x an input. */
+static int check_scalars(ctx *c, const ndg_op *op)
+{
+    const char *s = op->scalars, *open = s ? strchr(s, '(') : NULL;
+    if (!s)
+        return 0;
+    size_t n = strlen(s), kind = open ? (size_t)(open - s) : 0;
+    if (!open || s[n - 1] != ')' || !((kind == 4 && strncmp(s, "perm", 4) == 0) || (kind == 4 && strncmp(s, "axes", 4) == 0)))
+        return FAIL(c, "scalars '%s': expected perm(INPUT) or axes(INPUT)", s);
+    for (int i = 0; i < op->noperands; ++i) {
+        const char *name = op->operands[i].name;
+        if (!op->operands[i].output && strlen(name) == n - kind - 2 && strncmp(open + 1, name, n - kind - 2) == 0)
+            return 0;
+    }
+    return FAIL(c, "scalars '%s': the name in parentheses must be an input of op '%s'", s, op->name);
+}
+
 static int resolve_template(ctx *c, const char *name, const ndg_spec_env *env, ndg_op *op)
 {
     if (name[0] == '/' || strstr(name, ".."))
@@ -534,7 +552,7 @@ static int resolve_template(ctx *c, const char *name, const ndg_spec_env *env, n
 
 static int convert_op(ctx *c, int t, const ndg_spec_env *env, ndg_op *op)
 {
-    static const char *const keys[] = {"name", "template", "inputs", "outputs", "params", "targets", NULL};
+    static const char *const keys[] = {"name", "template", "inputs", "outputs", "params", "targets", "scalars", NULL};
     char *tmpl = NULL;
     int rc = check_keys(c, t, keys, "op") || get_string(c, t, "name", true, &op->name);
     if (rc)
@@ -542,7 +560,8 @@ static int convert_op(ctx *c, int t, const ndg_spec_env *env, ndg_op *op)
     snprintf(c->where, sizeof c->where, "op '%s': ", op->name);
     rc = get_string(c, t, "template", true, &tmpl) || resolve_template(c, tmpl, env, op) ||
          convert_operands(c, t, "inputs", false, op) || convert_operands(c, t, "outputs", true, op) ||
-         check_output_indices(c, op) || convert_params(c, t, op);
+         check_output_indices(c, op) || convert_params(c, t, op) || get_string(c, t, "scalars", false, &op->scalars) ||
+         check_scalars(c, op);
     free(tmpl);
     for (int i = 0; i < op->noperands && !rc; ++i)
         for (int j = 0; j < i && !rc; ++j)
@@ -661,6 +680,7 @@ void ndg_spec_free(ndg_spec *s)
     for (int i = 0; i < s->nops; ++i) {
         ndg_op *op = &s->ops[i];
         free(op->name);
+        free(op->scalars);
         free(op->template_path);
         for (int k = 0; k < op->noperands; ++k) {
             free(op->operands[k].name);

@@ -128,6 +128,67 @@ static void reference(scalar_fn *fn, void *out, const void *const *in, const nd_
     }
 }
 
+/* out[x] = in[y] with y[perm[i]] = x[i], over row-major arrays. */
+static void reference_permute(void *out, const void *in, const nd_dist *d, const int *perm)
+{
+    const nd_dist_spec *o = &d[1].spec, *s = &d[0].spec;
+    int64_t n = 1, x[ND_MAX_RANK] = {0}, eb = d[1].elem_bytes;
+    for (int i = 0; i < o->rank; ++i)
+        n *= o->shape[i];
+    for (int64_t e = 0; e < n; ++e) {
+        int64_t y[ND_MAX_RANK], idx = 0;
+        for (int i = 0; i < o->rank; ++i)
+            y[perm[i]] = x[i];
+        for (int i = 0; i < s->rank; ++i)
+            idx = idx * s->shape[i] + y[i];
+        memcpy((uint8_t *)out + e * eb, (const uint8_t *)in + idx * eb, (size_t)eb);
+        for (int i = o->rank - 1; i >= 0 && ++x[i] == o->shape[i]; --i)
+            x[i] = 0;
+    }
+}
+
+/* A permutation taking in's shape to out's, preferring one that moves something; false if none. */
+static bool find_perm(const nd_dist_spec *in, const nd_dist_spec *out, int *perm)
+{
+    int r = in->rank, p[ND_MAX_RANK], best[ND_MAX_RANK];
+    bool found = false;
+    if (out->rank != r)
+        return false;
+    for (int i = 0; i < r; ++i)
+        p[i] = i;
+    for (;;) { /* every permutation in lexicographic order */
+        bool fits = true, moves = false;
+        for (int i = 0; i < r; ++i) {
+            fits = fits && out->shape[i] == in->shape[p[i]];
+            moves = moves || p[i] != i;
+        }
+        if (fits && (!found || moves)) {
+            memcpy(best, p, sizeof p);
+            found = true;
+            if (moves)
+                break;
+        }
+        int i = r - 2;
+        while (i >= 0 && p[i] > p[i + 1])
+            --i;
+        if (i < 0)
+            break;
+        int j = r - 1;
+        while (p[j] < p[i])
+            --j;
+        int t = p[i];
+        p[i] = p[j];
+        p[j] = t;
+        for (int a = i + 1, b = r - 1; a < b; ++a, --b) {
+            t = p[a];
+            p[a] = p[b];
+            p[b] = t;
+        }
+    }
+    memcpy(perm, best, sizeof best);
+    return found;
+}
+
 /* ---------------------------------------------------------------- one target */
 
 typedef struct setup {
@@ -179,15 +240,15 @@ static void free_setup(setup *s)
 }
 
 /* Runs op with variant want; returns the output (last operand) gathered, and the per-core stats. */
-static uint8_t *run(const nd_kernels *k, setup *s, const char *op, nd_variant want, nd_kernel_pick *pick,
-                    nda_stats **stats)
+static uint8_t *run(const nd_kernels *k, setup *s, const char *op, const double *scalars, int nscalars,
+                    nd_variant want, nd_kernel_pick *pick, nda_stats **stats)
 {
     nd_error err;
     nd_launch_stats ls;
     int64_t n = s->elems[s->n - 1] * s->d[s->n - 1].elem_bytes;
     uint8_t *zero = calloc((size_t)n, 1), *out = malloc((size_t)n);
     nd_tensor_write(s->t[s->n - 1], zero, n, &err);
-    int rc = nd_run(s->dev, k, op, s->t, s->n, NULL, 0, want, pick, &ls, &err);
+    int rc = nd_run(s->dev, k, op, s->t, s->n, scalars, nscalars, want, pick, &ls, &err);
     CHECK(rc == 0, "%s: %s", op, err.msg);
     nd_tensor_read(s->t[s->n - 1], out, n, &err);
     *stats = malloc((size_t)ls.ncores * sizeof **stats);
@@ -222,11 +283,19 @@ static void check_target(const nd_kernels *k, const nda_kernel_entry *e)
         nd_tensor_write(s.t[i], x, bytes, &err);
         in[i] = x;
     }
+    int perm[ND_MAX_RANK];
+    double scalars[ND_MAX_RANK];
+    int nscalars = 0;
+    if (e->scalars && strncmp(e->scalars, "perm", 4) == 0) {
+        CHECK(find_perm(&s.d[0].spec, &s.d[1].spec, perm), "no permutation takes the input's shape to the output's");
+        for (nscalars = 0; nscalars < s.d[0].spec.rank; ++nscalars)
+            scalars[nscalars] = perm[nscalars];
+    }
     nd_kernel_pick pg, ps, pa;
     nda_stats *sg, *ss, *sa;
-    uint8_t *g = run(k, &s, e->op, ND_VARIANT_GENERIC, &pg, &sg);
-    uint8_t *sp = run(k, &s, e->op, ND_VARIANT_SPECIALIZED, &ps, &ss);
-    uint8_t *au = run(k, &s, e->op, ND_VARIANT_AUTO, &pa, &sa);
+    uint8_t *g = run(k, &s, e->op, scalars, nscalars, ND_VARIANT_GENERIC, &pg, &sg);
+    uint8_t *sp = run(k, &s, e->op, scalars, nscalars, ND_VARIANT_SPECIALIZED, &ps, &ss);
+    uint8_t *au = run(k, &s, e->op, scalars, nscalars, ND_VARIANT_AUTO, &pa, &sa);
     CHECK(!pg.specialized && ps.specialized && strcmp(ps.symbol, e->symbol) == 0 && strcmp(pa.symbol, e->symbol) == 0,
           "picked %s (generic), %s (specialized), %s (auto)", pg.symbol, ps.symbol, pa.symbol);
     int64_t nout = s.elems[s.n - 1], eb = s.d[s.n - 1].elem_bytes;
@@ -234,11 +303,14 @@ static void check_target(const nd_kernels *k, const nda_kernel_entry *e)
     int64_t ncores = (int64_t)nd_device_get_config(s.dev).grid_x * nd_device_get_config(s.dev).grid_y;
     CHECK(memcmp(sg, ss, (size_t)ncores * sizeof *sg) == 0, "per-core statistics differ");
     scalar_fn *ref;
-    bool known = reference_of(e->op, &ref);
+    bool known = nscalars || reference_of(e->op, &ref);
     CHECK(known, "no reference for op '%s': add one to tests/test_kernels.c", e->op);
     if (known) {
         uint8_t *want = malloc((size_t)(nout * eb));
-        reference(ref, want, in, s.d, s.n - 1);
+        if (nscalars)
+            reference_permute(want, in[0], s.d, perm);
+        else
+            reference(ref, want, in, s.d, s.n - 1);
         int64_t at = 0;
         while (at < nout && memcmp(want + at * eb, g + at * eb, (size_t)eb) == 0)
             ++at;

@@ -31,13 +31,15 @@ static nd_tensor *tensor(const char *shape, const char *shard, nd_dtype dtype, n
     return t;
 }
 
-static void expect(const char *op, nd_tensor **t, int n, const char *want)
+static void expect_with(const char *op, nd_tensor **t, int n, const double *scalars, int nscalars, const char *want)
 {
     nd_error err;
-    int rc = nd_run(dev, kernels, op, t, n, NULL, 0, ND_VARIANT_AUTO, NULL, NULL, &err);
+    int rc = nd_run(dev, kernels, op, t, n, scalars, nscalars, ND_VARIANT_AUTO, NULL, NULL, &err);
     CHECK(rc == -1 && strstr(err.msg, want), "%s: want '%s', got %s", op, want, rc ? err.msg : "success");
     ++passed;
 }
+
+static void expect(const char *op, nd_tensor **t, int n, const char *want) { expect_with(op, t, n, NULL, 0, want); }
 
 int main(int argc, char **argv)
 {
@@ -62,7 +64,17 @@ int main(int argc, char **argv)
     expect("relu", (nd_tensor *[]){a}, 1, "op 'relu' takes 2 operands, but the launch gives 1");
     expect("softmax_of_nothing", (nd_tensor *[]){a, out}, 2, "op 'softmax_of_nothing': no loaded kernel library provides it");
     expect("reshard", (nd_tensor *[]){a, dram}, 2, "op 'reshard': output 'out' spans 12 DRAM banks, but the device has 4 cores");
-    /* and a launch that is fine: broadcasting a column */
+    nd_tensor *tr = tensor("6,4", "3,4", ND_F32, ND_L1);
+    expect_with("permute", (nd_tensor *[]){a, tr}, 2, (double[]){0, 0}, 2,
+                "op 'permute': scalars [0,0] are not a permutation of the 2 axes of 'a'");
+    expect_with("permute", (nd_tensor *[]){a, tr}, 2, (double[]){1, 0, 2}, 3, "scalars [1,0,2] are not a permutation");
+    expect_with("permute", (nd_tensor *[]){a, tr}, 2, (double[]){0.5, 1}, 2, "scalars [0.5,1] are not a permutation");
+    expect_with("permute", (nd_tensor *[]){a, out}, 2, (double[]){1, 0}, 2,
+                "op 'permute': output 'out' has shape [4,6], but permuting 'a' by [1,0] gives [6,4]");
+    /* and launches that are fine: broadcasting a column, a transpose */
+    CHECK(nd_run(dev, kernels, "permute", (nd_tensor *[]){a, tr}, 2, (double[]){1, 0}, 2, ND_VARIANT_AUTO, NULL, NULL,
+                 &err) == 0, "transpose: %s", err.msg);
+    nd_tensor_free(tr);
     int rc = nd_run(dev, kernels, "add", (nd_tensor *[]){a, col, out}, 3, NULL, 0, ND_VARIANT_AUTO, NULL, NULL, &err);
     CHECK(rc == 0, "add with a broadcast column: %s", err.msg);
     ++passed;

@@ -26,7 +26,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever nda_tensor, nda_core, nda_args or the kernel signature change. */
-#define NDA_ABI_VERSION 3u
+#define NDA_ABI_VERSION 4u
 
 /* Per-core traffic of one launch; padded to a cache line so cores on different threads never share. */
 typedef struct nda_stats {
@@ -78,6 +78,7 @@ typedef struct nda_kernel_entry {
     const char *const *indices;      /* index notation of each operand, such as "bik" or "..." */
     const char *const *dtypes;       /* dtype of each operand: "f32", "bf16", "i32", "u8" */
     int noutputs;                    /* the last noutputs operands are outputs */
+    const char *scalars;             /* run-time axis arguments: "perm(x)" or "axes(x)"; NULL: none */
 } nda_kernel_entry;
 
 typedef struct nda_kernel_group {    /* the entries generated from one spec file */

@@ -191,21 +191,25 @@ int nd_kernels_pick(const nd_kernels *k, const char *op, nd_tensor *const *tenso
     return rc;
 }
 
-/* Every page of an output needs a writer: in DRAM, device core c writes bank c of the list. */
-static int check_writers(const nd_kernels *k, const char *op, nd_device *dev, nd_tensor *const *tensors, int n,
-                         nd_error *err)
+static const nda_kernel_entry *first_entry(const nd_kernels *k, const char *op)
 {
-    const nda_kernel_entry *e = NULL;
-    for (int i = 0; i < k->n && !e; ++i)
-        e = strcmp(k->entries[i]->op, op) == 0 ? k->entries[i] : NULL;
+    for (int i = 0; i < k->n; ++i)
+        if (strcmp(k->entries[i]->op, op) == 0)
+            return k->entries[i];
+    return NULL;
+}
+
+/* Every page of an output needs a writer: in DRAM, device core c writes bank c of the list. */
+static int check_writers(const nda_kernel_entry *e, nd_device *dev, nd_tensor *const *tensors, int n, nd_error *err)
+{
     nd_device_config cfg = nd_device_get_config(dev);
     int64_t cores = (int64_t)cfg.grid_x * cfg.grid_y;
     for (int i = n - e->noutputs; i < n; ++i) {
         const nd_dist *d = nd_tensor_dist(tensors[i]);
         if (d->spec.buffer == ND_DRAM && d->layout.ncores > cores)
             return nd_fail(err, "op '%s': output '%s' spans %lld DRAM banks, but the device has %lld cores to "
-                                "write them; each bank needs a core", op, e->operands[i], (long long)d->layout.ncores,
-                           (long long)cores);
+                                "write them; each bank needs a core", e->op, e->operands[i],
+                           (long long)d->layout.ncores, (long long)cores);
     }
     return 0;
 }
@@ -215,7 +219,10 @@ int nd_run(nd_device *dev, const nd_kernels *k, const char *op, nd_tensor *const
            nd_error *err)
 {
     nd_kernel_pick p;
-    if (nd_kernels_pick(k, op, tensors, ntensors, want, &p, err) || check_writers(k, op, dev, tensors, ntensors, err))
+    if (nd_kernels_pick(k, op, tensors, ntensors, want, &p, err))
+        return -1;
+    const nda_kernel_entry *e = first_entry(k, op); /* exists: the pick found the op */
+    if (check_writers(e, dev, tensors, ntensors, err) || nd_op_check_scalars(e, tensors, ntensors, scalars, nscalars, err))
         return -1;
     if (pick)
         *pick = p;

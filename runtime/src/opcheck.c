@@ -11,10 +11,10 @@
 
 #include "runtime_internal.h"
 
-typedef struct axes {
+typedef struct letters {
     int64_t size[128]; /* by letter; 0 = unbound */
     int operand[128];  /* the operand that bound it */
-} axes;
+} letters;
 
 static const char *shape_text(char *buf, size_t len, const int64_t *d, int n)
 {
@@ -27,7 +27,7 @@ static const char *shape_text(char *buf, size_t len, const int64_t *d, int n)
 }
 
 /* Binds operand i's letters; writes its "..." dims to ell (count *nell). */
-static int bind(const nda_kernel_entry *e, int i, const nd_dist *d, axes *ax, int64_t *ell, int *nell, nd_error *err)
+static int bind(const nda_kernel_entry *e, int i, const nd_dist *d, letters *ax, int64_t *ell, int *nell, nd_error *err)
 {
     const char *ix = e->indices[i], *dots = strstr(ix, "...");
     int r = d->spec.rank, before = dots ? (int)(dots - ix) : (int)strlen(ix), after = dots ? (int)strlen(dots + 3) : 0;
@@ -69,7 +69,7 @@ static int broadcast(const nda_kernel_entry *e, int i, const int64_t *s, int n, 
 
 int nd_op_check(const nda_kernel_entry *e, nd_tensor *const *tensors, int n, nd_error *err)
 {
-    axes ax;
+    letters ax;
     int64_t b[ND_MAX_RANK], ell[ND_MAX_RANK];
     int nb = 0, nell = 0;
     char x[256], y[256];
@@ -84,9 +84,82 @@ int nd_op_check(const nda_kernel_entry *e, nd_tensor *const *tensors, int n, nd_
         bool output = i >= n - e->noutputs;
         if (!output && strstr(e->indices[i], "...") && broadcast(e, i, ell, nell, b, &nb, err))
             return -1;
-        if (output && strstr(e->indices[i], "...") && (nell != nb || memcmp(ell, b, (size_t)nb * sizeof *b) != 0))
+        /* an op with axis scalars says its output shape through them: see nd_op_check_scalars */
+        if (output && !e->scalars && strstr(e->indices[i], "...") && (nell != nb || memcmp(ell, b, (size_t)nb * sizeof *b) != 0))
             return nd_fail(err, "op '%s': output '%s' has '...' dims %s, but the result's are %s", e->op,
                            e->operands[i], shape_text(x, sizeof x, ell, nell), shape_text(y, sizeof y, b, nb));
     }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- axis scalars */
+
+/* The scalars as distinct axes of a rank-r tensor; -1 when they are not. */
+static int read_axes(const double *scalars, int n, int r, int *axes)
+{
+    bool seen[ND_MAX_RANK] = {false};
+    for (int i = 0; i < n; ++i) {
+        double v = scalars[i];
+        if (v != (double)(int)v || v < 0 || v >= r || seen[(int)v])
+            return -1;
+        axes[i] = (int)v;
+        seen[axes[i]] = true;
+    }
+    return 0;
+}
+
+static const char *scalar_text(char *buf, size_t len, const double *s, int n)
+{
+    size_t k = (size_t)snprintf(buf, len, "[");
+    for (int i = 0; i < n && k < len; ++i)
+        k += (size_t)snprintf(buf + k, len - k, i ? ",%g" : "%g", s[i]);
+    if (k < len)
+        snprintf(buf + k, len - k, "]");
+    return buf;
+}
+
+static int operand_named(const nda_kernel_entry *e, const char *name, size_t len)
+{
+    for (int i = 0; i < e->noperands; ++i)
+        if (strlen(e->operands[i]) == len && strncmp(e->operands[i], name, len) == 0)
+            return i;
+    return -1;
+}
+
+int nd_op_check_scalars(const nda_kernel_entry *e, nd_tensor *const *tensors, int n, const double *scalars,
+                        int nscalars, nd_error *err)
+{
+    if (!e->scalars)
+        return 0;
+    const char *open = strchr(e->scalars, '(');
+    int x = operand_named(e, open + 1, strlen(open + 1) - 1);
+    bool perm = strncmp(e->scalars, "perm", 4) == 0;
+    const nd_dist_spec *in = &nd_tensor_dist(tensors[x])->spec, *out = &nd_tensor_dist(tensors[n - 1])->spec;
+    int axes[ND_MAX_RANK], r = in->rank;
+    int64_t want[ND_MAX_RANK], keep[ND_MAX_RANK];
+    char a[256], b[256], c[256], d[256];
+    if (nscalars > r || read_axes(scalars, nscalars, r, axes) || (perm && nscalars != r) || (!perm && nscalars == 0))
+        return nd_fail(err, "op '%s': scalars %s are not %s of the %d axes of '%s'", e->op,
+                       scalar_text(a, sizeof a, scalars, nscalars), perm ? "a permutation" : "distinct axes", r,
+                       e->operands[x]);
+    int nw = 0;
+    for (int i = 0; i < r; ++i) {
+        bool reduced = false;
+        for (int k = 0; k < nscalars && !perm; ++k)
+            reduced |= axes[k] == i;
+        keep[i] = reduced ? 1 : in->shape[i];
+        if (perm)
+            want[nw++] = in->shape[axes[i]];
+        else if (!reduced)
+            want[nw++] = in->shape[i];
+    }
+    bool ok = out->rank == nw && memcmp(out->shape, want, (size_t)nw * sizeof *want) == 0;
+    ok = ok || (!perm && out->rank == r && memcmp(out->shape, keep, (size_t)r * sizeof *keep) == 0);
+    if (!ok)
+        return nd_fail(err, "op '%s': output '%s' has shape %s, but %s '%s' by %s gives %s%s%s", e->op,
+                       e->operands[n - 1], shape_text(a, sizeof a, out->shape, out->rank),
+                       perm ? "permuting" : "reducing", e->operands[x], scalar_text(b, sizeof b, scalars, nscalars),
+                       shape_text(c, sizeof c, want, nw), perm ? "" : ", or with keepdims ",
+                       perm ? "" : shape_text(d, sizeof d, keep, r));
     return 0;
 }

@@ -32,6 +32,9 @@ void nd_pool_run(nd_pool *p, int64_t n, void (*fn)(void *ctx, int64_t i), void *
 
 /* ---- opcheck.c: tensors against an op's index notation and dtypes; messages name op and operand. */
 int nd_op_check(const nda_kernel_entry *e, nd_tensor *const *tensors, int n, nd_error *err);
+/* The launch scalars against the op's axis rule ("perm(x)", "axes(x)"), and the output shape they imply. */
+int nd_op_check_scalars(const nda_kernel_entry *e, nd_tensor *const *tensors, int n, const double *scalars,
+                        int nscalars, nd_error *err);
 
 /* ---- device and tensor internals */
 struct nd_device {

@@ -1,0 +1,41 @@
+-- permute: any axis permutation of a tensor of any rank, transpose included; the permutation comes
+-- with each launch (scalars = perm(a)), the distributions are anything. Data movement, so every dtype.
+local storage = { f32 = "float", bf16 = "uint16_t", i32 = "int32_t", u8 = "uint8_t" }
+
+local function d(shape, extra)
+  local t = { shape = shape }
+  for k, v in pairs(extra) do t[k] = v end
+  return t
+end
+
+local targets = {
+  -- transpose: height sharded rows -> height sharded rows of the transpose
+  { a = d({ 64, 96 }, { shard = { 16, 96 }, grid = "2x2" }), out = d({ 96, 64 }, { shard = { 24, 64 }, grid = "2x2" }) },
+  -- transpose of tiles into tiles
+  { a = d({ 64, 96 }, { shard = { 32, 32 }, tile = "32x32", grid = "3x2" }),
+    out = d({ 96, 64 }, { shard = { 32, 64 }, tile = "32x32", grid = "3x1" }) },
+  -- rank 3, last axis kept: rows move whole ([4,6,10] -> [6,4,10])
+  { a = d({ 4, 6, 10 }, { shard = { 2, 3, 10 }, grid = "2x2" }), out = d({ 6, 4, 10 }, { shard = { 3, 4, 10 }, grid = "2x1" }) },
+  -- rank 4, uneven, DRAM interleaved in ([3,5,7,2] -> [2,7,3,5])
+  { a = d({ 3, 5, 7, 2 }, { interleaved = true, buffer = "dram", banks = 3 }),
+    out = d({ 2, 7, 3, 5 }, { shard = { 1, 4, 3, 5 }, grid = "2x2", strategy = "contiguous" }) },
+}
+
+for dtype, T in pairs(storage) do
+  local typed = {}
+  for i, t in ipairs(targets) do
+    typed[i] = {}
+    for operand, dist in pairs(t) do
+      local c = {}
+      for k, v in pairs(dist) do c[k] = v end
+      c.dtype = dtype
+      typed[i][operand] = c
+    end
+  end
+  op {
+    name = "permute", template = "permute.c", params = { T = T }, scalars = "perm(a)",
+    inputs = { { name = "a", dtype = dtype, index = "..." } },
+    outputs = { { name = "out", dtype = dtype, index = "..." } },
+    targets = typed,
+  }
+end
