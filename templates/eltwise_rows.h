@@ -1,6 +1,6 @@
 /*
- * eltwise_rows.h - arithmetic shared by the elementwise templates: walking the rows of an output page
- * and broadcasting coordinates. No accessor calls here: those stay in the kernels, where ndgen finds
+ * eltwise_rows.h - arithmetic shared by the templates: walking the rows of an output page, broadcasting
+ * coordinates, and stepping over a chosen set of axes. No accessor calls here: those stay in the kernels, where ndgen finds
  * and specializes them. The dims arrays come from nda_dim and nda_page_dim, literals once specialized.
  */
 #ifndef ELTWISE_ROWS_H
@@ -60,6 +60,20 @@ static inline void rows_broadcast(int64_t *xi, const int64_t *x, int r, const in
 {
     for (int i = 0; i < ri; ++i)
         xi[i] = d[i] == 1 ? 0 : x[i + r - ri];
+}
+
+/* Advances coordinate y over the axes where pick[i] is set, each below dim[i], last fastest; axes
+ * with pick[i] clear stay put. False after the last combination (y is back at 0 on those axes). */
+static inline bool rows_odometer(int64_t *y, const bool *pick, const int64_t *dim, int r)
+{
+    for (int i = r - 1; i >= 0; --i) {
+        if (!pick[i])
+            continue;
+        if (++y[i] < dim[i])
+            return true;
+        y[i] = 0;
+    }
+    return false;
 }
 
 #endif

@@ -147,6 +147,62 @@ static void reference_permute(void *out, const void *in, const nd_dist *d, const
     }
 }
 
+/* Reductions, by their own loops: every input element folded into its output element. */
+static void reference_reduce(const char *op, void *out, const void *in, const nd_dist *d, const bool *red)
+{
+    const nd_dist_spec *o = &d[1].spec, *s = &d[0].spec;
+    int64_t nin = 1, nout = 1, count = 1, x[ND_MAX_RANK] = {0};
+    for (int i = 0; i < s->rank; ++i) {
+        nin *= s->shape[i];
+        count *= red[i] ? s->shape[i] : 1;
+    }
+    for (int i = 0; i < o->rank; ++i)
+        nout *= o->shape[i];
+    float *acc = malloc((size_t)nout * sizeof *acc);
+    bool max = strcmp(op, "reduce_max") == 0;
+    for (int64_t j = 0; j < nout; ++j)
+        acc[j] = max ? -INFINITY : 0.0f;
+    for (int64_t e = 0; e < nin; ++e) {
+        int64_t j = 0;
+        for (int i = 0; i < s->rank; ++i) /* kept axes, in order; with keepdims a reduced axis adds 0 */
+            if (!red[i] || o->rank == s->rank)
+                j = j * (red[i] ? 1 : s->shape[i]) + (red[i] ? 0 : x[i]);
+        float v = load_value(in, e, s->dtype);
+        acc[j] = max ? fmaxf(acc[j], v) : acc[j] + v;
+        for (int i = s->rank - 1; i >= 0 && ++x[i] == s->shape[i]; --i)
+            x[i] = 0;
+    }
+    for (int64_t j = 0; j < nout; ++j)
+        store_value(out, j, o->dtype, strcmp(op, "reduce_mean") == 0 ? acc[j] / (float)count : acc[j]);
+    free(acc);
+}
+
+/* Reduced axes taking in's shape to out's, with or without keepdims; false if none. */
+static bool find_axes(const nd_dist_spec *in, const nd_dist_spec *out, bool *red, double *scalars, int *n)
+{
+    for (unsigned mask = 1; mask < (1u << in->rank); ++mask) {
+        int64_t kept[ND_MAX_RANK], keep[ND_MAX_RANK];
+        int nk = 0;
+        for (int i = 0; i < in->rank; ++i) {
+            keep[i] = mask >> i & 1 ? 1 : in->shape[i];
+            if (!(mask >> i & 1))
+                kept[nk++] = in->shape[i];
+        }
+        bool fits = (out->rank == nk && memcmp(out->shape, kept, (size_t)nk * 8) == 0) ||
+                    (out->rank == in->rank && memcmp(out->shape, keep, (size_t)in->rank * 8) == 0);
+        if (!fits)
+            continue;
+        *n = 0;
+        for (int i = 0; i < in->rank; ++i) {
+            red[i] = mask >> i & 1;
+            if (red[i])
+                scalars[(*n)++] = i;
+        }
+        return true;
+    }
+    return false;
+}
+
 /* A permutation taking in's shape to out's, preferring one that moves something; false if none. */
 static bool find_perm(const nd_dist_spec *in, const nd_dist_spec *out, int *perm)
 {
@@ -284,12 +340,15 @@ static void check_target(const nd_kernels *k, const nda_kernel_entry *e)
         in[i] = x;
     }
     int perm[ND_MAX_RANK];
+    bool red[ND_MAX_RANK] = {false};
     double scalars[ND_MAX_RANK];
     int nscalars = 0;
     if (e->scalars && strncmp(e->scalars, "perm", 4) == 0) {
         CHECK(find_perm(&s.d[0].spec, &s.d[1].spec, perm), "no permutation takes the input's shape to the output's");
         for (nscalars = 0; nscalars < s.d[0].spec.rank; ++nscalars)
             scalars[nscalars] = perm[nscalars];
+    } else if (e->scalars) {
+        CHECK(find_axes(&s.d[0].spec, &s.d[1].spec, red, scalars, &nscalars), "no axes reduce the input to the output");
     }
     nd_kernel_pick pg, ps, pa;
     nda_stats *sg, *ss, *sa;
@@ -302,13 +361,15 @@ static void check_target(const nd_kernels *k, const nda_kernel_entry *e)
     CHECK(memcmp(g, sp, (size_t)(nout * eb)) == 0, "specialized output differs from generic");
     int64_t ncores = (int64_t)nd_device_get_config(s.dev).grid_x * nd_device_get_config(s.dev).grid_y;
     CHECK(memcmp(sg, ss, (size_t)ncores * sizeof *sg) == 0, "per-core statistics differ");
-    scalar_fn *ref;
+    scalar_fn *ref = NULL;
     bool known = nscalars || reference_of(e->op, &ref);
     CHECK(known, "no reference for op '%s': add one to tests/test_kernels.c", e->op);
     if (known) {
         uint8_t *want = malloc((size_t)(nout * eb));
-        if (nscalars)
+        if (e->scalars && strncmp(e->scalars, "perm", 4) == 0)
             reference_permute(want, in[0], s.d, perm);
+        else if (e->scalars)
+            reference_reduce(e->op, want, in[0], s.d, red);
         else
             reference(ref, want, in, s.d, s.n - 1);
         int64_t at = 0;

@@ -71,6 +71,15 @@ int main(int argc, char **argv)
     expect_with("permute", (nd_tensor *[]){a, tr}, 2, (double[]){0.5, 1}, 2, "scalars [0.5,1] are not a permutation");
     expect_with("permute", (nd_tensor *[]){a, out}, 2, (double[]){1, 0}, 2,
                 "op 'permute': output 'out' has shape [4,6], but permuting 'a' by [1,0] gives [6,4]");
+    nd_tensor *rows = tensor("4", "2", ND_F32, ND_L1);
+    expect_with("reduce_sum", (nd_tensor *[]){a, rows}, 2, (double[]){2}, 1,
+                "op 'reduce_sum': scalars [2] are not distinct axes of the 2 axes of 'a'");
+    expect_with("reduce_sum", (nd_tensor *[]){a, rows}, 2, (double[]){1, 1}, 2, "scalars [1,1] are not distinct axes");
+    expect_with("reduce_sum", (nd_tensor *[]){a, rows}, 2, (double[]){0}, 1,
+                "op 'reduce_sum': output 'out' has shape [4], but reducing 'a' by [0] gives [6], or with keepdims [1,6]");
+    CHECK(nd_run(dev, kernels, "reduce_mean", (nd_tensor *[]){a, rows}, 2, (double[]){1}, 1, ND_VARIANT_AUTO, NULL,
+                 NULL, &err) == 0, "mean over axis 1: %s", err.msg);
+    nd_tensor_free(rows);
     /* and launches that are fine: broadcasting a column, a transpose */
     CHECK(nd_run(dev, kernels, "permute", (nd_tensor *[]){a, tr}, 2, (double[]){1, 0}, 2, ND_VARIANT_AUTO, NULL, NULL,
                  &err) == 0, "transpose: %s", err.msg);
