@@ -50,6 +50,9 @@ static int check_op(const ndg_spec *spec, const ndg_op *op, const ndg_template *
             return nd_fail(err, "%s:%d: op '%s': unknown parameter '%s'; template %s declares: %s", file, op->line,
                            op->name, op->params[i].name, t->path, t->nparams ? list : "none");
         }
+        if (strcmp(op->params[i].name, "INDICES") == 0)
+            return nd_fail(err, "%s:%d: op '%s': parameter 'INDICES' comes from the operands' index notation; "
+                                "set their 'index' fields instead", file, op->line, op->name);
         if (strchr(op->params[i].value, '\n'))
             return nd_fail(err, "%s:%d: op '%s': parameter '%s' must be one line of C", file, op->line, op->name,
                            op->params[i].name);

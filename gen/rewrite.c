@@ -667,8 +667,14 @@ void ndg_rewrite(ndg_buf *out, const ndg_template *t, const ndg_variant *v)
     ndg_buf_printf(out, "\n/* ==== op %s, %s kernel %s */\n", op->name, v->target ? "specialized" : "generic", v->symbol);
     for (int i = 0; i < t->nparams; ++i) {
         const char *value = param_value(op, t->params[i].name);
-        if (value)
+        if (strcmp(t->params[i].name, "INDICES") == 0) { /* from the operands' index notation */
+            ndg_buf_printf(out, "#define NDT_INDICES {");
+            for (int k = 0; k < op->noperands; ++k)
+                ndg_buf_printf(out, "%s\"%s\"", k ? ", " : "", op->operands[k].index);
+            ndg_buf_printf(out, "}\n");
+        } else if (value) {
             ndg_buf_printf(out, "#define NDT_%s%s %s\n", t->params[i].name, t->params[i].args, value);
+        }
     }
     ndg_buf_printf(out, "#define %s %s\n", t->kernel, v->symbol);
     for (int i = 0; i < t->nrenames; ++i)

@@ -195,6 +195,53 @@ static void reference_softmax(void *out, const void *in, const nd_dist *d)
     }
 }
 
+/* A contraction by plain loops: each output element sums a*b over every value of the reduced letters. */
+static void reference_einsum(const nda_kernel_entry *e, void *out, const void *const *in, const nd_dist *d)
+{
+    const char *ia = e->indices[0], *ib = e->indices[1], *io = e->indices[2];
+    int64_t size[128] = {0}, val[128] = {0}, nout = 1;
+    char red[16];
+    int nred = 0;
+    for (int k = 0; k < 2; ++k)
+        for (int i = 0; e->indices[k][i]; ++i) {
+            unsigned char c = (unsigned char)e->indices[k][i];
+            size[c] = d[k].spec.shape[i];
+            if (!strchr(io, c) && !memchr(red, c, (size_t)nred))
+                red[nred++] = (char)c;
+        }
+    for (int i = 0; io[i]; ++i)
+        nout *= d[2].spec.shape[i];
+    for (int64_t o = 0; o < nout; ++o) {
+        int64_t rest = o;
+        for (int i = (int)strlen(io) - 1; i >= 0; --i) { /* the output element's letters */
+            val[(unsigned char)io[i]] = rest % size[(unsigned char)io[i]];
+            rest /= size[(unsigned char)io[i]];
+        }
+        int64_t combos = 1;
+        for (int k = 0; k < nred; ++k)
+            combos *= size[(unsigned char)red[k]];
+        float acc = 0.0f;
+        for (int64_t r = 0; r < combos; ++r) {
+            int64_t left = r, xa = 0, xb = 0;
+            for (int k = nred - 1; k >= 0; --k) {
+                val[(unsigned char)red[k]] = left % size[(unsigned char)red[k]];
+                left /= size[(unsigned char)red[k]];
+            }
+            for (int i = 0; ia[i]; ++i)
+                xa = xa * size[(unsigned char)ia[i]] + val[(unsigned char)ia[i]];
+            for (int i = 0; ib[i]; ++i)
+                xb = xb * size[(unsigned char)ib[i]] + val[(unsigned char)ib[i]];
+            acc += load_value(in[0], xa, d[0].spec.dtype) * load_value(in[1], xb, d[1].spec.dtype);
+        }
+        store_value(out, o, d[2].spec.dtype, acc);
+    }
+}
+
+static bool is_contraction(const nda_kernel_entry *e)
+{
+    return e->noperands == 3 && !strstr(e->indices[0], "...");
+}
+
 /* Reduced axes taking in's shape to out's, with or without keepdims; false if none. */
 static bool find_axes(const nd_dist_spec *in, const nd_dist_spec *out, bool *red, double *scalars, int *n)
 {
@@ -380,7 +427,7 @@ static void check_target(const nd_kernels *k, const nda_kernel_entry *e)
     int64_t ncores = (int64_t)nd_device_get_config(s.dev).grid_x * nd_device_get_config(s.dev).grid_y;
     CHECK(memcmp(sg, ss, (size_t)ncores * sizeof *sg) == 0, "per-core statistics differ");
     scalar_fn *ref = NULL;
-    bool known = e->scalars || strcmp(e->op, "softmax") == 0 || reference_of(e->op, &ref);
+    bool known = e->scalars || strcmp(e->op, "softmax") == 0 || is_contraction(e) || reference_of(e->op, &ref);
     CHECK(known, "no reference for op '%s': add one to tests/test_kernels.c", e->op);
     if (known) {
         uint8_t *want = malloc((size_t)(nout * eb));
@@ -390,6 +437,8 @@ static void check_target(const nd_kernels *k, const nda_kernel_entry *e)
             reference_reduce(e->op, want, in[0], s.d, red);
         else if (strcmp(e->op, "softmax") == 0)
             reference_softmax(want, in[0], s.d);
+        else if (is_contraction(e))
+            reference_einsum(e, want, in, s.d);
         else
             reference(ref, want, in, s.d, s.n - 1);
         int64_t at = 0;

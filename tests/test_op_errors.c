@@ -71,6 +71,14 @@ int main(int argc, char **argv)
     expect_with("permute", (nd_tensor *[]){a, tr}, 2, (double[]){0.5, 1}, 2, "scalars [0.5,1] are not a permutation");
     expect_with("permute", (nd_tensor *[]){a, out}, 2, (double[]){1, 0}, 2,
                 "op 'permute': output 'out' has shape [4,6], but permuting 'a' by [1,0] gives [6,4]");
+    nd_tensor *k5 = tensor("5,8", "5,8", ND_F32, ND_L1), *mm = tensor("4,8", "2,8", ND_F32, ND_L1);
+    expect("matmul", (nd_tensor *[]){a, k5, mm}, 3, "op 'matmul': axis 'k' is 6 in operand 'a' but 5 in operand 'b'");
+    nd_tensor *k6 = tensor("6,8", "6,8", ND_F32, ND_L1), *mm_bad = tensor("4,7", "2,7", ND_F32, ND_L1);
+    expect("matmul", (nd_tensor *[]){a, k6, mm_bad}, 3, "op 'matmul': axis 'j' is 8 in operand 'b' but 7 in operand 'out'");
+    nd_tensor *vec = tensor("6", "6", ND_F32, ND_L1); /* a vector where a matrix belongs */
+    expect("matmul", (nd_tensor *[]){a, vec, mm}, 3, "op 'matmul': operand 'b' has rank 1, but its index 'kj' needs 2 axes");
+    CHECK(nd_run(dev, kernels, "matmul", (nd_tensor *[]){a, k6, mm}, 3, NULL, 0, ND_VARIANT_AUTO, NULL, NULL, &err) == 0,
+          "matmul: %s", err.msg);
     nd_tensor *rows = tensor("4", "2", ND_F32, ND_L1);
     expect_with("reduce_sum", (nd_tensor *[]){a, rows}, 2, (double[]){2}, 1,
                 "op 'reduce_sum': scalars [2] are not distinct axes of the 2 axes of 'a'");
@@ -88,7 +96,7 @@ int main(int argc, char **argv)
     CHECK(rc == 0, "add with a broadcast column: %s", err.msg);
     ++passed;
 
-    nd_tensor *all[] = {a, b, out, wide, ints, col, dram};
+    nd_tensor *all[] = {a, b, out, wide, ints, col, dram, k5, mm, k6, mm_bad, vec};
     for (size_t i = 0; i < sizeof all / sizeof *all; ++i)
         nd_tensor_free(all[i]);
     nd_kernels_close(kernels);

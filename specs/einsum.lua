@@ -1,0 +1,58 @@
+-- Contractions of two operands, by index notation: matmul, batched matmul, attention-style scores and
+-- matrix-vector products. Reduced axes accumulate in f32, for f32 and bf16 data.
+local math_types = {
+  f32  = { T = "float" },
+  bf16 = { T = "uint16_t", LOAD = "nda_bf16_to_f32(v)", STORE = "nda_f32_to_bf16(v)" },
+}
+local function d(shape, extra)
+  local t = { shape = shape }
+  for k, v in pairs(extra) do t[k] = v end
+  return t
+end
+
+local contractions = {
+  matmul = { "ik", "kj", "ij", {
+    { a = d({ 64, 48 }, { shard = { 16, 48 }, grid = "2x2" }), b = d({ 48, 80 }, { shard = { 48, 80 }, grid = "1x1" }),
+      out = d({ 64, 80 }, { shard = { 16, 80 }, grid = "2x2" }) },
+    -- the reduced axis k sharded over cores in both operands: partial rows live on other cores
+    { a = d({ 32, 64 }, { shard = { 32, 16 }, grid = "4x1" }), b = d({ 64, 32 }, { shard = { 16, 32 }, grid = "2x2" }),
+      out = d({ 32, 32 }, { shard = { 8, 32 }, grid = "2x2" }) },
+    -- tiles everywhere
+    { a = d({ 64, 64 }, { shard = { 32, 32 }, tile = "32x32", grid = "2x2" }),
+      b = d({ 64, 64 }, { shard = { 32, 64 }, tile = "32x32", grid = "2x1" }),
+      out = d({ 64, 64 }, { shard = { 32, 32 }, tile = "32x32", grid = "2x2", strategy = "contiguous" }) },
+  } },
+  bmm = { "bik", "bkj", "bij", {
+    { a = d({ 3, 17, 24 }, { shard = { 1, 17, 24 }, grid = "3x1" }), b = d({ 3, 24, 40 }, { shard = { 1, 24, 40 }, grid = "3x1" }),
+      out = d({ 3, 17, 40 }, { shard = { 1, 17, 40 }, grid = "3x1" }) },
+  } },
+  scores = { "bhqd", "bhkd", "bhqk", {    -- q . k over d: b's row letter is not its last axis
+    { a = d({ 2, 2, 8, 16 }, { shard = { 1, 2, 8, 16 }, grid = "2x1" }), b = d({ 2, 2, 12, 16 }, { interleaved = true, buffer = "dram", banks = 3 }),
+      out = d({ 2, 2, 8, 12 }, { shard = { 1, 1, 8, 12 }, grid = "2x2" }) },
+  } },
+  matvec = { "ij", "j", "i", {
+    { a = d({ 48, 33 }, { shard = { 16, 33 }, grid = "3x1" }), b = d({ 33 }, { shard = { 33 }, grid = "1x1" }),
+      out = d({ 48 }, { shard = { 16 }, grid = "3x1" }) },
+  } },
+}
+
+for name, c in pairs(contractions) do
+  for dtype, types in pairs(math_types) do
+    local typed = {}
+    for i, t in ipairs(c[4]) do
+      typed[i] = {}
+      for operand, dist in pairs(t) do
+        local x = {}
+        for k, v in pairs(dist) do x[k] = v end
+        x.dtype = dtype
+        typed[i][operand] = x
+      end
+    end
+    op {
+      name = name, template = "einsum.c", params = types,
+      inputs = { { name = "a", dtype = dtype, index = c[1] }, { name = "b", dtype = dtype, index = c[2] } },
+      outputs = { { name = "out", dtype = dtype, index = c[3] } },
+      targets = typed,
+    }
+  end
+end
