@@ -333,8 +333,10 @@ static int make_setup(const nda_kernel_entry *e, setup *s, nd_error *err)
         int gx, gy;
         if (nd_dist_from_signature(e->signatures[i], &s->d[i], &gx, &gy, err))
             return -1;
-        if (s->d[i].spec.buffer == ND_DRAM)
+        if (s->d[i].spec.buffer == ND_DRAM) { /* and a core per bank, to write DRAM outputs */
             cfg.dram_banks = gx > cfg.dram_banks ? gx : cfg.dram_banks;
+            cfg.grid_x = gx > cfg.grid_x ? gx : cfg.grid_x;
+        }
         else
             cfg.grid_x = gx > cfg.grid_x ? gx : cfg.grid_x, cfg.grid_y = gy > cfg.grid_y ? gy : cfg.grid_y;
         per_core += s->d[i].bytes_per_core + 64;
