@@ -40,6 +40,9 @@ static int check_op(const ndg_spec *spec, const ndg_op *op, const ndg_template *
         return nd_fail(err, "%s:%d: op '%s': declares %d operands, but template %s binds %d (nda_operand 0..%d)",
                        file, op->line, op->name, op->noperands, t->path, t->noperands, t->noperands - 1);
     for (int i = 0; i < op->nparams; ++i) {
+        if (strcmp(op->params[i].name, "INDICES") == 0)
+            return nd_fail(err, "%s:%d: op '%s': parameter 'INDICES' comes from the operands' index notation; "
+                                "set their 'index' fields instead", file, op->line, op->name);
         bool known = false;
         for (int k = 0; k < t->nparams && !known; ++k)
             known = strcmp(t->params[k].name, op->params[i].name) == 0;
@@ -50,9 +53,6 @@ static int check_op(const ndg_spec *spec, const ndg_op *op, const ndg_template *
             return nd_fail(err, "%s:%d: op '%s': unknown parameter '%s'; template %s declares: %s", file, op->line,
                            op->name, op->params[i].name, t->path, t->nparams ? list : "none");
         }
-        if (strcmp(op->params[i].name, "INDICES") == 0)
-            return nd_fail(err, "%s:%d: op '%s': parameter 'INDICES' comes from the operands' index notation; "
-                                "set their 'index' fields instead", file, op->line, op->name);
         if (strchr(op->params[i].value, '\n'))
             return nd_fail(err, "%s:%d: op '%s': parameter '%s' must be one line of C", file, op->line, op->name,
                            op->params[i].name);
