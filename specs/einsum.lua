@@ -1,14 +1,6 @@
 -- Contractions of two operands, by index notation: matmul, batched matmul, attention-style scores and
 -- matrix-vector products. Reduced axes accumulate in f32, for f32 and bf16 data.
-local math_types = {
-  f32  = { T = "float" },
-  bf16 = { T = "uint16_t", LOAD = "nda_bf16_to_f32(v)", STORE = "nda_f32_to_bf16(v)" },
-}
-local function d(shape, extra)
-  local t = { shape = shape }
-  for k, v in pairs(extra) do t[k] = v end
-  return t
-end
+include "common.lua"
 
 local contractions = {
   matmul = { "ik", "kj", "ij", {
@@ -37,22 +29,12 @@ local contractions = {
 }
 
 for name, c in pairs(contractions) do
-  for dtype, types in pairs(math_types) do
-    local typed = {}
-    for i, t in ipairs(c[4]) do
-      typed[i] = {}
-      for operand, dist in pairs(t) do
-        local x = {}
-        for k, v in pairs(dist) do x[k] = v end
-        x.dtype = dtype
-        typed[i][operand] = x
-      end
-    end
+  for _, dtype in ipairs({ "f32", "bf16" }) do
     op {
-      name = name, template = "einsum.c", params = types,
+      name = name, template = "einsum.c", params = math_params(dtype),
       inputs = { { name = "a", dtype = dtype, index = c[1] }, { name = "b", dtype = dtype, index = c[2] } },
       outputs = { { name = "out", dtype = dtype, index = c[3] } },
-      targets = typed,
+      targets = typed(c[4], dtype),
     }
   end
 end

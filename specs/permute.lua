@@ -1,12 +1,6 @@
 -- permute: any axis permutation of a tensor of any rank, transpose included; the permutation comes
 -- with each launch (scalars = perm(a)), the distributions are anything. Data movement, so every dtype.
-local storage = { f32 = "float", bf16 = "uint16_t", i32 = "int32_t", u8 = "uint8_t" }
-
-local function d(shape, extra)
-  local t = { shape = shape }
-  for k, v in pairs(extra) do t[k] = v end
-  return t
-end
+include "common.lua"
 
 local targets = {
   -- transpose: height sharded rows -> height sharded rows of the transpose
@@ -22,20 +16,10 @@ local targets = {
 }
 
 for dtype, T in pairs(storage) do
-  local typed = {}
-  for i, t in ipairs(targets) do
-    typed[i] = {}
-    for operand, dist in pairs(t) do
-      local c = {}
-      for k, v in pairs(dist) do c[k] = v end
-      c.dtype = dtype
-      typed[i][operand] = c
-    end
-  end
   op {
     name = "permute", template = "permute.c", params = { T = T }, scalars = "perm(a)",
     inputs = { { name = "a", dtype = dtype, index = "..." } },
     outputs = { { name = "out", dtype = dtype, index = "..." } },
-    targets = typed,
+    targets = typed(targets, dtype),
   }
 end

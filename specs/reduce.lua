@@ -1,20 +1,12 @@
 -- reduce_sum, reduce_max and reduce_mean over any set of axes, with or without keepdims: the axes come with each launch
 -- (scalars = axes(a)); accumulation is in f32, for f32 and bf16 data.
-local math_types = {
-  f32  = { T = "float" },
-  bf16 = { T = "uint16_t", LOAD = "nda_bf16_to_f32(v)", STORE = "nda_f32_to_bf16(v)" },
-}
+include "common.lua"
+
 local reductions = {
   sum  = { INIT = "0.0f", ACC = "((acc) + (x))", FINISH = "(acc)" },
   max  = { INIT = "(-INFINITY)", ACC = "fmaxf(acc, x)", FINISH = "(acc)" },
   mean = { INIT = "0.0f", ACC = "((acc) + (x))", FINISH = "((acc) / (float)(n))" },
 }
-
-local function d(shape, extra)
-  local t = { shape = shape }
-  for k, v in pairs(extra) do t[k] = v end
-  return t
-end
 
 local targets = {
   -- down the columns: [64,96] -> [96]
@@ -32,25 +24,12 @@ local targets = {
 }
 
 for name, r in pairs(reductions) do
-  for dtype, types in pairs(math_types) do
-    local params = {}
-    for k, v in pairs(r) do params[k] = v end
-    for k, v in pairs(types) do params[k] = v end
-    local typed = {}
-    for i, t in ipairs(targets) do
-      typed[i] = {}
-      for operand, dist in pairs(t) do
-        local c = {}
-        for k, v in pairs(dist) do c[k] = v end
-        c.dtype = dtype
-        typed[i][operand] = c
-      end
-    end
+  for _, dtype in ipairs({ "f32", "bf16" }) do
     op {
-      name = "reduce_" .. name, template = "reduce.c", params = params, scalars = "axes(a)",
+      name = "reduce_" .. name, template = "reduce.c", params = math_params(dtype, r), scalars = "axes(a)",
       inputs = { { name = "a", dtype = dtype, index = "..." } },
       outputs = { { name = "out", dtype = dtype, index = "..." } },
-      targets = typed,
+      targets = typed(targets, dtype),
     }
   end
 end

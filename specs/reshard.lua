@@ -2,13 +2,7 @@
 -- identity through the elementwise template, whose general path walks output rows and reads
 -- contiguous runs wherever the input keeps them: sharded or interleaved, L1 or DRAM, any shard
 -- shape, grid, orientation and strategy, and tile pages to row pages and back.
-local storage = { f32 = "float", bf16 = "uint16_t", i32 = "int32_t", u8 = "uint8_t" }
-
-local function d(shape, extra)
-  local t = { shape = shape }
-  for k, v in pairs(extra) do t[k] = v end
-  return t
-end
+include "common.lua"
 
 local pairs_of = {
   -- height sharded rows -> width sharded rows, on another grid
@@ -24,20 +18,16 @@ local pairs_of = {
     d({ 3, 5, 7, 9 }, { shard = { 1, 5, 7, 9 }, grid = "4x4", cores = "(0,0)-(1,0); (3,3)" }) },
 }
 
+local targets = {}
+for i, p in ipairs(pairs_of) do
+  targets[i] = { a = p[1], out = p[2] }
+  targets[#pairs_of + i] = { a = p[2], out = p[1] } -- and back
+end
 for dtype, T in pairs(storage) do
-  local targets = {}
-  for i, p in ipairs(pairs_of) do
-    local a, b = {}, {}
-    for k, v in pairs(p[1]) do a[k] = v end
-    for k, v in pairs(p[2]) do b[k] = v end
-    a.dtype, b.dtype = dtype, dtype
-    targets[i] = { a = a, out = b }
-    targets[#pairs_of + i] = { a = b, out = a } -- and back
-  end
   op {
     name = "reshard", template = "eltwise_unary.c", params = { T = T, EXPR = "(x)" },
     inputs = { { name = "a", dtype = dtype, index = "..." } },
     outputs = { { name = "out", dtype = dtype, index = "..." } },
-    targets = targets,
+    targets = typed(targets, dtype),
   }
 end
