@@ -336,9 +336,10 @@ static int make_setup(const nda_kernel_entry *e, setup *s, nd_error *err)
         if (s->d[i].spec.buffer == ND_DRAM) { /* and a core per bank, to write DRAM outputs */
             cfg.dram_banks = gx > cfg.dram_banks ? gx : cfg.dram_banks;
             cfg.grid_x = gx > cfg.grid_x ? gx : cfg.grid_x;
+        } else {
+            cfg.grid_x = gx > cfg.grid_x ? gx : cfg.grid_x;
+            cfg.grid_y = gy > cfg.grid_y ? gy : cfg.grid_y;
         }
-        else
-            cfg.grid_x = gx > cfg.grid_x ? gx : cfg.grid_x, cfg.grid_y = gy > cfg.grid_y ? gy : cfg.grid_y;
         per_core += s->d[i].bytes_per_core + 64;
     }
     cfg.l1_bytes = cfg.dram_bank_bytes = per_core + 4096;
@@ -398,8 +399,12 @@ static void check_target(const nd_kernels *k, const nda_kernel_entry *e)
             uint32_t u = (uint32_t)rng_next(&test_seed);
             if (s.d[i].spec.dtype == ND_F32)
                 memcpy(x + 4 * j, &f, 4);
-            else if (s.d[i].spec.dtype == ND_BF16)
-                memcpy(&u, &f, 4), u >>= 16, memcpy(x + 2 * j, &u, 2);
+            else if (s.d[i].spec.dtype == ND_BF16) {
+                uint16_t h;
+                memcpy(&u, &f, 4);
+                h = (uint16_t)(u >> 16); /* exact: quarters need few mantissa bits */
+                memcpy(x + 2 * j, &h, 2);
+            }
             else
                 memcpy(x + j * s.d[i].elem_bytes, &u, (size_t)s.d[i].elem_bytes);
         }
@@ -447,15 +452,19 @@ static void check_target(const nd_kernels *k, const nda_kernel_entry *e)
         while (at < nout && memcmp(want + at * eb, g + at * eb, (size_t)eb) == 0)
             ++at;
         uint32_t got = 0, exp = 0;
-        if (at < nout)
-            memcpy(&got, g + at * eb, (size_t)eb), memcpy(&exp, want + at * eb, (size_t)eb);
+        if (at < nout) {
+            memcpy(&got, g + at * eb, (size_t)eb);
+            memcpy(&exp, want + at * eb, (size_t)eb);
+        }
         CHECK(at == nout, "generic output differs from the reference at element %" PRId64 ": bits %#x, want %#x",
               at, got, exp);
         free(want);
     }
     for (int i = 0; i + 1 < s.n; ++i)
         free((void *)in[i]);
-    free(g), free(sp), free(au), free(sg), free(ss), free(sa);
+    void *owned[] = {g, sp, au, sg, ss, sa};
+    for (size_t i = 0; i < sizeof owned / sizeof *owned; ++i)
+        free(owned[i]);
     free_setup(&s);
     ++passed;
 }

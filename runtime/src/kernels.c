@@ -144,8 +144,9 @@ static int dtype_error(const nd_kernels *k, const char *op, nd_tensor *const *te
     return nd_fail(err, "op '%s': no kernel takes this combination of dtypes", op);
 }
 
-int nd_kernels_pick(const nd_kernels *k, const char *op, nd_tensor *const *tensors, int ntensors, nd_variant want,
-                    nd_kernel_pick *out, nd_error *err)
+/* The entry to run: op and dtypes first, then the exact distributions (or the generic kernel). */
+static int pick_entry(const nd_kernels *k, const char *op, nd_tensor *const *tensors, int ntensors, nd_variant want,
+                      const nda_kernel_entry **out, nd_error *err)
 {
     const nda_kernel_entry *generic = NULL, *special = NULL, *cands[256];
     int ncands = 0, named = 0, arity = -1, typed = 0;
@@ -183,20 +184,20 @@ int nd_kernels_pick(const nd_kernels *k, const char *op, nd_tensor *const *tenso
         rc = no_match(op, cands, ncands, sigs, ntensors, err);
     if (!rc && (want == ND_VARIANT_GENERIC || !special) && !generic)
         rc = nd_fail(err, "op '%s': no generic kernel is registered", op);
-    if (!rc) {
-        const nda_kernel_entry *e = want == ND_VARIANT_GENERIC || !special ? generic : special;
-        *out = (nd_kernel_pick){e->fn, e->symbol, e->signatures != NULL};
-    }
+    if (!rc)
+        *out = want == ND_VARIANT_GENERIC || !special ? generic : special;
     free(sigs);
     return rc;
 }
 
-static const nda_kernel_entry *first_entry(const nd_kernels *k, const char *op)
+int nd_kernels_pick(const nd_kernels *k, const char *op, nd_tensor *const *tensors, int ntensors, nd_variant want,
+                    nd_kernel_pick *out, nd_error *err)
 {
-    for (int i = 0; i < k->n; ++i)
-        if (strcmp(k->entries[i]->op, op) == 0)
-            return k->entries[i];
-    return NULL;
+    const nda_kernel_entry *e;
+    if (pick_entry(k, op, tensors, ntensors, want, &e, err))
+        return -1;
+    *out = (nd_kernel_pick){e->fn, e->symbol, e->signatures != NULL};
+    return 0;
 }
 
 /* Every page of an output needs a writer: in DRAM, device core c writes bank c of the list. */
@@ -218,13 +219,11 @@ int nd_run(nd_device *dev, const nd_kernels *k, const char *op, nd_tensor *const
            const double *scalars, int nscalars, nd_variant want, nd_kernel_pick *pick, nd_launch_stats *stats,
            nd_error *err)
 {
-    nd_kernel_pick p;
-    if (nd_kernels_pick(k, op, tensors, ntensors, want, &p, err))
-        return -1;
-    const nda_kernel_entry *e = first_entry(k, op); /* exists: the pick found the op */
-    if (check_writers(e, dev, tensors, ntensors, err) || nd_op_check_scalars(e, tensors, ntensors, scalars, nscalars, err))
+    const nda_kernel_entry *e;
+    if (pick_entry(k, op, tensors, ntensors, want, &e, err) || check_writers(e, dev, tensors, ntensors, err) ||
+        nd_op_check_scalars(e, tensors, ntensors, scalars, nscalars, err))
         return -1;
     if (pick)
-        *pick = p;
-    return nd_launch(dev, p.fn, tensors, ntensors, scalars, nscalars, stats, err);
+        *pick = (nd_kernel_pick){e->fn, e->symbol, e->signatures != NULL};
+    return nd_launch(dev, e->fn, tensors, ntensors, scalars, nscalars, stats, err);
 }
