@@ -163,18 +163,6 @@ int ndg_touch(const char *path, nd_error *err);
 /* A C identifier from a spec file name. */
 void ndg_c_name(char *out, size_t len, const char *name);
 
-/* ---- dist_flags.c: a distribution from command-line flags, shared by every subcommand. */
-typedef struct ndg_dist_flags {
-    const char *shape, *shard, *grid, *page, *tile, *orientation, *strategy, *dtype, *cores, *buffer,
-        *banks, *l1_size, *dram_bank_size;
-    bool interleaved;
-} ndg_dist_flags;
-
-/* Validates every flag and the resulting distribution, including that it fits its memory. */
-int ndg_dist_from_flags(const ndg_dist_flags *f, nd_dist *out, nd_error *err);
-/* The --help lines for the flags above. */
-extern const char ndg_dist_flags_help[];
-
 /* ---- output.c: files written whole or not at all. */
 typedef struct ndg_output {
     char *path;  /* final path; NULL for stdout */

@@ -228,17 +228,6 @@ static const struct option show_longopts[] = {
     {NULL, 0, NULL, 0},
 };
 
-/* Stores a distribution flag's value; the order matches show_longopts. */
-static void set_dist_flag(ndg_dist_flags *f, int which, const char *value)
-{
-    const char **slot[] = {&f->shape, &f->shard, &f->grid, &f->page, &f->tile, &f->orientation, &f->strategy,
-                           &f->dtype, &f->cores, &f->buffer, &f->banks, &f->l1_size, &f->dram_bank_size};
-    if (which == 13)
-        f->interleaved = true;
-    else
-        *slot[which] = value;
-}
-
 static int render(const char *format, const char *path, const nd_dist *d, nd_error *err)
 {
     ndg_output out;
@@ -261,7 +250,7 @@ static int render(const char *format, const char *path, const nd_dist *d, nd_err
 
 int ndg_show_main(int argc, char **argv)
 {
-    ndg_dist_flags flags = {0};
+    nd_dist_flags flags = {0};
     const char *format = "text", *path = NULL;
     nd_error err;
     int opt;
@@ -269,14 +258,14 @@ int ndg_show_main(int argc, char **argv)
     optind = 1;
     while ((opt = getopt_long(argc, argv, "", show_longopts, NULL)) != -1) {
         if (opt == OPT_HELP) {
-            printf("%s%s%s", show_usage, ndg_dist_flags_help, show_options);
+            printf("%s%s%s", show_usage, nd_dist_flags_help, show_options);
             return 0;
         } else if (opt == OPT_FORMAT) {
             format = optarg;
         } else if (opt == OPT_OUTPUT) {
             path = optarg;
         } else if (opt >= OPT_DIST) {
-            set_dist_flag(&flags, opt - OPT_DIST, optarg);
+            nd_dist_flags_set(&flags, opt - OPT_DIST, optarg);
         } else {
             fprintf(stderr, "ndgen show: %s: unknown option or missing value; see ndgen show --help\n",
                     argv[optind - 1]);
@@ -288,7 +277,7 @@ int ndg_show_main(int argc, char **argv)
         return 2;
     }
     nd_dist d;
-    if (ndg_dist_from_flags(&flags, &d, &err) || render(format, path, &d, &err)) {
+    if (nd_dist_from_flags(&flags, &d, &err) || render(format, path, &d, &err)) {
         fprintf(stderr, "ndgen show: %s\n", err.msg);
         return 1;
     }

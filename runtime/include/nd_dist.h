@@ -293,6 +293,29 @@ int nd_parse_tile(const char *what, const char *text, int32_t *h, int32_t *w, nd
 /* "1536K", "2M", "1G" or plain bytes. */
 int nd_parse_size(const char *what, const char *text, int64_t *out, nd_error *err);
 
+/* ---------------------------------------------------------------- command-line distributions */
+
+/* A distribution's flags as given on a command line (NULL: not given), shared by ndgen and ndrun. */
+typedef struct nd_dist_flags {
+    const char *shape, *shard, *grid, *page, *tile, *orientation, *strategy, *dtype, *cores, *buffer,
+        *banks, *l1_size, *dram_bank_size;
+    bool interleaved;
+} nd_dist_flags;
+
+/* Validates every flag and the resulting distribution, including that it fits its memory; each
+ * error names its flag and value. */
+int nd_dist_from_flags(const nd_dist_flags *f, nd_dist *out, nd_error *err);
+/* The flags' long names without "--", in nd_dist_flags order, NULL-terminated. Only the last,
+ * "interleaved" (index ND_DIST_FLAG_INTERLEAVED), takes no value. */
+extern const char *const nd_dist_flag_names[];
+enum { ND_DIST_FLAG_INTERLEAVED = 13 };
+/* The index of a flag name in nd_dist_flag_names, or -1. */
+int nd_dist_flag_index(const char *name);
+/* Stores flag which's value (ignored for "interleaved"); value must outlive f. */
+void nd_dist_flags_set(nd_dist_flags *f, int which, const char *value);
+/* The --help lines for the flags above. */
+extern const char nd_dist_flags_help[];
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,9 +1,9 @@
-/* dist_flags.c - one distribution from command-line flags; every error names its flag and value. */
+/* flags.c - one distribution from command-line flags; every error names its flag and value. */
 #include <string.h>
 
-#include "ndgen.h"
+#include "nd_dist.h"
 
-const char ndg_dist_flags_help[] =
+const char nd_dist_flags_help[] =
     "Distribution (sizes in elements):\n"
     "  --shape D0,D1,..        tensor shape, rank 1 to 8 (required)\n"
     "  --shard D0,D1,..        shard shape, same rank as --shape (required unless --interleaved)\n"
@@ -21,6 +21,29 @@ const char ndg_dist_flags_help[] =
     "  --l1-size BYTES         L1 per core, e.g. 1536K (default 1536K)\n"
     "  --dram-bank-size BYTES  bytes per DRAM bank (default 1G)\n";
 
+const char *const nd_dist_flag_names[] = {
+    "shape", "shard", "grid", "page", "tile", "orientation", "strategy", "dtype", "cores", "buffer", "banks",
+    "l1-size", "dram-bank-size", "interleaved", NULL,
+};
+
+int nd_dist_flag_index(const char *name)
+{
+    for (int i = 0; nd_dist_flag_names[i]; ++i)
+        if (strcmp(nd_dist_flag_names[i], name) == 0)
+            return i;
+    return -1;
+}
+
+void nd_dist_flags_set(nd_dist_flags *f, int which, const char *value)
+{
+    const char **slot[] = {&f->shape, &f->shard, &f->grid, &f->page, &f->tile, &f->orientation, &f->strategy,
+                           &f->dtype, &f->cores, &f->buffer, &f->banks, &f->l1_size, &f->dram_bank_size};
+    if (which == ND_DIST_FLAG_INTERLEAVED)
+        f->interleaved = true;
+    else
+        *slot[which] = value;
+}
+
 static int rank_matches(const char *flag, const char *text, int rank, const nd_dist_spec *s, const char *shape,
                         nd_error *err)
 {
@@ -30,7 +53,7 @@ static int rank_matches(const char *flag, const char *text, int rank, const nd_d
                    shape);
 }
 
-static int page_flags(const ndg_dist_flags *f, nd_dist_spec *s, nd_error *err)
+static int page_flags(const nd_dist_flags *f, nd_dist_spec *s, nd_error *err)
 {
     if (f->page && f->tile)
         return nd_fail(err, "--page %s: give either --page or --tile, not both", f->page);
@@ -48,7 +71,7 @@ static int page_flags(const ndg_dist_flags *f, nd_dist_spec *s, nd_error *err)
     return 0;
 }
 
-static int shard_flags(const ndg_dist_flags *f, nd_dist_spec *s, nd_error *err)
+static int shard_flags(const nd_dist_flags *f, nd_dist_spec *s, nd_error *err)
 {
     s->interleaved = f->interleaved;
     if (f->interleaved && f->shard)
@@ -63,7 +86,7 @@ static int shard_flags(const ndg_dist_flags *f, nd_dist_spec *s, nd_error *err)
     return rank_matches("--shard", f->shard, s->shard_rank, s, f->shape, err);
 }
 
-static int enum_flags(const ndg_dist_flags *f, nd_dist_spec *s, nd_error *err)
+static int enum_flags(const nd_dist_flags *f, nd_dist_spec *s, nd_error *err)
 {
     if (f->dtype && nd_parse_dtype("--dtype", f->dtype, &s->dtype, err))
         return -1;
@@ -77,7 +100,7 @@ static int enum_flags(const ndg_dist_flags *f, nd_dist_spec *s, nd_error *err)
 }
 
 /* The grid the core list lives in: cores for L1, banks for DRAM. */
-static int grid_flags(const ndg_dist_flags *f, nd_dist_spec *s, int *gx, int *gy, nd_error *err)
+static int grid_flags(const nd_dist_flags *f, nd_dist_spec *s, int *gx, int *gy, nd_error *err)
 {
     if (s->buffer == ND_DRAM) {
         int64_t banks = ND_DEFAULT_DRAM_BANKS;
@@ -97,7 +120,7 @@ static int grid_flags(const ndg_dist_flags *f, nd_dist_spec *s, int *gx, int *gy
     return 0;
 }
 
-int ndg_dist_from_flags(const ndg_dist_flags *f, nd_dist *out, nd_error *err)
+int nd_dist_from_flags(const nd_dist_flags *f, nd_dist *out, nd_error *err)
 {
     nd_dist_spec s;
     int gx = 0, gy = 0;
