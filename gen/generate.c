@@ -38,7 +38,7 @@ static const char registry_help[] =
     "is touched after every successful run, as with ndgen generate.\n";
 
 enum { OPT_OUTPUT = 256, OPT_OUTPUT_DIR, OPT_TEMPLATES, OPT_SPEC_DIR, OPT_INCLUDE, OPT_RESOURCE, OPT_DEPFILE,
-       OPT_NO_LINE, OPT_STATS, OPT_STAMP, OPT_HELP };
+       OPT_NO_LINE, OPT_STATS, OPT_STAMP, OPT_HELP, OPT_OP, OPT_DTYPES, OPT_TARGET, OPT_LIBRARY };
 
 static const struct option longopts[] = {
     {"output", required_argument, NULL, OPT_OUTPUT},     {"output-dir", required_argument, NULL, OPT_OUTPUT_DIR},
@@ -46,7 +46,9 @@ static const struct option longopts[] = {
     {"include", required_argument, NULL, OPT_INCLUDE},   {"resource-dir", required_argument, NULL, OPT_RESOURCE},
     {"depfile", required_argument, NULL, OPT_DEPFILE},   {"no-line", no_argument, NULL, OPT_NO_LINE},
     {"stats", no_argument, NULL, OPT_STATS},             {"help", no_argument, NULL, OPT_HELP},
-    {"stamp", required_argument, NULL, OPT_STAMP},
+    {"stamp", required_argument, NULL, OPT_STAMP},       {"op", required_argument, NULL, OPT_OP},
+    {"dtypes", required_argument, NULL, OPT_DTYPES},     {"target", required_argument, NULL, OPT_TARGET},
+    {"library", no_argument, NULL, OPT_LIBRARY},
     {NULL, 0, NULL, 0},
 };
 
@@ -55,6 +57,9 @@ typedef struct gen_opts {
     ndg_spec_env env;
     ndg_emit_options emit;
     bool stats;
+    const char *op, *dtypes; /* --op, --dtypes */
+    int ntargets;
+    char *targets[NDG_MAX_OPERANDS];
 } gen_opts;
 
 static double now_ms(void)
@@ -81,6 +86,17 @@ static int parse_options(int argc, char **argv, gen_opts *o, int *status)
         case OPT_STAMP: o->emit.stamp = optarg; break;
         case OPT_NO_LINE: o->emit.line_directives = false; break;
         case OPT_STATS: o->stats = true; break;
+        case OPT_OP: o->op = optarg; break;
+        case OPT_DTYPES: o->dtypes = optarg; break;
+        case OPT_LIBRARY: o->emit.library = true; break;
+        case OPT_TARGET:
+            if (o->ntargets == NDG_MAX_OPERANDS) {
+                fprintf(stderr, "ndgen generate: --target: at most %d, one per operand\n", NDG_MAX_OPERANDS);
+                *status = 2;
+                return -1;
+            }
+            o->targets[o->ntargets++] = optarg;
+            break;
         case OPT_TEMPLATES:
             if (o->env.ntemplate_dirs == NDG_MAX_TEMPLATE_DIRS) {
                 fprintf(stderr, "ndgen generate: --templates %s: at most %d template folders\n", optarg,
@@ -110,9 +126,11 @@ static int check_outputs(const gen_opts *o, int nspecs, nd_error *err)
         return nd_fail(err, "no spec given; see ndgen generate --help");
     if (o->output && o->output_dir)
         return nd_fail(err, "--output %s: give either --output or --output-dir", o->output);
-    if ((o->output || o->emit.depfile || o->emit.stamp) && nspecs != 1)
+    if ((o->output || o->emit.depfile || o->emit.stamp || o->op) && nspecs != 1)
         return nd_fail(err, "%s names one file, but %d specs were given",
-                       o->output ? "--output" : o->emit.depfile ? "--depfile" : "--stamp", nspecs);
+                       o->output ? "--output" : o->emit.depfile ? "--depfile" : o->op ? "--op" : "--stamp", nspecs);
+    if (!o->op && (o->dtypes || o->ntargets))
+        return nd_fail(err, "%s: needs --op NAME", o->dtypes ? "--dtypes" : "--target");
     return 0;
 }
 
@@ -123,6 +141,10 @@ static int generate_one(const char *path, const gen_opts *o, ndg_analyzer *a, nd
     double t0 = now_ms();
     if (ndg_spec_load(path, &o->env, &spec, err))
         return -1;
+    if (o->op && ndg_spec_select(&spec, o->op, o->dtypes, o->targets, o->ntargets, err)) {
+        ndg_spec_free(&spec);
+        return -1;
+    }
     char out[4096];
     if (o->output)
         snprintf(out, sizeof out, "%s", o->output);

@@ -58,6 +58,9 @@ typedef struct ndg_spec_env {
 /* Runs one spec file; errors read "file:line: message". */
 int ndg_spec_load(const char *path, const ndg_spec_env *env, ndg_spec *out, nd_error *err);
 void ndg_spec_free(ndg_spec *s);
+/* Keeps only the op named op whose operand dtypes are dtypes (comma-separated; NULL: the first of that
+ * name). With nsigs > 0, its targets become the one target whose operands have these signatures. */
+int ndg_spec_select(ndg_spec *s, const char *op, const char *dtypes, char *const *sigs, int nsigs, nd_error *err);
 
 /* ---- analyze.c: stage 2, a template parsed with libclang, its accessor calls located by cursor. */
 typedef enum ndg_call_kind {
@@ -147,6 +150,7 @@ typedef struct ndg_emit_options {
     bool line_directives;
     const char *depfile;      /* NULL: none */
     const char *stamp;        /* NULL: none; else touched on success and the depfile's target */
+    bool library;             /* also the root registry: the file alone builds a kernel library */
 } ndg_emit_options;
 
 typedef struct ndg_emit_stats {

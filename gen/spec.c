@@ -675,23 +675,26 @@ int ndg_spec_load(const char *path, const ndg_spec_env *env, ndg_spec *out, nd_e
     return rc;
 }
 
+static void free_op(ndg_op *op)
+{
+    free(op->name);
+    free(op->scalars);
+    free(op->template_path);
+    for (int k = 0; k < op->noperands; ++k) {
+        free(op->operands[k].name);
+        free(op->operands[k].index);
+    }
+    for (int k = 0; k < op->nparams; ++k) {
+        free(op->params[k].name);
+        free(op->params[k].value);
+    }
+    free(op->targets);
+}
+
 void ndg_spec_free(ndg_spec *s)
 {
-    for (int i = 0; i < s->nops; ++i) {
-        ndg_op *op = &s->ops[i];
-        free(op->name);
-        free(op->scalars);
-        free(op->template_path);
-        for (int k = 0; k < op->noperands; ++k) {
-            free(op->operands[k].name);
-            free(op->operands[k].index);
-        }
-        for (int k = 0; k < op->nparams; ++k) {
-            free(op->params[k].name);
-            free(op->params[k].value);
-        }
-        free(op->targets);
-    }
+    for (int i = 0; i < s->nops; ++i)
+        free_op(&s->ops[i]);
     free(s->ops);
     for (int i = 0; i < s->ndeps; ++i)
         free(s->deps[i]);
@@ -699,4 +702,62 @@ void ndg_spec_free(ndg_spec *s)
     free(s->path);
     free(s->name);
     memset(s, 0, sizeof *s);
+}
+
+static bool op_has_dtypes(const ndg_op *op, const char *dtypes)
+{
+    char have[256] = "";
+    for (int k = 0; k < op->noperands; ++k) {
+        strcat(have, k ? "," : "");
+        strcat(have, nd_dtype_name(op->operands[k].dtype));
+    }
+    return !dtypes || strcmp(have, dtypes) == 0;
+}
+
+/* One target from one signature per operand; each must carry the operand's dtype. */
+static int target_of(const ndg_op *op, char *const *sigs, int nsigs, ndg_target *t, nd_error *err)
+{
+    int gx, gy;
+    if (nsigs != op->noperands)
+        return nd_fail(err, "--target: op '%s' has %d operands, but %d signatures were given", op->name,
+                       op->noperands, nsigs);
+    memset(t, 0, sizeof *t);
+    t->line = op->line;
+    for (int k = 0; k < nsigs; ++k) {
+        nd_error why;
+        if (nd_dist_from_signature(sigs[k], &t->dist[k], &gx, &gy, &why))
+            return nd_fail(err, "--target '%s': not a distribution signature: %s", sigs[k], why.msg);
+        if (t->dist[k].spec.dtype != op->operands[k].dtype)
+            return nd_fail(err, "--target %s: operand '%s' of op '%s' is %s", sigs[k], op->operands[k].name,
+                           op->name, nd_dtype_name(op->operands[k].dtype));
+    }
+    return 0;
+}
+
+int ndg_spec_select(ndg_spec *s, const char *op, const char *dtypes, char *const *sigs, int nsigs, nd_error *err)
+{
+    int keep = -1;
+    for (int i = 0; i < s->nops && keep < 0; ++i)
+        if (strcmp(s->ops[i].name, op) == 0 && op_has_dtypes(&s->ops[i], dtypes))
+            keep = i;
+    if (keep < 0)
+        return nd_fail(err, "%s: no op '%s'%s%s", s->path, op, dtypes ? " with dtypes " : "", dtypes ? dtypes : "");
+    ndg_target t;
+    if (nsigs > 0 && target_of(&s->ops[keep], sigs, nsigs, &t, err))
+        return -1;
+    if (nsigs > 0) {
+        ndg_target *one = malloc(sizeof *one);
+        if (!one)
+            return nd_fail(err, "%s: out of memory", s->path);
+        *one = t;
+        free(s->ops[keep].targets);
+        s->ops[keep].targets = one;
+        s->ops[keep].ntargets = 1;
+    }
+    for (int i = 0; i < s->nops; ++i)
+        if (i != keep)
+            free_op(&s->ops[i]);
+    s->ops[0] = s->ops[keep];
+    s->nops = 1;
+    return 0;
 }
