@@ -364,7 +364,7 @@ static void free_setup(setup *s)
 }
 
 /* Runs op with variant want; returns the output (last operand) gathered, and the per-core stats. */
-static uint8_t *run(const nd_kernels *k, setup *s, const char *op, const double *scalars, int nscalars,
+static uint8_t *run(nd_kernels *k, setup *s, const char *op, const double *scalars, int nscalars,
                     nd_variant want, nd_kernel_pick *pick, nda_stats **stats)
 {
     nd_error err;
@@ -381,7 +381,7 @@ static uint8_t *run(const nd_kernels *k, setup *s, const char *op, const double 
     return out;
 }
 
-static void check_target(const nd_kernels *k, const nda_kernel_entry *e)
+static void check_target(nd_kernels *k, const nda_kernel_entry *e)
 {
     setup s;
     nd_error err;
@@ -470,7 +470,7 @@ static void check_target(const nd_kernels *k, const nda_kernel_entry *e)
 }
 
 /* A distribution no target has: auto falls back to generic; forcing specialized explains. */
-static void check_fallback(const nd_kernels *k, const nda_kernel_entry *e)
+static void check_fallback(nd_kernels *k, const nda_kernel_entry *e)
 {
     setup s;
     nd_error err;

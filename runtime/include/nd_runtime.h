@@ -77,23 +77,64 @@ typedef enum nd_variant {
     ND_VARIANT_SPECIALIZED, /* an error when no target matches */
 } nd_variant;
 
+typedef enum nd_jit_outcome {
+    ND_JIT_NONE,    /* the kernel was already loaded */
+    ND_JIT_HIT,     /* specialized on demand: loaded from the cache */
+    ND_JIT_BUILT,   /* specialized on demand: generated and compiled now */
+    ND_JIT_REBUILT, /* as BUILT, replacing a stale or damaged cache entry */
+} nd_jit_outcome;
+
 typedef struct nd_kernel_pick {
     nda_kernel_fn *fn;
     const char *symbol;
     bool specialized;
+    const nda_kernel_entry *entry; /* its registry entry: operands, indices, dtypes */
+    nd_jit_outcome jit;
+    char jit_note[192];            /* for a JIT outcome: "built <key>", "rebuilt <key>: <why>", ... */
 } nd_kernel_pick;
 
+/*
+ * On-demand specialization (the JIT). When enabled, a launch that wants a specialized kernel (AUTO or
+ * SPECIALIZED) and finds none for its distributions runs ndgen for exactly that target, compiles the
+ * result with the system C compiler, loads it and caches it in cache_dir. The cache entry is keyed by
+ * a hash of the generator version, spec, op, dtypes, distributions, compiler and flags; it records
+ * the hash of every input file (spec, included specs, template and its headers, the ndgen executable)
+ * and of the library, so a stale, damaged or half-written entry is rebuilt, never loaded.
+ */
+enum { ND_JIT_MAX_TEMPLATE_DIRS = 8 };
+typedef struct nd_jit_config {
+    const char *cache_dir;   /* created when missing */
+    const char *ndgen;       /* the generator executable */
+    const char *spec_dir;    /* holds <spec>.lua for each registry group <spec> */
+    int ntemplate_dirs;
+    const char *template_dirs[ND_JIT_MAX_TEMPLATE_DIRS];
+    const char *include_dir; /* holds nd_accessor.h */
+    const char *cc;          /* the C compiler */
+    const char *cflags;      /* split at blanks, no quoting */
+} nd_jit_config;
+
+/* cc from $CC (else "cc"), cflags "-O2"; everything else unset. */
+void nd_jit_config_init(nd_jit_config *cfg);
+/* $NDGEN_CACHE_DIR, else $XDG_CACHE_HOME/ndgen, else $HOME/.cache/ndgen. */
+int nd_jit_default_cache_dir(char *buf, size_t len);
+
 int nd_kernels_open(nd_kernels **out, nd_error *err);
+/* Turns the JIT on with cfg (copied), or off with NULL. Off by default. */
+int nd_kernels_set_jit(nd_kernels *k, const nd_jit_config *cfg, nd_error *err);
 void nd_kernels_close(nd_kernels *k);
 int nd_kernels_load(nd_kernels *k, const char *path, nd_error *err);
 /* Kernels registered, all ops and variants. */
 int nd_kernels_count(const nd_kernels *k);
 
-int nd_kernels_pick(const nd_kernels *k, const char *op, nd_tensor *const *tensors, int ntensors, nd_variant want,
+/* Entry i of every registered kernel, in load order (0 <= i < nd_kernels_count). */
+const nda_kernel_entry *nd_kernels_entry(const nd_kernels *k, int i);
+
+/* nd_kernels and the JIT are for one thread at a time: a pick may load a library. */
+int nd_kernels_pick(nd_kernels *k, const char *op, nd_tensor *const *tensors, int ntensors, nd_variant want,
                     nd_kernel_pick *out, nd_error *err);
 
 /* nd_kernels_pick, then nd_launch. pick may be NULL. */
-int nd_run(nd_device *dev, const nd_kernels *k, const char *op, nd_tensor *const *tensors, int ntensors,
+int nd_run(nd_device *dev, nd_kernels *k, const char *op, nd_tensor *const *tensors, int ntensors,
            const double *scalars, int nscalars, nd_variant want, nd_kernel_pick *pick, nd_launch_stats *stats,
            nd_error *err);
 

@@ -11,6 +11,8 @@ struct nd_kernels {
     void **libs;
     int n, cap;
     const nda_kernel_entry **entries;
+    const char **spec;  /* [n]: the spec (registry group) each entry came from */
+    nd_jit *jit;        /* NULL: off */
 };
 
 int nd_kernels_open(nd_kernels **out, nd_error *err)
@@ -27,10 +29,24 @@ void nd_kernels_close(nd_kernels *k)
         dlclose(k->libs[i]);
     free(k->libs);
     free(k->entries);
+    free(k->spec);
+    nd_jit_free(k->jit);
     free(k);
 }
 
 int nd_kernels_count(const nd_kernels *k) { return k->n; }
+
+const nda_kernel_entry *nd_kernels_entry(const nd_kernels *k, int i) { return i >= 0 && i < k->n ? k->entries[i] : NULL; }
+
+int nd_kernels_set_jit(nd_kernels *k, const nd_jit_config *cfg, nd_error *err)
+{
+    nd_jit *j = NULL;
+    if (cfg && nd_jit_create(cfg, &j, err))
+        return -1;
+    nd_jit_free(k->jit);
+    k->jit = j;
+    return 0;
+}
 
 static int add_entries(nd_kernels *k, const nda_kernel_library *lib)
 {
@@ -39,11 +55,16 @@ static int add_entries(nd_kernels *k, const nda_kernel_library *lib)
             if (k->n == k->cap) {
                 int cap = k->cap ? 2 * k->cap : 64;
                 const nda_kernel_entry **e = realloc(k->entries, (size_t)cap * sizeof *e);
-                if (!e)
+                if (e)
+                    k->entries = e;
+                const char **spec = realloc(k->spec, (size_t)cap * sizeof *spec);
+                if (spec)
+                    k->spec = spec;
+                if (!e || !spec)
                     return -1;
-                k->entries = e;
                 k->cap = cap;
             }
+            k->spec[k->n] = lib->groups[g]->spec;
             k->entries[k->n++] = &lib->groups[g]->entries[i];
         }
     return 0;
@@ -144,12 +165,52 @@ static int dtype_error(const nd_kernels *k, const char *op, nd_tensor *const *te
     return nd_fail(err, "op '%s': no kernel takes this combination of dtypes", op);
 }
 
-/* The entry to run: op and dtypes first, then the exact distributions (or the generic kernel). */
-static int pick_entry(const nd_kernels *k, const char *op, nd_tensor *const *tensors, int ntensors, nd_variant want,
-                      const nda_kernel_entry **out, nd_error *err)
+/* The op's entries for these tensors' dtypes: its generic one, the one specialized for sigs, and the
+ * other specialized ones (for a helpful error). */
+typedef struct scan_result {
+    int generic, special; /* entry indices, -1: none */
+    int ncands;
+    const nda_kernel_entry *cands[256];
+} scan_result;
+
+static void scan(const nd_kernels *k, const char *op, nd_tensor *const *tensors, int n, char sigs[][2048],
+                 scan_result *r)
 {
-    const nda_kernel_entry *generic = NULL, *special = NULL, *cands[256];
-    int ncands = 0, named = 0, arity = -1, typed = 0;
+    r->generic = r->special = -1;
+    r->ncands = 0;
+    for (int i = 0; i < k->n; ++i) {
+        const nda_kernel_entry *e = k->entries[i];
+        if (strcmp(e->op, op) != 0 || e->noperands != n || !dtypes_match(e, tensors, n))
+            continue;
+        if (!e->signatures)
+            r->generic = r->generic < 0 ? i : r->generic;
+        else if (matches(e, sigs, n))
+            r->special = r->special < 0 ? i : r->special;
+        else if (r->ncands < 256)
+            r->cands[r->ncands++] = e;
+    }
+}
+
+/* Specializes op for sigs through the JIT, loads the library and scans again. */
+static int specialize(nd_kernels *k, const char *op, nd_tensor *const *tensors, int n, char sigs[][2048],
+                      scan_result *r, nd_kernel_pick *how, nd_error *err)
+{
+    char path[4096];
+    if (nd_jit_library(k->jit, k->entries[r->generic], k->spec[r->generic], sigs, path, sizeof path, &how->jit,
+                       how->jit_note, sizeof how->jit_note, err) ||
+        nd_kernels_load(k, path, err))
+        return -1;
+    scan(k, op, tensors, n, sigs, r);
+    if (r->special < 0)
+        return nd_fail(err, "jit: op '%s': the library %s has no kernel for these distributions", op, path);
+    return 0;
+}
+
+/* The entry to run: op and dtypes first, then the exact distributions (or the generic kernel). */
+static int pick_entry(nd_kernels *k, const char *op, nd_tensor *const *tensors, int ntensors, nd_variant want,
+                      const nda_kernel_entry **out, nd_kernel_pick *how, nd_error *err)
+{
+    int named = 0, arity = -1, typed = 0;
     for (int i = 0; i < k->n; ++i) {
         const nda_kernel_entry *e = k->entries[i];
         if (strcmp(e->op, op) != 0)
@@ -165,38 +226,43 @@ static int pick_entry(const nd_kernels *k, const char *op, nd_tensor *const *ten
     if (!typed)
         return dtype_error(k, op, tensors, ntensors, err);
     char (*sigs)[2048] = calloc((size_t)ntensors, sizeof *sigs);
+    scan_result *r = malloc(sizeof *r);
+    if (!sigs || !r) {
+        free(sigs);
+        free(r);
+        return nd_fail(err, "op '%s': out of memory", op);
+    }
     for (int i = 0; i < ntensors; ++i)
         nd_dist_signature(nd_tensor_dist(tensors[i]), sigs[i], sizeof sigs[i]);
-    for (int i = 0; i < k->n; ++i) {
-        const nda_kernel_entry *e = k->entries[i];
-        if (strcmp(e->op, op) != 0 || e->noperands != ntensors || !dtypes_match(e, tensors, ntensors))
-            continue;
-        if (!e->signatures)
-            generic = generic ? generic : e;
-        else if (matches(e, sigs, ntensors))
-            special = special ? special : e;
-        else if (ncands < 256)
-            cands[ncands++] = e;
-    }
+    scan(k, op, tensors, ntensors, sigs, r);
     /* every entry of an op carries the same indices */
-    int rc = nd_op_check(generic ? generic : special ? special : cands[0], tensors, ntensors, err);
-    if (!rc && want == ND_VARIANT_SPECIALIZED && !special)
-        rc = no_match(op, cands, ncands, sigs, ntensors, err);
-    if (!rc && (want == ND_VARIANT_GENERIC || !special) && !generic)
+    int any = r->generic >= 0 ? r->generic : r->special;
+    int rc = nd_op_check(any >= 0 ? k->entries[any] : r->cands[0], tensors, ntensors, err);
+    how->jit = ND_JIT_NONE;
+    how->jit_note[0] = '\0';
+    if (!rc && want != ND_VARIANT_GENERIC && r->special < 0 && r->generic >= 0 && k->jit)
+        rc = specialize(k, op, tensors, ntensors, sigs, r, how, err);
+    if (!rc && want == ND_VARIANT_SPECIALIZED && r->special < 0)
+        rc = no_match(op, r->cands, r->ncands, sigs, ntensors, err);
+    if (!rc && (want == ND_VARIANT_GENERIC || r->special < 0) && r->generic < 0)
         rc = nd_fail(err, "op '%s': no generic kernel is registered", op);
     if (!rc)
-        *out = want == ND_VARIANT_GENERIC || !special ? generic : special;
+        *out = k->entries[want == ND_VARIANT_GENERIC || r->special < 0 ? r->generic : r->special];
     free(sigs);
+    free(r);
     return rc;
 }
 
-int nd_kernels_pick(const nd_kernels *k, const char *op, nd_tensor *const *tensors, int ntensors, nd_variant want,
+int nd_kernels_pick(nd_kernels *k, const char *op, nd_tensor *const *tensors, int ntensors, nd_variant want,
                     nd_kernel_pick *out, nd_error *err)
 {
-    const nda_kernel_entry *e;
-    if (pick_entry(k, op, tensors, ntensors, want, &e, err))
+    const nda_kernel_entry *e = NULL;
+    if (pick_entry(k, op, tensors, ntensors, want, &e, out, err))
         return -1;
-    *out = (nd_kernel_pick){e->fn, e->symbol, e->signatures != NULL};
+    out->fn = e->fn;
+    out->symbol = e->symbol;
+    out->specialized = e->signatures != NULL;
+    out->entry = e;
     return 0;
 }
 
@@ -215,15 +281,15 @@ static int check_writers(const nda_kernel_entry *e, nd_device *dev, nd_tensor *c
     return 0;
 }
 
-int nd_run(nd_device *dev, const nd_kernels *k, const char *op, nd_tensor *const *tensors, int ntensors,
+int nd_run(nd_device *dev, nd_kernels *k, const char *op, nd_tensor *const *tensors, int ntensors,
            const double *scalars, int nscalars, nd_variant want, nd_kernel_pick *pick, nd_launch_stats *stats,
            nd_error *err)
 {
-    const nda_kernel_entry *e;
-    if (pick_entry(k, op, tensors, ntensors, want, &e, err) || check_writers(e, dev, tensors, ntensors, err) ||
-        nd_op_check_scalars(e, tensors, ntensors, scalars, nscalars, err))
+    nd_kernel_pick local;
+    pick = pick ? pick : &local;
+    if (nd_kernels_pick(k, op, tensors, ntensors, want, pick, err) ||
+        check_writers(pick->entry, dev, tensors, ntensors, err) ||
+        nd_op_check_scalars(pick->entry, tensors, ntensors, scalars, nscalars, err))
         return -1;
-    if (pick)
-        *pick = (nd_kernel_pick){e->fn, e->symbol, e->signatures != NULL};
-    return nd_launch(dev, e->fn, tensors, ntensors, scalars, nscalars, stats, err);
+    return nd_launch(dev, pick->fn, tensors, ntensors, scalars, nscalars, stats, err);
 }

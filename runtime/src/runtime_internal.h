@@ -36,6 +36,21 @@ int nd_op_check(const nda_kernel_entry *e, nd_tensor *const *tensors, int n, nd_
 int nd_op_check_scalars(const nda_kernel_entry *e, nd_tensor *const *tensors, int n, const double *scalars,
                         int nscalars, nd_error *err);
 
+/* ---- jit.c: on-demand specialized libraries in a cache folder. */
+struct nd_jit {
+    char *cache_dir, *ndgen, *spec_dir, *include_dir, *cc, *cflags;
+    int ntemplate_dirs;
+    char *template_dirs[ND_JIT_MAX_TEMPLATE_DIRS];
+};
+typedef struct nd_jit nd_jit;
+int nd_jit_create(const nd_jit_config *cfg, nd_jit **out, nd_error *err);
+void nd_jit_free(nd_jit *j);
+/* The path of a library holding op's kernel specialized for sigs (one per operand), from the cache or
+ * built now; generic is the op's generic entry and spec the name of the spec it came from. note
+ * receives what happened, for the caller to report. */
+int nd_jit_library(const nd_jit *j, const nda_kernel_entry *generic, const char *spec, char (*sigs)[2048],
+                   char *path, size_t len, nd_jit_outcome *outcome, char *note, size_t note_len, nd_error *err);
+
 /* ---- device and tensor internals */
 struct nd_device {
     nd_device_config cfg;
