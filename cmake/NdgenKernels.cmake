@@ -9,6 +9,12 @@
 #
 # Needs the targets ndgen::ndgen and ndgen::nd_accessor, and NDGEN_INCLUDE_DIR (set by the package
 # config, or by the ndgen build itself).
+#
+# NDGEN_KERNEL_CFLAGS (a cache string, default "-O3 -march=native") is added to the kernels' compile
+# flags: generated kernels are built on the machine that runs them. Set it empty to cross-compile.
+set(NDGEN_KERNEL_CFLAGS "-O3 -march=native" CACHE STRING "Extra compile flags for generated kernel libraries")
+separate_arguments(NDGEN_KERNEL_CFLAGS_LIST UNIX_COMMAND "${NDGEN_KERNEL_CFLAGS}")
+
 function(ndgen_add_kernels target)
   cmake_parse_arguments(PARSE_ARGV 1 ARG "NO_LINE" "SPEC_DIR" "SPECS;TEMPLATE_DIRS")
   if(NOT ARG_SPECS)
@@ -66,7 +72,8 @@ function(ndgen_add_kernels target)
   target_link_libraries(${target} PRIVATE ndgen::nd_accessor m)
   target_link_options(${target} PRIVATE -Wl,--no-undefined)
   target_include_directories(${target} PRIVATE ${template_dirs}) # templates' own headers
-  target_compile_options(${target} PRIVATE -Wall -Wextra -Werror)
+  # Kernel symbols stay visible, as in on-demand libraries, so profilers and ndrun can name and size them.
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Werror ${NDGEN_KERNEL_CFLAGS_LIST})
   set_target_properties(${target} PROPERTIES PREFIX "lib" C_STANDARD 17 C_STANDARD_REQUIRED ON
-                        C_VISIBILITY_PRESET hidden POSITION_INDEPENDENT_CODE ON)
+                        POSITION_INDEPENDENT_CODE ON)
 endfunction()

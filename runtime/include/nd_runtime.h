@@ -61,6 +61,10 @@ typedef struct nd_launch_stats {
 int nd_launch(nd_device *dev, nda_kernel_fn *kernel, nd_tensor *const *tensors, int ntensors,
               const double *scalars, int nscalars, nd_launch_stats *stats, nd_error *err);
 
+/* Runs fn(ctx, i) for every i in [0, n) on the device's threads, as a launch runs its cores: for
+ * host-side work measured beside kernels, such as references and bandwidth probes. */
+void nd_device_parallel(nd_device *dev, int64_t n, void (*fn)(void *ctx, int64_t i), void *ctx);
+
 /* ---------------------------------------------------------------- kernel libraries */
 
 /*
@@ -111,6 +115,7 @@ typedef struct nd_jit_config {
     const char *include_dir; /* holds nd_accessor.h */
     const char *cc;          /* the C compiler */
     const char *cflags;      /* split at blanks, no quoting */
+    const char *ldflags;     /* after the source, such as the nd_dist library generic kernels call */
 } nd_jit_config;
 
 /* cc from $CC (else "cc"), cflags "-O2"; everything else unset. */

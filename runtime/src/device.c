@@ -229,6 +229,11 @@ const nda_tensor *nd_tensor_view(const nd_tensor *t) { return &t->view; }
 
 /* ---------------------------------------------------------------- launch */
 
+void nd_device_parallel(nd_device *dev, int64_t n, void (*fn)(void *ctx, int64_t i), void *ctx)
+{
+    nd_pool_run(dev->pool, n, fn, ctx);
+}
+
 typedef struct launch_job {
     nd_device *dev;
     nda_kernel_fn *kernel;

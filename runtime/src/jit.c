@@ -100,6 +100,7 @@ void nd_jit_free(nd_jit *j)
     free(j->include_dir);
     free(j->cc);
     free(j->cflags);
+    free(j->ldflags);
     for (int i = 0; i < j->ntemplate_dirs; ++i)
         free(j->template_dirs[i]);
     free(j);
@@ -119,7 +120,8 @@ int nd_jit_create(const nd_jit_config *cfg, nd_jit **out, nd_error *err)
     if (j) {
         bad = copy_str(&j->cache_dir, cfg->cache_dir) || copy_str(&j->ndgen, cfg->ndgen) ||
               copy_str(&j->spec_dir, cfg->spec_dir) || copy_str(&j->include_dir, cfg->include_dir) ||
-              copy_str(&j->cc, cfg->cc) || copy_str(&j->cflags, cfg->cflags ? cfg->cflags : "");
+              copy_str(&j->cc, cfg->cc) || copy_str(&j->cflags, cfg->cflags ? cfg->cflags : "") ||
+              copy_str(&j->ldflags, cfg->ldflags ? cfg->ldflags : "");
         for (int i = 0; i < cfg->ntemplate_dirs && !bad; ++i, ++j->ntemplate_dirs)
             bad = copy_str(&j->template_dirs[i], cfg->template_dirs[i]);
     }
@@ -149,7 +151,7 @@ static void make_key(const nd_jit *j, jit_request *r)
     h = hash_str(h, r->dtypes);
     for (int i = 0; i < r->generic->noperands; ++i)
         h = hash_str(h, r->sigs[i]);
-    h = hash_str(hash_str(h, j->cc), j->cflags);
+    h = hash_str(hash_str(hash_str(h, j->cc), j->cflags), j->ldflags);
     snprintf(r->key, sizeof r->key, "%016" PRIx64, h);
 }
 
@@ -308,17 +310,24 @@ static void ndgen_argv(const nd_jit *j, const jit_request *r, char *const *store
     argv[n] = NULL;
 }
 
-/* cc CFLAGS -shared -fPIC -I.. -o lib src -lm; cflags is split at blanks (no quoting). */
-static void cc_argv(const nd_jit *j, char *flags, char *const *store, char **argv, char *incs)
+/* Appends the blank-separated words of text (modified in place) to argv, leaving room for more. */
+static int split_words(char *text, char **argv, int n)
+{
+    char *save = NULL;
+    for (char *t = strtok_r(text, " \t", &save); t && n < JIT_MAX_ARGS - 24; t = strtok_r(NULL, " \t", &save))
+        argv[n++] = t;
+    return n;
+}
+
+/* cc CFLAGS -shared -fPIC -std=c17 -I.. -o lib src LDFLAGS -lm; flags split at blanks (no quoting). */
+static void cc_argv(const nd_jit *j, char *flags, char *ldflags, char *const *store, char **argv, char *incs)
 {
     int n = 0;
     argv[n++] = j->cc;
-    for (char *t = strtok(flags, " \t"); t && n < JIT_MAX_ARGS - 16; t = strtok(NULL, " \t"))
-        argv[n++] = t;
+    n = split_words(flags, argv, n);
     argv[n++] = "-shared";
     argv[n++] = "-fPIC";
     argv[n++] = "-std=c17";
-    argv[n++] = "-Wl,--no-undefined";
     size_t off = 0;
     const char *dirs[ND_JIT_MAX_TEMPLATE_DIRS + 1] = {j->include_dir};
     for (int i = 0; i < j->ntemplate_dirs; ++i)
@@ -330,6 +339,7 @@ static void cc_argv(const nd_jit *j, char *flags, char *const *store, char **arg
     argv[n++] = "-o";
     argv[n++] = store[2];
     argv[n++] = store[0];
+    n = split_words(ldflags, argv, n);
     argv[n++] = "-lm";
     argv[n] = NULL;
 }
@@ -383,7 +393,7 @@ static void remove_build_dir(const char *dir, char *const *store)
 /* Generates and compiles into dir, then moves the library and (last) the manifest into the cache. */
 static int build_in(const nd_jit *j, const jit_request *r, const char *dir, char *const *store, nd_error *err)
 {
-    char *argv[JIT_MAX_ARGS], flags[1024], incs[(ND_JIT_MAX_TEMPLATE_DIRS + 1) * 4100], head[512];
+    char *argv[JIT_MAX_ARGS], flags[2048], ldflags[2048], incs[(ND_JIT_MAX_TEMPLATE_DIRS + 1) * 4100], head[512];
     jit_manifest m;
     ndgen_argv(j, r, store, argv);
     if (run_tool(argv, store[4])) {
@@ -391,7 +401,8 @@ static int build_in(const nd_jit *j, const jit_request *r, const char *dir, char
         return nd_fail(err, "jit: op '%s': %s generate failed: %s", r->generic->op, j->ndgen, head);
     }
     snprintf(flags, sizeof flags, "%s", j->cflags);
-    cc_argv(j, flags, store, argv, incs);
+    snprintf(ldflags, sizeof ldflags, "%s", j->ldflags);
+    cc_argv(j, flags, ldflags, store, argv, incs);
     if (run_tool(argv, store[4])) {
         log_head(store[4], head, sizeof head);
         return nd_fail(err, "jit: op '%s': compiling with %s failed: %s", r->generic->op, j->cc, head);
@@ -410,11 +421,26 @@ static int build_in(const nd_jit *j, const jit_request *r, const char *dir, char
     return 0;
 }
 
+/* mkdir -p */
+static int make_dirs(const char *path)
+{
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; ++p)
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir(buf, 0755) && errno != EEXIST)
+                return -1;
+            *p = '/';
+        }
+    return mkdir(buf, 0755) && errno != EEXIST ? -1 : 0;
+}
+
 static int build(const nd_jit *j, const jit_request *r, nd_error *err)
 {
     char dir[4096], files[5][4200];
     char *store[6];
-    if (mkdir(j->cache_dir, 0755) && errno != EEXIST)
+    if (make_dirs(j->cache_dir))
         return nd_fail(err, "jit: cannot create the cache folder %s: %s", j->cache_dir, strerror(errno));
     snprintf(dir, sizeof dir, "%s/.build-%s-XXXXXX", j->cache_dir, r->key);
     if (!mkdtemp(dir))

@@ -38,7 +38,7 @@ int nd_op_check_scalars(const nda_kernel_entry *e, nd_tensor *const *tensors, in
 
 /* ---- jit.c: on-demand specialized libraries in a cache folder. */
 struct nd_jit {
-    char *cache_dir, *ndgen, *spec_dir, *include_dir, *cc, *cflags;
+    char *cache_dir, *ndgen, *spec_dir, *include_dir, *cc, *cflags, *ldflags;
     int ntemplate_dirs;
     char *template_dirs[ND_JIT_MAX_TEMPLATE_DIRS];
 };

@@ -1,0 +1,249 @@
+/*
+ * compare.c - one case three ways on the same inputs: the generic kernel, the specialized kernel
+ * (prebuilt or specialized on demand) and the plain reference, plus OpenBLAS for an f32 matmul.
+ * Results are checked first; then the variants are timed in interleaved rounds, so that a slow
+ * moment of a shared machine lands on all of them alike.
+ */
+#include <dlfcn.h>
+#include <link.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ndrun.h"
+
+enum { MAX_RUNS = 100000 };
+
+static bool is_exact(const nr_setup *su)
+{
+    nd_dtype t = su->dist[su->n - 1].spec.dtype;
+    const char *op = su->entry->op;
+    return (t != ND_F32 && t != ND_BF16) || !strcmp(op, "reshard") || !strcmp(op, "page_copy") ||
+           !strcmp(op, "permute");
+}
+
+static float as_float(const void *p, int64_t i, nd_dtype t)
+{
+    if (t == ND_F32)
+        return ((const float *)p)[i];
+    uint32_t u = (uint32_t)((const uint16_t *)p)[i] << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* Whether got matches want: bit for bit for data movement, else within a relative tolerance (the
+ * kernels and the reference may sum or contract multiply-adds in another order). */
+static bool outputs_match(const nr_setup *su, const void *got, const void *want, const char *what, nr_result *r)
+{
+    int o = su->n - 1;
+    nd_dtype t = su->dist[o].spec.dtype;
+    if (is_exact(su)) {
+        if (memcmp(got, want, (size_t)nr_bytes(su, o)) == 0)
+            return true;
+        snprintf(r->mismatch, sizeof r->mismatch, "%s differs from the reference in its bytes", what);
+        return false;
+    }
+    double tol = t == ND_F32 ? 1e-5 : 1e-2;
+    for (int64_t i = 0; i < su->elems[o]; ++i) {
+        double g = as_float(got, i, t), w = as_float(want, i, t), e = fabs(g - w);
+        if (isnan(g) && isnan(w))
+            continue;
+        r->max_error = e > r->max_error || isnan(e) ? e : r->max_error;
+        if (!(e <= tol * fmax(1.0, fabs(w)))) {
+            snprintf(r->mismatch, sizeof r->mismatch, "%s element %lld is %.9g, the reference %.9g", what,
+                     (long long)i, g, w);
+            return false;
+        }
+    }
+    return true;
+}
+
+static int64_t code_size(nda_kernel_fn *fn)
+{
+    Dl_info info;
+    const ElfW(Sym) *sym = NULL;
+    if (!dladdr1((void *)fn, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym)
+        return 0;
+    return (int64_t)sym->st_size;
+}
+
+/* ---------------------------------------------------------------- checking */
+
+typedef struct variants {
+    nd_kernel_pick generic, special;
+    void *out[3]; /* generic, specialized, reference */
+    nd_launch_stats stats;
+} variants;
+
+static int run_kernel(nd_kernels *k, nr_setup *su, nd_variant want, nd_kernel_pick *pick, void *out,
+                      nd_launch_stats *st, nd_error *err)
+{
+    int o = su->n - 1;
+    memset(su->host[o], 0, (size_t)nr_bytes(su, o));
+    if (nd_tensor_write(su->t[o], su->host[o], nr_bytes(su, o), err) ||
+        nd_run(su->dev, k, su->entry->op, su->t, su->n, su->scalars, su->nscalars, want, pick, st, err))
+        return -1;
+    return nd_tensor_read(su->t[o], out, nr_bytes(su, o), err);
+}
+
+static int check(nd_kernels *k, nr_setup *su, variants *v, nr_result *r, nd_error *err)
+{
+    size_t bytes = (size_t)nr_bytes(su, su->n - 1);
+    for (int i = 0; i < 3; ++i)
+        if (!(v->out[i] = malloc(bytes)))
+            return nd_fail(err, "out of host memory");
+    if (run_kernel(k, su, ND_VARIANT_GENERIC, &v->generic, v->out[0], &v->stats, err) ||
+        run_kernel(k, su, ND_VARIANT_SPECIALIZED, &v->special, v->out[1], &v->stats, err) ||
+        nr_reference(su->dev, su, v->out[2], err))
+        return -1;
+    r->match = outputs_match(su, v->out[0], v->out[2], "generic", r) &&
+               outputs_match(su, v->out[1], v->out[2], "specialized", r);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- timing */
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+static void summarize(double *t, int n, nr_timing *out)
+{
+    qsort(t, (size_t)n, sizeof *t, cmp_double);
+    *out = (nr_timing){t[n / 2], t[0], t[n - 1], n};
+}
+
+typedef struct rounds {
+    double *t[4]; /* generic, specialized, reference, blas */
+    int n;
+} rounds;
+
+static void one_round(nr_setup *su, variants *v, rounds *rd, bool blas)
+{
+    nd_launch_stats st;
+    nd_error err;
+    nd_launch(su->dev, v->generic.fn, su->t, su->n, su->scalars, su->nscalars, &st, &err);
+    rd->t[0][rd->n] = st.seconds;
+    nd_launch(su->dev, v->special.fn, su->t, su->n, su->scalars, su->nscalars, &st, &err);
+    rd->t[1][rd->n] = st.seconds;
+    double t0 = nr_now();
+    nr_reference(su->dev, su, v->out[2], &err);
+    rd->t[2][rd->n] = nr_now() - t0;
+    if (blas) {
+        const nd_dist_spec *a = &su->dist[0].spec, *o = &su->dist[2].spec;
+        t0 = nr_now();
+        nr_sgemm(nd_device_threads(su->dev), o->shape[0], o->shape[1], a->shape[1], su->host[0], su->host[1],
+                 v->out[2]);
+        rd->t[3][rd->n] = nr_now() - t0;
+    }
+    rd->n++;
+}
+
+static int time_variants(nr_setup *su, variants *v, const nr_settings *s, nr_result *r, nd_error *err)
+{
+    rounds rd = {0};
+    for (int i = 0; i < 4; ++i)
+        if (!(rd.t[i] = malloc(MAX_RUNS * sizeof(double))))
+            return nd_fail(err, "out of host memory");
+    r->has_blas = nr_have_openblas() && strcmp(su->entry->op, "matmul") == 0 && su->dist[0].spec.dtype == ND_F32;
+    one_round(su, v, &rd, r->has_blas); /* warm-up: caches, page faults, lazy binding */
+    rd.n = 0;
+    double start = nr_now();
+    while (rd.n < MAX_RUNS && (rd.n < s->min_repeats || nr_now() - start < s->min_seconds * (r->has_blas ? 4 : 3)))
+        one_round(su, v, &rd, r->has_blas);
+    summarize(rd.t[0], rd.n, &r->generic);
+    summarize(rd.t[1], rd.n, &r->specialized);
+    summarize(rd.t[2], rd.n, &r->reference);
+    if (r->has_blas)
+        summarize(rd.t[3], rd.n, &r->blas);
+    for (int i = 0; i < 4; ++i)
+        free(rd.t[i]);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- the result */
+
+static void describe(const nr_case *c, const nr_setup *su, nr_result *r)
+{
+    snprintf(r->label, sizeof r->label, "%s", c->label[0] ? c->label : su->entry->op);
+    snprintf(r->family, sizeof r->family, "%s", c->family ? c->family : "");
+    snprintf(r->op, sizeof r->op, "%s", su->entry->op);
+    snprintf(r->dtype, sizeof r->dtype, "%s", su->entry->dtypes[su->n - 1]);
+    r->shapes[0] = '\0';
+    for (int k = 0; k < su->n; ++k) {
+        size_t len = strlen(r->shapes);
+        snprintf(r->shapes + len, sizeof r->shapes - len, "%s", k == 0 ? "" : k == su->n - 1 ? "->" : ",");
+        for (int i = 0; i < su->dist[k].spec.rank; ++i) {
+            len = strlen(r->shapes);
+            snprintf(r->shapes + len, sizeof r->shapes - len, "%s%lld", i ? "x" : "", (long long)su->dist[k].spec.shape[i]);
+        }
+    }
+    r->bytes = 0;
+    for (int k = 0; k < su->n; ++k)
+        r->bytes += (double)nr_bytes(su, k);
+    r->flops = 0;
+    if (nr_is_contraction(su->entry)) { /* 2 per multiply-add: output elements times reduced extent */
+        double red = 1;
+        for (int i = 0; su->entry->indices[0][i]; ++i)
+            if (!strchr(su->entry->indices[2], su->entry->indices[0][i]))
+                red *= (double)su->dist[0].spec.shape[i];
+        r->flops = 2.0 * (double)su->elems[2] * red;
+    }
+}
+
+int nr_compare(nd_kernels *k, const nr_case *c, const nr_settings *s, nr_result *r, nd_error *err)
+{
+    nr_setup su;
+    variants v = {0};
+    memset(r, 0, sizeof *r);
+    if (nr_setup_open(k, c, s, &su, err))
+        return -1;
+    describe(c, &su, r);
+    r->threads = nd_device_threads(su.dev);
+    int rc = check(k, &su, &v, r, err);
+    if (!rc) {
+        r->local_pages = v.stats.total.local_pages_read;
+        r->remote_pages = v.stats.total.remote_pages_read;
+        r->jit = v.special.jit;
+        snprintf(r->jit_note, sizeof r->jit_note, "%s", v.special.jit_note);
+        snprintf(r->generic_symbol, sizeof r->generic_symbol, "%s", v.generic.symbol);
+        snprintf(r->specialized_symbol, sizeof r->specialized_symbol, "%s", v.special.symbol);
+        r->generic_code = code_size(v.generic.fn);
+        r->specialized_code = code_size(v.special.fn);
+        int64_t largest = 0;
+        for (int i = 0; i < su.n; ++i)
+            largest = nr_bytes(&su, i) > largest ? nr_bytes(&su, i) : largest;
+        nr_measure_machine(su.dev, largest, s, &r->machine);
+        rc = time_variants(&su, &v, s, r, err);
+    }
+    for (int i = 0; i < 3; ++i)
+        free(v.out[i]);
+    nr_setup_close(&su);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- rates */
+
+double nr_rate(const nr_result *r, const nr_timing *t)
+{
+    if (t->median <= 0)
+        return 0;
+    return (r->flops > 0 ? r->flops : r->bytes) / t->median / 1e9;
+}
+
+static bool two_inputs(const nr_result *r) { return strchr(r->shapes, ',') != NULL; }
+
+double nr_limit(const nr_result *r)
+{
+    if (r->flops > 0)
+        return r->machine.peak_gflops;
+    return two_inputs(r) ? r->machine.add_gbs : r->machine.copy_gbs;
+}
+
+const char *nr_limit_name(const nr_result *r)
+{
+    return r->flops > 0 ? "f32 FMA peak" : two_inputs(r) ? "STREAM add" : "STREAM copy";
+}

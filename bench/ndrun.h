@@ -1,0 +1,132 @@
+/* ndrun.h - the ndrun tool's internal interface: one section per source file. */
+#ifndef NDRUN_H
+#define NDRUN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "nd_runtime.h"
+
+enum { NR_MAX_OPERANDS = 8, NR_MAX_LIBRARIES = 8 };
+
+/* ---- options.c: what to run, from the command line or the bench suite. */
+typedef struct nr_operand_flags {
+    const char *name;           /* operand name; NULL: the flags every operand shares */
+    nd_dist_flags flags;
+} nr_operand_flags;
+
+typedef struct nr_case {
+    char label[128];            /* for the suite's table and chart */
+    const char *family;         /* the suite's distribution family, or NULL */
+    const char *op;
+    const char *dtype;          /* every operand's dtype; default f32 */
+    const char *axes, *perm;    /* launch scalars for reductions and permutes; NULL: defaults */
+    int nflags;                 /* [0] holds the shared flags */
+    nr_operand_flags flags[NR_MAX_OPERANDS + 1];
+} nr_case;
+
+typedef struct nr_settings {
+    int threads;                /* 0: one per hardware thread */
+    int min_repeats;
+    double min_seconds;         /* repeat until both minimums are met */
+    bool jit;
+    char cache_dir[4096];
+    bool json;
+    uint64_t seed;
+    int nkernels;               /* --kernels; none: the bundled library */
+    const char *kernels[NR_MAX_LIBRARIES];
+    const char *spec_dir;       /* --spec-dir; NULL: the bundled specs */
+} nr_settings;
+
+void nr_settings_init(nr_settings *s);
+/* Parses one option at argv[*i] into c or s (advancing *i past its value); 1 if it is not one of
+ * the shared options, -1 on a bad value. */
+int nr_parse_option(int argc, char **argv, int *i, nr_case *c, nr_settings *s, nd_error *err);
+extern const char nr_options_help[];
+
+/* ---- setup.c: the device, operands and inputs for one case. */
+typedef struct nr_setup {
+    nd_device *dev;
+    const nda_kernel_entry *entry; /* the op's generic entry */
+    int n;                         /* operands, output last */
+    nd_dist dist[NR_MAX_OPERANDS];
+    nd_tensor *t[NR_MAX_OPERANDS];
+    void *host[NR_MAX_OPERANDS];   /* inputs as written; the output buffer last */
+    int64_t elems[NR_MAX_OPERANDS];
+    double scalars[ND_MAX_RANK];
+    int nscalars;
+} nr_setup;
+
+int nr_setup_open(nd_kernels *k, const nr_case *c, const nr_settings *s, nr_setup *out, nd_error *err);
+void nr_setup_close(nr_setup *su);
+/* Two inputs and an output named by index letters, such as matmul's ik,kj->ij. */
+bool nr_is_contraction(const nda_kernel_entry *e);
+int64_t nr_bytes(const nr_setup *su, int operand);
+
+/* ---- reference.c: each op by plain loops over contiguous arrays, on the device's threads. */
+/* Fills out (the output's host array); -1 when the op has no reference. */
+int nr_reference(nd_device *dev, const nr_setup *su, void *out, nd_error *err);
+
+/* ---- machine.c: what the machine can do, measured in the same run. */
+typedef struct nr_machine {
+    double copy_gbs, add_gbs;  /* STREAM-style, over arrays of the case's size */
+    double memcpy_gbs;         /* one memcpy per thread over the same bytes */
+    double peak_gflops;        /* f32 multiply-adds from registers */
+} nr_machine;
+
+void nr_measure_machine(nd_device *dev, int64_t bytes, const nr_settings *s, nr_machine *m);
+/* OpenBLAS sgemm, row-major c = a b, as the matmul peer; a no-op when ndrun was built without it. */
+void nr_sgemm(int threads, int64_t m, int64_t n, int64_t k, const float *a, const float *b, float *c);
+bool nr_have_openblas(void);
+double nr_now(void); /* monotonic seconds */
+
+/* ---- compare.c: one case three ways, checked and timed. */
+typedef struct nr_timing {
+    double median, min, max;   /* seconds */
+    int repeats;
+} nr_timing;
+
+typedef struct nr_result {
+    char label[128], family[32], op[64], dtype[8];
+    char shapes[256];          /* every operand's shape, "256x256,256x256->256x256" */
+    bool match;
+    double max_error;
+    char mismatch[256];        /* what did not match, when !match */
+    nr_timing generic, specialized, reference, blas;
+    bool has_blas;
+    double bytes;              /* moved by the op: inputs read once and the output written once */
+    double flops;              /* for contractions: 2 per multiply-add; 0 otherwise */
+    nr_machine machine;
+    int64_t local_pages, remote_pages; /* read by the specialized kernel */
+    int64_t generic_code, specialized_code; /* bytes of the kernel function */
+    char generic_symbol[128], specialized_symbol[128];
+    nd_jit_outcome jit;
+    char jit_note[192];
+    int threads;
+} nr_result;
+
+int nr_compare(nd_kernels *k, const nr_case *c, const nr_settings *s, nr_result *r, nd_error *err);
+/* The headline rate of a timing: GFLOP/s for a contraction, else GB/s. */
+double nr_rate(const nr_result *r, const nr_timing *t);
+/* The machine's limit in the same unit: STREAM add or copy bandwidth, or the FMA peak. */
+double nr_limit(const nr_result *r);
+const char *nr_limit_name(const nr_result *r);
+
+/* ---- report.c: tables and JSON. */
+void nr_print_table(FILE *fp, const nr_result *r);
+void nr_print_json(FILE *fp, const nr_result *r, const char *indent);
+void nr_print_suite_table(FILE *fp, const nr_result *r, int n);
+
+/* ---- chart.c: the suite as an SVG bar chart. */
+void nr_chart_svg(FILE *fp, const nr_result *r, int n);
+
+/* ---- suite.c and main.c: the subcommands. */
+int nr_compare_main(int argc, char **argv);
+int nr_bench_main(int argc, char **argv);
+/* Opens the kernel libraries (the bundled one by default), with the JIT when s->jit. */
+int nr_open_kernels(const nr_settings *s, nd_kernels **out, nd_error *err);
+/* nr_parse_option plus --kernels and --spec-dir. */
+int nr_parse_common(int argc, char **argv, int *i, nr_case *c, nr_settings *s, nd_error *err);
+
+#endif

@@ -1,0 +1,155 @@
+/* options.c - the options ndrun compare and ndrun bench share. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ndrun.h"
+
+const char nr_options_help[] =
+    "What to run:\n"
+    "  --op NAME               the op, as its spec names it (add, relu, matmul, reduce_sum, permute, ...)\n"
+    "  --dtype f32|bf16|i32|u8 every operand's dtype (default f32)\n"
+    "  --axes A,B              reduced axes of a reduction (default: the last)\n"
+    "  --perm P0,P1,..         the permutation of a permute (default: the axes reversed)\n"
+    "  --operand NAME          the distribution flags after it apply to operand NAME only; the flags\n"
+    "                          before any --operand apply to every operand\n"
+    "\n"
+    "Shapes: --shape is every operand's shape, except that a reduction's or permute's output follows\n"
+    "from --axes or --perm, and a contraction's --shape lists the size of each index letter in order of\n"
+    "first appearance (matmul ik,kj->ij: --shape I,K,J). An operand of another shape, such as a\n"
+    "broadcast one, takes its own --operand NAME --shape. --shard applies to every operand of its rank.\n"
+    "\n"
+    "How:\n"
+    "  --threads N             threads running the cores, the reference and the probes (default: 2)\n"
+    "  --repeats N             at least N timed runs of each variant (default 5)\n"
+    "  --min-time SECONDS      and at least this long per variant (default 0.2)\n"
+    "  --no-jit                never specialize on demand: without a prebuilt kernel, compare fails\n"
+    "  --cache-dir DIR         the JIT cache (default: $NDGEN_CACHE_DIR, else ~/.cache/ndgen)\n"
+    "  --seed N                seed of the random inputs (default 1)\n"
+    "  --json                  print JSON instead of a table\n";
+
+void nr_settings_init(nr_settings *s)
+{
+    memset(s, 0, sizeof *s);
+    s->threads = 2;
+    s->min_repeats = 5;
+    s->min_seconds = 0.2;
+    s->jit = true;
+    s->seed = 1;
+    if (nd_jit_default_cache_dir(s->cache_dir, sizeof s->cache_dir))
+        s->cache_dir[0] = '\0';
+}
+
+/* The value of option argv[*i]: after '=' or the next argument. */
+static const char *value_of(int argc, char **argv, int *i, const char *name, nd_error *err)
+{
+    const char *eq = strchr(argv[*i], '=');
+    if (eq)
+        return eq + 1;
+    if (*i + 1 >= argc) {
+        nd_fail(err, "--%s: needs a value", name);
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+static int parse_int(const char *flag, const char *text, long lo, long hi, long *out, nd_error *err)
+{
+    char *end;
+    long v = strtol(text, &end, 10);
+    if (!text[0] || *end || v < lo || v > hi)
+        return nd_fail(err, "%s %s: expected a whole number from %ld to %ld", flag, text, lo, hi);
+    *out = v;
+    return 0;
+}
+
+static int settings_option(const char *name, const char *v, nr_settings *s, nd_error *err)
+{
+    long n;
+    if (strcmp(name, "threads") == 0) {
+        if (parse_int("--threads", v, 1, 1024, &n, err))
+            return -1;
+        s->threads = (int)n;
+    } else if (strcmp(name, "repeats") == 0) {
+        if (parse_int("--repeats", v, 1, 100000, &n, err))
+            return -1;
+        s->min_repeats = (int)n;
+    } else if (strcmp(name, "min-time") == 0) {
+        char *end;
+        s->min_seconds = strtod(v, &end);
+        if (!v[0] || *end || !(s->min_seconds >= 0 && s->min_seconds <= 3600))
+            return nd_fail(err, "--min-time %s: expected seconds from 0 to 3600", v);
+    } else if (strcmp(name, "seed") == 0) {
+        if (parse_int("--seed", v, 0, 2147483647, &n, err))
+            return -1;
+        s->seed = (uint64_t)n;
+    } else if (strcmp(name, "cache-dir") == 0) {
+        if (!v[0] || strlen(v) >= sizeof s->cache_dir)
+            return nd_fail(err, "--cache-dir '%s': expected a folder path", v);
+        strcpy(s->cache_dir, v);
+    } else {
+        return 1;
+    }
+    return 0;
+}
+
+static int case_option(const char *name, const char *v, nr_case *c, nd_error *err)
+{
+    if (strcmp(name, "op") == 0) {
+        c->op = v;
+    } else if (strcmp(name, "dtype") == 0) {
+        nd_dtype t;
+        if (nd_parse_dtype("--dtype", v, &t, err))
+            return -1;
+        c->dtype = v;
+    } else if (strcmp(name, "axes") == 0) {
+        c->axes = v;
+    } else if (strcmp(name, "perm") == 0) {
+        c->perm = v;
+    } else if (strcmp(name, "operand") == 0) {
+        if (c->nflags == NR_MAX_OPERANDS + 1)
+            return nd_fail(err, "--operand %s: at most %d operands", v, NR_MAX_OPERANDS);
+        for (int i = 1; i < c->nflags; ++i)
+            if (strcmp(c->flags[i].name, v) == 0)
+                return nd_fail(err, "--operand %s: given twice; put all of its flags after one --operand", v);
+        c->flags[c->nflags++] = (nr_operand_flags){.name = v};
+    } else {
+        int which = nd_dist_flag_index(name);
+        if (which < 0 || strcmp(name, "dtype") == 0)
+            return 1;
+        nd_dist_flags_set(&c->flags[c->nflags - 1].flags, which, v);
+    }
+    return 0;
+}
+
+int nr_parse_option(int argc, char **argv, int *i, nr_case *c, nr_settings *s, nd_error *err)
+{
+    const char *arg = argv[*i];
+    if (strncmp(arg, "--", 2) != 0)
+        return 1;
+    char name[64];
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(arg + 2, "="), arg + 2);
+    if (c->nflags == 0)
+        c->nflags = 1;
+    if (strcmp(name, "no-jit") == 0 || strcmp(name, "json") == 0 || strcmp(name, "interleaved") == 0) {
+        if (strchr(arg, '='))
+            return nd_fail(err, "%s: takes no value", arg);
+        if (name[0] == 'n')
+            s->jit = false;
+        else if (name[0] == 'j')
+            s->json = true;
+        else
+            c->flags[c->nflags - 1].flags.interleaved = true;
+        return 0;
+    }
+    bool known = nd_dist_flag_index(name) >= 0 || !strcmp(name, "op") || !strcmp(name, "dtype") ||
+                 !strcmp(name, "axes") || !strcmp(name, "perm") || !strcmp(name, "operand") ||
+                 !strcmp(name, "threads") || !strcmp(name, "repeats") || !strcmp(name, "min-time") ||
+                 !strcmp(name, "seed") || !strcmp(name, "cache-dir");
+    if (!known)
+        return 1;
+    const char *v = value_of(argc, argv, i, name, err);
+    if (!v)
+        return -1;
+    int rc = settings_option(name, v, s, err);
+    return rc <= 0 ? rc : case_option(name, v, c, err);
+}

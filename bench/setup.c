@@ -1,0 +1,311 @@
+/* setup.c - one case's device, distributed operands and random inputs. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ndrun.h"
+
+int64_t nr_bytes(const nr_setup *su, int operand)
+{
+    return su->elems[operand] * su->dist[operand].elem_bytes;
+}
+
+static bool has_dtype(const nda_kernel_entry *e, const char *dtype)
+{
+    for (int i = 0; i < e->noperands; ++i)
+        if (strcmp(e->dtypes[i], dtype) != 0)
+            return false;
+    return true;
+}
+
+static int find_entry(nd_kernels *k, const char *op, const char *dtype, const nda_kernel_entry **out, nd_error *err)
+{
+    bool named = false;
+    for (int i = 0; i < nd_kernels_count(k); ++i) {
+        const nda_kernel_entry *e = nd_kernels_entry(k, i);
+        if (strcmp(e->op, op) != 0 || e->signatures)
+            continue;
+        named = true;
+        if (has_dtype(e, dtype)) {
+            *out = e;
+            return 0;
+        }
+    }
+    if (!op)
+        return nd_fail(err, "--op: required, such as --op add");
+    return named ? nd_fail(err, "--op %s: the op has no kernel whose operands are all %s", op, dtype)
+                 : nd_fail(err, "--op %s: no such op in the kernel library", op);
+}
+
+bool nr_is_contraction(const nda_kernel_entry *e)
+{
+    return e->noperands == 3 && !strstr(e->indices[0], "...");
+}
+
+/* ---------------------------------------------------------------- shapes */
+
+typedef struct shapes {
+    int rank[NR_MAX_OPERANDS];
+    int64_t dims[NR_MAX_OPERANDS][ND_MAX_RANK];
+} shapes;
+
+static int contraction_shapes(const nda_kernel_entry *e, const int64_t *given, int n, shapes *sh, nd_error *err)
+{
+    char letters[64] = "";
+    for (int k = 0; k < e->noperands; ++k)
+        for (const char *p = e->indices[k]; *p; ++p)
+            if (!strchr(letters, *p))
+                strncat(letters, p, 1);
+    if ((size_t)n != strlen(letters))
+        return nd_fail(err, "--shape: op '%s' (%s,%s->%s) needs one size per index letter, %s, in that order",
+                       e->op, e->indices[0], e->indices[1], e->indices[2], letters);
+    for (int k = 0; k < e->noperands; ++k) {
+        sh->rank[k] = (int)strlen(e->indices[k]);
+        for (int i = 0; i < sh->rank[k]; ++i)
+            sh->dims[k][i] = given[strchr(letters, e->indices[k][i]) - letters];
+    }
+    return 0;
+}
+
+/* "1,0" -> ints, each in [0, rank). */
+static int axis_list(const char *flag, const char *text, int rank, int64_t *out, int *n, nd_error *err)
+{
+    if (nd_parse_dims(flag, text, out, n, err) == 0) {
+        for (int i = 0; i < *n; ++i)
+            if (out[i] >= rank)
+                return nd_fail(err, "%s %s: axis %lld does not exist at rank %d", flag, text, (long long)out[i], rank);
+        return 0;
+    }
+    /* nd_parse_dims refuses 0; axes may be 0, so parse by hand */
+    *n = 0;
+    for (const char *p = text; *p && *n < ND_MAX_RANK;) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p || v < 0 || v >= rank)
+            return nd_fail(err, "%s %s: expected axes from 0 to %d, separated by commas", flag, text, rank - 1);
+        out[(*n)++] = v;
+        p = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',')
+            return nd_fail(err, "%s %s: expected axes from 0 to %d, separated by commas", flag, text, rank - 1);
+    }
+    return *n ? 0 : nd_fail(err, "%s: expected at least one axis", flag);
+}
+
+static int scalar_shapes(const nr_case *c, const nda_kernel_entry *e, nr_setup *su, shapes *sh, nd_error *err)
+{
+    int r = sh->rank[0], n = 0;
+    int64_t ax[ND_MAX_RANK];
+    bool perm = strncmp(e->scalars, "perm", 4) == 0;
+    const char *text = perm ? c->perm : c->axes;
+    if (text && axis_list(perm ? "--perm" : "--axes", text, r, ax, &n, err))
+        return -1;
+    if (!text) { /* defaults: the axes reversed, or the last axis */
+        n = perm ? r : 1;
+        for (int i = 0; i < n; ++i)
+            ax[i] = perm ? r - 1 - i : r - 1;
+    }
+    if (perm && n != r)
+        return nd_fail(err, "--perm %s: needs %d axes, one per axis of the input", text, r);
+    su->nscalars = n;
+    sh->rank[1] = 0;
+    for (int i = 0; i < n; ++i)
+        su->scalars[i] = (double)ax[i];
+    for (int i = 0; i < r; ++i) {
+        bool reduced = false;
+        for (int j = 0; j < n && !perm; ++j)
+            reduced = reduced || ax[j] == i;
+        if (perm)
+            sh->dims[1][sh->rank[1]++] = sh->dims[0][ax[i]];
+        else if (!reduced)
+            sh->dims[1][sh->rank[1]++] = sh->dims[0][i];
+    }
+    if (sh->rank[1] == 0)
+        sh->dims[1][sh->rank[1]++] = 1; /* everything reduced: one element */
+    return 0;
+}
+
+static int derive_shapes(const nr_case *c, const nda_kernel_entry *e, nr_setup *su, shapes *sh, nd_error *err)
+{
+    int64_t given[ND_MAX_RANK * 2];
+    int n = 0;
+    const char *text = c->flags[0].flags.shape;
+    if (!text)
+        return nd_fail(err, "--shape: required, such as --shape 1024,1024");
+    if (nd_parse_dims("--shape", text, given, &n, err))
+        return -1;
+    if (nr_is_contraction(e))
+        return contraction_shapes(e, given, n, sh, err);
+    for (int k = 0; k < e->noperands; ++k) {
+        sh->rank[k] = n;
+        memcpy(sh->dims[k], given, sizeof(int64_t) * (size_t)n);
+    }
+    return e->scalars && e->noperands == 2 ? scalar_shapes(c, e, su, sh, err) : 0;
+}
+
+/* ---------------------------------------------------------------- distributions */
+
+static void overlay(nd_dist_flags *to, const nd_dist_flags *from)
+{
+#define NR_TAKE(field) to->field = from->field ? from->field : to->field
+    NR_TAKE(shape); NR_TAKE(shard); NR_TAKE(grid); NR_TAKE(page); NR_TAKE(tile); NR_TAKE(orientation);
+    NR_TAKE(strategy); NR_TAKE(dtype); NR_TAKE(cores); NR_TAKE(buffer); NR_TAKE(banks); NR_TAKE(l1_size);
+    NR_TAKE(dram_bank_size);
+#undef NR_TAKE
+    to->interleaved = to->interleaved || from->interleaved;
+}
+
+static const nd_dist_flags *own_flags(const nr_case *c, const char *name)
+{
+    for (int i = 1; i < c->nflags; ++i)
+        if (strcmp(c->flags[i].name, name) == 0)
+            return &c->flags[i].flags;
+    return NULL;
+}
+
+static int check_operand_names(const nr_case *c, const nda_kernel_entry *e, nd_error *err)
+{
+    for (int i = 1; i < c->nflags; ++i) {
+        bool found = false;
+        for (int k = 0; k < e->noperands; ++k)
+            found = found || strcmp(e->operands[k], c->flags[i].name) == 0;
+        if (!found)
+            return nd_fail(err, "--operand %s: op '%s' has no such operand (it has %s%s%s%s%s)", c->flags[i].name,
+                           e->op, e->operands[0], e->noperands > 1 ? ", " : "", e->noperands > 1 ? e->operands[1] : "",
+                           e->noperands > 2 ? ", " : "", e->noperands > 2 ? e->operands[2] : "");
+    }
+    return 0;
+}
+
+static int rank_of(const char *text)
+{
+    int r = text && text[0] ? 1 : 0;
+    for (const char *p = text; p && *p; ++p)
+        r += *p == ',';
+    return r;
+}
+
+/* Operand k's flags: shared, then its own; its shape from sh unless it gives one. */
+static int operand_dist(const nr_case *c, const nda_kernel_entry *e, int k, const shapes *sh, nd_dist *d,
+                        nd_error *err)
+{
+    char shape[256] = "";
+    nd_dist_flags f = c->flags[0].flags;
+    const nd_dist_flags *own = own_flags(c, e->operands[k]);
+    for (int i = 0; i < sh->rank[k]; ++i)
+        snprintf(shape + strlen(shape), sizeof shape - strlen(shape), "%s%lld", i ? "," : "", (long long)sh->dims[k][i]);
+    f.shape = shape;
+    if (own)
+        overlay(&f, own);
+    f.dtype = c->dtype ? c->dtype : "f32";
+    f.l1_size = f.l1_size ? f.l1_size : "1024G"; /* ndrun sizes the device to fit its operands */
+    f.dram_bank_size = f.dram_bank_size ? f.dram_bank_size : "1024G";
+    if (f.shard && !(own && own->shard) && rank_of(f.shard) != rank_of(f.shape))
+        return nd_fail(err, "operand '%s' has shape %s, of another rank than --shard %s; give it its own "
+                            "--operand %s --shard", e->operands[k], f.shape, f.shard, e->operands[k]);
+    nd_error why;
+    if (nd_dist_from_flags(&f, d, &why))
+        return nd_fail(err, "operand '%s': %s", e->operands[k], why.msg);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- device and inputs */
+
+static int open_device(nr_setup *su, const nr_settings *s, nd_error *err)
+{
+    nd_device_config cfg;
+    nd_device_config_init(&cfg);
+    cfg.grid_x = cfg.grid_y = cfg.dram_banks = 1;
+    int64_t per_core = 4096;
+    for (int k = 0; k < su->n; ++k) {
+        const nd_dist *d = &su->dist[k];
+        int maxx = 0, maxy = 0;
+        for (int r = 0; r < d->spec.cores.nranges; ++r) {
+            maxx = d->spec.cores.ranges[r].hi.x > maxx ? d->spec.cores.ranges[r].hi.x : maxx;
+            maxy = d->spec.cores.ranges[r].hi.y > maxy ? d->spec.cores.ranges[r].hi.y : maxy;
+        }
+        if (d->spec.buffer == ND_DRAM) /* a bank per listed core, and a device core to write each */
+            cfg.dram_banks = maxx + 1 > cfg.dram_banks ? maxx + 1 : cfg.dram_banks;
+        cfg.grid_x = maxx + 1 > cfg.grid_x ? maxx + 1 : cfg.grid_x;
+        cfg.grid_y = d->spec.buffer == ND_L1 && maxy + 1 > cfg.grid_y ? maxy + 1 : cfg.grid_y;
+        per_core += d->bytes_per_core + 4096;
+    }
+    cfg.l1_bytes = cfg.dram_bank_bytes = per_core;
+    cfg.threads = s->threads;
+    return nd_device_open(&cfg, &su->dev, err);
+}
+
+static uint64_t next_random(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* Floats are multiples of 1/4 in [-8, 8]: exact in bf16, and sums of products stay exact in f32 for
+ * the sizes the suite runs, so any summation order gives the same result. */
+static void fill(void *p, int64_t n, nd_dtype t, uint64_t *state)
+{
+    for (int64_t i = 0; i < n; ++i) {
+        uint64_t r = next_random(state);
+        float f = (float)((int)(r % 65) - 32) / 4.0f;
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        switch (t) {
+        case ND_F32: ((float *)p)[i] = f; break;
+        case ND_BF16: ((uint16_t *)p)[i] = (uint16_t)(u >> 16); break;
+        case ND_I32: ((int32_t *)p)[i] = (int32_t)r; break;
+        default: ((uint8_t *)p)[i] = (uint8_t)r; break;
+        }
+    }
+}
+
+static int make_operands(nr_setup *su, const nr_settings *s, nd_error *err)
+{
+    uint64_t state = s->seed;
+    for (int k = 0; k < su->n; ++k) {
+        su->elems[k] = 1;
+        for (int i = 0; i < su->dist[k].spec.rank; ++i)
+            su->elems[k] *= su->dist[k].spec.shape[i];
+        su->host[k] = malloc((size_t)nr_bytes(su, k));
+        if (!su->host[k])
+            return nd_fail(err, "operand '%s': out of host memory", su->entry->operands[k]);
+        if (nd_tensor_alloc(su->dev, &su->dist[k], &su->t[k], err))
+            return -1;
+        if (k + 1 < su->n) {
+            fill(su->host[k], su->elems[k], su->dist[k].spec.dtype, &state);
+            if (nd_tensor_write(su->t[k], su->host[k], nr_bytes(su, k), err))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+int nr_setup_open(nd_kernels *k, const nr_case *c, const nr_settings *s, nr_setup *su, nd_error *err)
+{
+    shapes sh;
+    memset(su, 0, sizeof *su);
+    if (!c->op)
+        return nd_fail(err, "--op: required, such as --op add");
+    if (find_entry(k, c->op, c->dtype ? c->dtype : "f32", &su->entry, err) ||
+        check_operand_names(c, su->entry, err) || derive_shapes(c, su->entry, su, &sh, err))
+        return -1;
+    su->n = su->entry->noperands;
+    for (int i = 0; i < su->n; ++i)
+        if (operand_dist(c, su->entry, i, &sh, &su->dist[i], err))
+            return -1;
+    if (open_device(su, s, err) || make_operands(su, s, err)) {
+        nr_setup_close(su);
+        return -1;
+    }
+    return 0;
+}
+
+void nr_setup_close(nr_setup *su)
+{
+    for (int k = 0; k < su->n; ++k) {
+        nd_tensor_free(su->t[k]);
+        free(su->host[k]);
+    }
+    nd_device_close(su->dev);
+    memset(su, 0, sizeof *su);
+}
