@@ -236,14 +236,21 @@ double nr_rate(const nr_result *r, const nr_timing *t)
 
 static bool two_inputs(const nr_result *r) { return strchr(r->shapes, ',') != NULL; }
 
+static bool moves_data(const nr_result *r)
+{
+    return !strcmp(r->op, "reshard") || !strcmp(r->op, "page_copy") || !strcmp(r->op, "permute");
+}
+
 double nr_limit(const nr_result *r)
 {
     if (r->flops > 0)
         return r->machine.peak_gflops;
+    if (moves_data(r))
+        return r->machine.memcpy_gbs;
     return two_inputs(r) ? r->machine.add_gbs : r->machine.copy_gbs;
 }
 
 const char *nr_limit_name(const nr_result *r)
 {
-    return r->flops > 0 ? "f32 FMA peak" : two_inputs(r) ? "STREAM add" : "STREAM copy";
+    return r->flops > 0 ? "f32 FMA peak" : moves_data(r) ? "memcpy" : two_inputs(r) ? "STREAM add" : "STREAM copy";
 }
