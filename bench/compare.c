@@ -216,7 +216,8 @@ int nr_compare(nd_kernels *k, const nr_case *c, const nr_settings *s, nr_result 
         int64_t largest = 0;
         for (int i = 0; i < su.n; ++i)
             largest = nr_bytes(&su, i) > largest ? nr_bytes(&su, i) : largest;
-        nr_measure_machine(su.dev, largest, s, &r->machine);
+        if (s->probes)
+            nr_measure_machine(su.dev, largest, s, &r->machine);
         rc = time_variants(&su, &v, s, r, err);
     }
     for (int i = 0; i < 3; ++i)

@@ -31,6 +31,7 @@ typedef struct nr_settings {
     int min_repeats;
     double min_seconds;         /* repeat until both minimums are met */
     bool jit;
+    bool probes;                /* measure the machine's limits */
     char cache_dir[4096];
     bool json;
     uint64_t seed;

@@ -25,6 +25,7 @@ const char nr_options_help[] =
     "  --no-jit                never specialize on demand: without a prebuilt kernel, compare fails\n"
     "  --cache-dir DIR         the JIT cache (default: $NDGEN_CACHE_DIR, else ~/.cache/ndgen)\n"
     "  --seed N                seed of the random inputs (default 1)\n"
+    "  --no-probes             skip measuring the machine (STREAM, memcpy, FMA peak): no limit column\n"
     "  --json                  print JSON instead of a table\n";
 
 void nr_settings_init(nr_settings *s)
@@ -34,6 +35,7 @@ void nr_settings_init(nr_settings *s)
     s->min_repeats = 5;
     s->min_seconds = 0.2;
     s->jit = true;
+    s->probes = true;
     s->seed = 1;
     if (nd_jit_default_cache_dir(s->cache_dir, sizeof s->cache_dir))
         s->cache_dir[0] = '\0';
@@ -130,10 +132,12 @@ int nr_parse_option(int argc, char **argv, int *i, nr_case *c, nr_settings *s, n
     snprintf(name, sizeof name, "%.*s", (int)strcspn(arg + 2, "="), arg + 2);
     if (c->nflags == 0)
         c->nflags = 1;
-    if (strcmp(name, "no-jit") == 0 || strcmp(name, "json") == 0 || strcmp(name, "interleaved") == 0) {
+    if (!strcmp(name, "no-jit") || !strcmp(name, "no-probes") || !strcmp(name, "json") || !strcmp(name, "interleaved")) {
         if (strchr(arg, '='))
             return nd_fail(err, "%s: takes no value", arg);
-        if (name[0] == 'n')
+        if (!strcmp(name, "no-probes"))
+            s->probes = false;
+        else if (name[0] == 'n')
             s->jit = false;
         else if (name[0] == 'j')
             s->json = true;

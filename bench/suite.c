@@ -99,8 +99,8 @@ static const char bench_usage[] =
     "  --list                  list the cases with their ndrun compare options, and exit\n"
     "  --json-out FILE         the JSON result file (default ndrun-bench.json)\n"
     "  --svg-out FILE          the SVG chart (default ndrun-bench.svg)\n"
-    "  --threads N, --repeats N, --min-time S, --no-jit, --cache-dir DIR, --seed N, --kernels FILE,\n"
-    "  --spec-dir DIR          as for ndrun compare\n";
+    "  --threads N, --repeats N, --min-time S, --no-jit, --no-probes, --cache-dir DIR, --seed N,\n"
+    "  --kernels FILE, --spec-dir DIR    as for ndrun compare\n";
 
 /* Splits a case's options into words (no quoting needed: case options have no spaces) and parses them. */
 static int case_from_text(const char *text, nr_case *c, char *store, size_t len, nd_error *err)
