@@ -31,7 +31,8 @@ local contractions = {
 for name, c in pairs(contractions) do
   for _, dtype in ipairs({ "f32", "bf16" }) do
     op {
-      name = name, template = "einsum.c", params = math_params(dtype),
+      -- matmul has its own packed, register-blocked kernel; the rest share the general one
+      name = name, template = name == "matmul" and "matmul.c" or "einsum.c", params = math_params(dtype),
       inputs = { { name = "a", dtype = dtype, index = c[1] }, { name = "b", dtype = dtype, index = c[2] } },
       outputs = { { name = "out", dtype = dtype, index = c[3] } },
       targets = typed(c[4], dtype),
