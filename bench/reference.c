@@ -214,26 +214,39 @@ static void einsum_elem(void *ctx, int64_t o)
 
 /* ---------------------------------------------------------------- permute, reductions, softmax */
 
+/* out[x] = in[y] with y[perm[i]] = x[i]: walks out in order, stepping the source offset by strides. */
 static void permute_chunk(void *ctx, int64_t piece)
 {
     const job *j = ctx;
     const nr_setup *su = j->su;
     const nd_dist_spec *in = &su->dist[0].spec, *out = &su->dist[1].spec;
+    const int r = out->rank;
     int64_t eb = su->dist[1].elem_bytes, lo = piece * CHUNK, hi = lo + CHUNK < su->elems[1] ? lo + CHUNK : su->elems[1];
-    int64_t stride[ND_MAX_RANK], x[ND_MAX_RANK];
+    int64_t instride[ND_MAX_RANK], step[ND_MAX_RANK], x[ND_MAX_RANK], src = 0, rest = lo;
     for (int i = in->rank - 1, s = 1; i >= 0; --i) {
-        stride[i] = s;
+        instride[i] = s;
         s *= (int)in->shape[i];
     }
-    for (int64_t e = lo; e < hi; ++e) {
-        int64_t rest = e, src = 0;
-        for (int i = out->rank - 1; i >= 0; --i) {
-            x[i] = rest % out->shape[i];
-            rest /= out->shape[i];
+    for (int i = r - 1; i >= 0; --i) { /* the chunk's first element, once */
+        step[i] = instride[(int)su->scalars[i]];
+        x[i] = rest % out->shape[i];
+        rest /= out->shape[i];
+        src += x[i] * step[i];
+    }
+    uint8_t *dst = (uint8_t *)j->out + lo * eb;
+    const uint8_t *from = su->host[0];
+    for (int64_t e = lo; e < hi; ++e, dst += eb) {
+        if (eb == 4)
+            memcpy(dst, from + src * 4, 4);
+        else
+            memcpy(dst, from + src * eb, (size_t)eb);
+        for (int i = r - 1; i >= 0; --i) { /* the next output coordinate */
+            src += step[i];
+            if (++x[i] < out->shape[i])
+                break;
+            src -= step[i] * out->shape[i];
+            x[i] = 0;
         }
-        for (int i = 0; i < out->rank; ++i)
-            src += x[i] * stride[(int)su->scalars[i]];
-        memcpy((uint8_t *)j->out + e * eb, (const uint8_t *)su->host[0] + src * eb, (size_t)eb);
     }
 }
 
