@@ -117,8 +117,10 @@ static void summarize(double *t, int n, nr_timing *out)
 }
 
 typedef struct rounds {
-    double *t[4]; /* generic, specialized, reference, blas */
+    double *t[5]; /* generic, specialized, reference, blas, the STREAM kernel that is the case's limit */
     int n;
+    stream_job stream;
+    int stream_kind;  /* NR_STREAM_INIT: none */
 } rounds;
 
 static void one_round(nr_setup *su, variants *v, rounds *rd, bool blas)
@@ -139,15 +141,38 @@ static void one_round(nr_setup *su, variants *v, rounds *rd, bool blas)
                  v->out[2]);
         rd->t[3][rd->n] = nr_now() - t0;
     }
+    if (rd->stream_kind != NR_STREAM_INIT)
+        rd->t[4][rd->n] = nr_stream_once(su->dev, &rd->stream, rd->stream_kind);
     rd->n++;
 }
 
-static int time_variants(nr_setup *su, variants *v, const nr_settings *s, nr_result *r, nd_error *err)
+/* The STREAM kernel that bounds a memory-bound case, timed in every round beside it. */
+static int limit_kind(const nr_result *r)
 {
-    rounds rd = {0};
-    for (int i = 0; i < 4; ++i)
+    if (r->flops > 0 || r->machine.copy_gbs <= 0)
+        return NR_STREAM_INIT;
+    const char *name = nr_limit_name(r);
+    return !strcmp(name, "memcpy") ? NR_STREAM_MEMCPY : !strcmp(name, "STREAM add") ? NR_STREAM_ADD : NR_STREAM_COPY;
+}
+
+static void set_limit(nr_result *r, int kind, double gbs)
+{
+    if (kind == NR_STREAM_MEMCPY)
+        r->machine.memcpy_gbs = gbs;
+    else if (kind == NR_STREAM_ADD)
+        r->machine.add_gbs = gbs;
+    else if (kind == NR_STREAM_COPY)
+        r->machine.copy_gbs = gbs;
+}
+
+static int time_variants(nr_setup *su, variants *v, const nr_settings *s, int64_t bytes, nr_result *r, nd_error *err)
+{
+    rounds rd = {.stream_kind = limit_kind(r)};
+    for (int i = 0; i < 5; ++i)
         if (!(rd.t[i] = malloc(MAX_RUNS * sizeof(double))))
             return nd_fail(err, "out of host memory");
+    if (rd.stream_kind != NR_STREAM_INIT && nr_stream_open(su->dev, bytes, &rd.stream))
+        rd.stream_kind = NR_STREAM_INIT;
     r->has_blas = nr_have_openblas() && strcmp(su->entry->op, "matmul") == 0 && su->dist[0].spec.dtype == ND_F32;
     one_round(su, v, &rd, r->has_blas); /* warm-up: caches, page faults, lazy binding */
     rd.n = 0;
@@ -159,7 +184,13 @@ static int time_variants(nr_setup *su, variants *v, const nr_settings *s, nr_res
     summarize(rd.t[2], rd.n, &r->reference);
     if (r->has_blas)
         summarize(rd.t[3], rd.n, &r->blas);
-    for (int i = 0; i < 4; ++i)
+    if (rd.stream_kind != NR_STREAM_INIT) {
+        nr_timing lim;
+        summarize(rd.t[4], rd.n, &lim);
+        set_limit(r, rd.stream_kind, nr_stream_bytes(&rd.stream, rd.stream_kind) / lim.median / 1e9);
+        nr_stream_close(&rd.stream);
+    }
+    for (int i = 0; i < 5; ++i)
         free(rd.t[i]);
     return 0;
 }
@@ -218,7 +249,7 @@ int nr_compare(nd_kernels *k, const nr_case *c, const nr_settings *s, nr_result 
             largest = nr_bytes(&su, i) > largest ? nr_bytes(&su, i) : largest;
         if (s->probes)
             nr_measure_machine(su.dev, largest, s, &r->machine);
-        rc = time_variants(&su, &v, s, r, err);
+        rc = time_variants(&su, &v, s, largest, r, err);
     }
     for (int i = 0; i < 3; ++i)
         free(v.out[i]);

@@ -21,11 +21,6 @@ double nr_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-typedef struct stream_job {
-    float *a, *b, *c;
-    int64_t n, pieces;
-    int kind; /* 0 init, 1 copy, 2 add, 3 memcpy */
-} stream_job;
 
 /* Static split, one piece per thread, as STREAM's OpenMP loops do. */
 static void stream_piece(void *ctx, int64_t p)
@@ -119,25 +114,51 @@ static double peak_gflops(nd_device *dev, const nr_settings *s)
     return best;
 }
 
+int nr_stream_open(nd_device *dev, int64_t bytes, stream_job *j)
+{
+    memset(j, 0, sizeof *j);
+    j->n = (bytes + 3) / 4 < 1024 ? 1024 : (bytes + 3) / 4;
+    j->pieces = nd_device_threads(dev);
+    j->a = aligned_alloc(64, (size_t)(j->n * 4 + 63) / 64 * 64);
+    j->b = aligned_alloc(64, (size_t)(j->n * 4 + 63) / 64 * 64);
+    j->c = aligned_alloc(64, (size_t)(j->n * 4 + 63) / 64 * 64);
+    if (!j->a || !j->b || !j->c) {
+        nr_stream_close(j);
+        return -1;
+    }
+    j->kind = 0;
+    nd_device_parallel(dev, j->pieces, stream_piece, j); /* first touch by the threads that use it */
+    return 0;
+}
+
+void nr_stream_close(stream_job *j)
+{
+    free(j->a);
+    free(j->b);
+    free(j->c);
+    j->a = j->b = j->c = NULL;
+}
+
+double nr_stream_once(nd_device *dev, stream_job *j, int kind)
+{
+    j->kind = kind;
+    double t0 = nr_now();
+    nd_device_parallel(dev, j->pieces, stream_piece, j);
+    return nr_now() - t0;
+}
+
+double nr_stream_bytes(const stream_job *j, int kind) { return (kind == NR_STREAM_ADD ? 3.0 : 2.0) * (double)j->n * 4; }
+
 void nr_measure_machine(nd_device *dev, int64_t bytes, const nr_settings *s, nr_machine *m)
 {
-    stream_job j = {.n = (bytes + 3) / 4, .pieces = nd_device_threads(dev)};
-    j.n = j.n < 1024 ? 1024 : j.n;
+    stream_job j;
     memset(m, 0, sizeof *m);
-    j.a = aligned_alloc(64, (size_t)(j.n * 4 + 63) / 64 * 64);
-    j.b = aligned_alloc(64, (size_t)(j.n * 4 + 63) / 64 * 64);
-    j.c = aligned_alloc(64, (size_t)(j.n * 4 + 63) / 64 * 64);
-    if (j.a && j.b && j.c) {
-        j.kind = 0;
-        nd_device_parallel(dev, j.pieces, stream_piece, &j); /* first touch by the threads that use it */
-        double bytes4 = (double)j.n * 4;
-        m->copy_gbs = 2 * bytes4 / median_of(dev, &j, 1, s) / 1e9;
-        m->add_gbs = 3 * bytes4 / median_of(dev, &j, 2, s) / 1e9;
-        m->memcpy_gbs = 2 * bytes4 / median_of(dev, &j, 3, s) / 1e9;
+    if (nr_stream_open(dev, bytes, &j) == 0) {
+        m->copy_gbs = nr_stream_bytes(&j, NR_STREAM_COPY) / median_of(dev, &j, NR_STREAM_COPY, s) / 1e9;
+        m->add_gbs = nr_stream_bytes(&j, NR_STREAM_ADD) / median_of(dev, &j, NR_STREAM_ADD, s) / 1e9;
+        m->memcpy_gbs = nr_stream_bytes(&j, NR_STREAM_MEMCPY) / median_of(dev, &j, NR_STREAM_MEMCPY, s) / 1e9;
+        nr_stream_close(&j);
     }
-    free(j.a);
-    free(j.b);
-    free(j.c);
     m->peak_gflops = peak_gflops(dev, s);
 }
 

@@ -77,6 +77,18 @@ typedef struct nr_machine {
 } nr_machine;
 
 void nr_measure_machine(nd_device *dev, int64_t bytes, const nr_settings *s, nr_machine *m);
+
+/* One STREAM-style kernel over three arrays of a case's size, to time between a case's variants. */
+enum { NR_STREAM_INIT, NR_STREAM_COPY, NR_STREAM_ADD, NR_STREAM_MEMCPY };
+typedef struct stream_job {
+    float *a, *b, *c;
+    int64_t n, pieces;
+    int kind;
+} stream_job;
+int nr_stream_open(nd_device *dev, int64_t bytes, stream_job *j);
+void nr_stream_close(stream_job *j);
+double nr_stream_once(nd_device *dev, stream_job *j, int kind); /* seconds */
+double nr_stream_bytes(const stream_job *j, int kind);         /* bytes one run moves */
 /* OpenBLAS sgemm, row-major c = a b, as the matmul peer; a no-op when ndrun was built without it. */
 void nr_sgemm(int threads, int64_t m, int64_t n, int64_t k, const float *a, const float *b, float *c);
 bool nr_have_openblas(void);

@@ -47,8 +47,9 @@ void nr_print_table(FILE *fp, const nr_result *r)
         timing_row(fp, r, "OpenBLAS", &r->blas);
     fprintf(fp, "\nspeedup, specialized over generic: %.2fx (medians of %d interleaved rounds)\n",
             r->generic.median / r->specialized.median, r->specialized.repeats);
-    fprintf(fp, "limit: %s, %.2f %s. Measured now on the same threads: STREAM copy %.2f GB/s, add %.2f GB/s, "
-                "memcpy %.2f GB/s, f32 FMA peak %.1f GFLOP/s\n",
+    fprintf(fp, "limit: %s, %.2f %s (a memory-bound case's limit is timed in the same rounds, over arrays of its\n"
+                "size). Probed on the same threads: STREAM copy %.2f GB/s, add %.2f GB/s, memcpy %.2f GB/s, f32 FMA "
+                "peak %.1f GFLOP/s\n",
             nr_limit_name(r), nr_limit(r), unit, r->machine.copy_gbs, r->machine.add_gbs, r->machine.memcpy_gbs,
             r->machine.peak_gflops);
     fprintf(fp, "pages read by the specialized kernel: %lld local, %lld remote\n", (long long)r->local_pages,

@@ -1,8 +1,9 @@
 /*
  * pool.c - a fixed set of worker threads that run one indexed job at a time.
  *
- * Items are claimed with an atomic counter, so any number of virtual cores run on any number of
- * threads. Which thread runs an item never changes what the item computes: kernels write only the
+ * Items are claimed with an atomic counter, a few consecutive items per claim (about eight claims
+ * per thread per job), so any number of virtual cores run on any number of threads with little
+ * contention, and a thread walks neighbouring cores, whose data usually neighbour too. Which thread runs an item never changes what the item computes: kernels write only the
  * pages their own core owns, so results do not depend on the thread count.
  */
 #include <pthread.h>
@@ -22,14 +23,15 @@ struct nd_pool {
     /* the current job */
     void (*fn)(void *, int64_t);
     void *ctx;
-    int64_t n;
+    int64_t n, grain;
     atomic_int_fast64_t next;
 };
 
 static void drain(nd_pool *p)
 {
-    for (int64_t i; (i = atomic_fetch_add_explicit(&p->next, 1, memory_order_relaxed)) < p->n;)
-        p->fn(p->ctx, i);
+    for (int64_t i; (i = atomic_fetch_add_explicit(&p->next, p->grain, memory_order_relaxed)) < p->n;)
+        for (int64_t end = i + p->grain < p->n ? i + p->grain : p->n; i < end; ++i)
+            p->fn(p->ctx, i);
 }
 
 static void *worker_main(void *arg)
@@ -108,6 +110,8 @@ void nd_pool_run(nd_pool *p, int64_t n, void (*fn)(void *ctx, int64_t i), void *
     p->fn = fn;
     p->ctx = ctx;
     p->n = n;
+    p->grain = n / (8 * (int64_t)p->nthreads);
+    p->grain = p->grain < 1 ? 1 : p->grain;
     atomic_store(&p->next, 0);
     p->busy = p->nthreads - 1;
     ++p->generation;
