@@ -65,7 +65,7 @@ static int one_case(FILE *fp, const nr_result *r, int y, double top)
     text_escaped(fp, r->label);
     fprintf(fp, "</text>\n<text x='%d' y='%d' text-anchor='end' class='small'>", LABEL_W - 8, y + h / 2 + 12);
     text_escaped(fp, r->family);
-    fprintf(fp, " · %s</text>\n", r->shapes);
+    fprintf(fp, " · %.*s</text>\n", (int)strcspn(r->shapes, ",-"), r->shapes); /* the first operand's shape */
     for (int s = 0; s < bars_of(r); ++s) {
         double rate = nr_rate(r, timing_of(r, s)), pct = 100 * rate / nr_limit(r);
         double w = PLOT_W * (pct > top ? top : pct) / top;
