@@ -103,13 +103,14 @@ int nr_compare_main(int argc, char **argv)
             return 2;
         }
     }
-    nd_kernels *k;
+    nd_kernels *k = NULL;
     nr_result r;
-    if (nr_open_kernels(&s, &k, &err) || nr_compare(k, &c, &s, &r, &err)) {
+    int rc = nr_open_kernels(&s, &k, &err) || nr_compare(k, &c, &s, &r, &err);
+    nd_kernels_close(k);
+    if (rc) {
         fprintf(stderr, "ndrun compare: %s\n", err.msg);
         return 1;
     }
-    nd_kernels_close(k);
     if (s.json) {
         nr_print_json(stdout, &r, "  ");
         fputc('\n', stdout);
