@@ -22,16 +22,6 @@ static bool is_exact(const nr_setup *su)
            !strcmp(op, "permute");
 }
 
-static float as_float(const void *p, int64_t i, nd_dtype t)
-{
-    if (t == ND_F32)
-        return ((const float *)p)[i];
-    uint32_t u = (uint32_t)((const uint16_t *)p)[i] << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
 /* Whether got matches want: bit for bit for data movement, else within a relative tolerance (the
  * kernels and the reference may sum or contract multiply-adds in another order). */
 static bool outputs_match(const nr_setup *su, const void *got, const void *want, const char *what, nr_result *r)
@@ -46,7 +36,7 @@ static bool outputs_match(const nr_setup *su, const void *got, const void *want,
     }
     double tol = t == ND_F32 ? 1e-5 : 1e-2;
     for (int64_t i = 0; i < su->elems[o]; ++i) {
-        double g = as_float(got, i, t), w = as_float(want, i, t), e = fabs(g - w);
+        double g = nr_load_f32(got, i, t), w = nr_load_f32(want, i, t), e = fabs(g - w);
         if (isnan(g) && isnan(w))
             continue;
         r->max_error = e > r->max_error || isnan(e) ? e : r->max_error;

@@ -68,6 +68,8 @@ int64_t nr_bytes(const nr_setup *su, int operand);
 /* ---- reference.c: each op by plain loops over contiguous arrays, on the device's threads. */
 /* Fills out (the output's host array); -1 when the op has no reference. */
 int nr_reference(nd_device *dev, const nr_setup *su, void *out, nd_error *err);
+/* Element i of an f32 or bf16 array, as f32. */
+float nr_load_f32(const void *p, int64_t i, nd_dtype t);
 
 /* ---- machine.c: what the machine can do, measured in the same run. */
 typedef struct nr_machine {

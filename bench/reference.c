@@ -28,7 +28,7 @@ static uint16_t bf16_store(float f)
     return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16); /* nearest, ties to even */
 }
 
-static float load(const void *p, int64_t i, nd_dtype t)
+float nr_load_f32(const void *p, int64_t i, nd_dtype t)
 {
     return t == ND_BF16 ? bf16_load(((const uint16_t *)p)[i]) : ((const float *)p)[i];
 }
@@ -141,7 +141,7 @@ static void eltwise_chunk(void *ctx, int64_t piece)
             rest /= o->shape[i];
         }
         for (int k = 0; k < nin; ++k)
-            buf[k][e] = load(su->host[k], broadcast_index(&su->dist[k].spec, o, x), su->dist[k].spec.dtype);
+            buf[k][e] = nr_load_f32(su->host[k], broadcast_index(&su->dist[k].spec, o, x), su->dist[k].spec.dtype);
     }
     j->fn(res, buf[0], nin > 1 ? buf[1] : NULL, nin > 2 ? buf[2] : NULL, n);
     for (int64_t e = 0; e < n; ++e)
@@ -207,7 +207,7 @@ static void einsum_elem(void *ctx, int64_t o)
             xa = xa * size[(unsigned char)ix[0][i]] + val[(unsigned char)ix[0][i]];
         for (int i = 0; ix[1][i]; ++i)
             xb = xb * size[(unsigned char)ix[1][i]] + val[(unsigned char)ix[1][i]];
-        acc += load(su->host[0], xa, su->dist[0].spec.dtype) * load(su->host[1], xb, su->dist[1].spec.dtype);
+        acc += nr_load_f32(su->host[0], xa, su->dist[0].spec.dtype) * nr_load_f32(su->host[1], xb, su->dist[1].spec.dtype);
     }
     store(j->out, o, su->dist[2].spec.dtype, acc);
 }
@@ -270,7 +270,7 @@ static void reduce_elem(void *ctx, int64_t o)
         int64_t idx = 0;
         for (int i = 0; i < in->rank; ++i)
             idx = idx * in->shape[i] + x[i];
-        float v = load(su->host[0], idx, in->dtype);
+        float v = nr_load_f32(su->host[0], idx, in->dtype);
         acc = max ? fmaxf(acc, v) : acc + v;
         for (int i = in->rank - 1; i >= 0; --i) { /* next combination of the reduced coordinates */
             if (!red[i])
@@ -293,11 +293,11 @@ static void softmax_row(void *ctx, int64_t row)
     int64_t w = j->cols, base = row * w;
     float max = -INFINITY, sum = 0.0f;
     for (int64_t e = 0; e < w; ++e)
-        max = fmaxf(max, load(su->host[0], base + e, t));
+        max = fmaxf(max, nr_load_f32(su->host[0], base + e, t));
     for (int64_t e = 0; e < w; ++e)
-        sum += expf(load(su->host[0], base + e, t) - max);
+        sum += expf(nr_load_f32(su->host[0], base + e, t) - max);
     for (int64_t e = 0; e < w; ++e)
-        store(j->out, base + e, su->dist[1].spec.dtype, expf(load(su->host[0], base + e, t) - max) / sum);
+        store(j->out, base + e, su->dist[1].spec.dtype, expf(nr_load_f32(su->host[0], base + e, t) - max) / sum);
 }
 
 /* ---------------------------------------------------------------- dispatch */
