@@ -17,9 +17,7 @@ enum { MAX_RUNS = 100000 };
 static bool is_exact(const nr_setup *su)
 {
     nd_dtype t = su->dist[su->n - 1].spec.dtype;
-    const char *op = su->entry->op;
-    return (t != ND_F32 && t != ND_BF16) || !strcmp(op, "reshard") || !strcmp(op, "page_copy") ||
-           !strcmp(op, "permute");
+    return (t != ND_F32 && t != ND_BF16) || nr_moves_data(su->entry->op);
 }
 
 /* Whether got matches want: bit for bit for data movement, else within a relative tolerance (the
@@ -139,10 +137,8 @@ static void one_round(nr_setup *su, variants *v, rounds *rd, bool blas)
 /* The STREAM kernel that bounds a memory-bound case, timed in every round beside it. */
 static int limit_kind(const nr_result *r)
 {
-    if (r->flops > 0 || r->machine.copy_gbs <= 0)
-        return NR_STREAM_INIT;
-    const char *name = nr_limit_name(r);
-    return !strcmp(name, "memcpy") ? NR_STREAM_MEMCPY : !strcmp(name, "STREAM add") ? NR_STREAM_ADD : NR_STREAM_COPY;
+    int kind = nr_limit_kind(r);
+    return kind == NR_LIMIT_FMA || r->machine.copy_gbs <= 0 ? NR_STREAM_INIT : kind;
 }
 
 static void set_limit(nr_result *r, int kind, double gbs)
@@ -256,23 +252,31 @@ double nr_rate(const nr_result *r, const nr_timing *t)
     return (r->flops > 0 ? r->flops : r->bytes) / t->median / 1e9;
 }
 
-static bool two_inputs(const nr_result *r) { return strchr(r->shapes, ',') != NULL; }
-
-static bool moves_data(const nr_result *r)
+int nr_limit_kind(const nr_result *r)
 {
-    return !strcmp(r->op, "reshard") || !strcmp(r->op, "page_copy") || !strcmp(r->op, "permute");
+    if (r->flops > 0)
+        return NR_LIMIT_FMA;
+    if (nr_moves_data(r->op))
+        return NR_STREAM_MEMCPY;
+    return strchr(r->shapes, ',') ? NR_STREAM_ADD : NR_STREAM_COPY; /* two inputs, or one */
 }
 
 double nr_limit(const nr_result *r)
 {
-    if (r->flops > 0)
-        return r->machine.peak_gflops;
-    if (moves_data(r))
-        return r->machine.memcpy_gbs;
-    return two_inputs(r) ? r->machine.add_gbs : r->machine.copy_gbs;
+    switch (nr_limit_kind(r)) {
+    case NR_LIMIT_FMA: return r->machine.peak_gflops;
+    case NR_STREAM_MEMCPY: return r->machine.memcpy_gbs;
+    case NR_STREAM_ADD: return r->machine.add_gbs;
+    default: return r->machine.copy_gbs;
+    }
 }
 
 const char *nr_limit_name(const nr_result *r)
 {
-    return r->flops > 0 ? "f32 FMA peak" : moves_data(r) ? "memcpy" : two_inputs(r) ? "STREAM add" : "STREAM copy";
+    switch (nr_limit_kind(r)) {
+    case NR_LIMIT_FMA: return "f32 FMA peak";
+    case NR_STREAM_MEMCPY: return "memcpy";
+    case NR_STREAM_ADD: return "STREAM add";
+    default: return "STREAM copy";
+    }
 }

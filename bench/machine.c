@@ -98,7 +98,7 @@ static void fma_piece(void *ctx, int64_t p)
     sink[p] = total;
 }
 
-static double peak_gflops(nd_device *dev, const nr_settings *s)
+static double peak_gflops(nd_device *dev)
 {
     int threads = nd_device_threads(dev);
     float *sink = calloc((size_t)threads, sizeof *sink);
@@ -109,7 +109,6 @@ static double peak_gflops(nd_device *dev, const nr_settings *s)
         double gf = 2.0 * 16 * 16 * (double)(1 << 16) * threads / (nr_now() - t0) / 1e9;
         best = gf > best ? gf : best;
     }
-    (void)s;
     free(sink);
     return best;
 }
@@ -159,7 +158,7 @@ void nr_measure_machine(nd_device *dev, int64_t bytes, const nr_settings *s, nr_
         m->memcpy_gbs = nr_stream_bytes(&j, NR_STREAM_MEMCPY) / median_of(dev, &j, NR_STREAM_MEMCPY, s) / 1e9;
         nr_stream_close(&j);
     }
-    m->peak_gflops = peak_gflops(dev, s);
+    m->peak_gflops = peak_gflops(dev);
 }
 
 bool nr_have_openblas(void)

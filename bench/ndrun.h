@@ -63,6 +63,8 @@ int nr_setup_open(nd_kernels *k, const nr_case *c, const nr_settings *s, nr_setu
 void nr_setup_close(nr_setup *su);
 /* Two inputs and an output named by index letters, such as matmul's ik,kj->ij. */
 bool nr_is_contraction(const nda_kernel_entry *e);
+/* Ops that move elements without arithmetic: reshard, page_copy, permute. */
+bool nr_moves_data(const char *op);
 int64_t nr_bytes(const nr_setup *su, int operand);
 
 /* ---- reference.c: each op by plain loops over contiguous arrays, on the device's threads. */
@@ -124,7 +126,10 @@ typedef struct nr_result {
 int nr_compare(nd_kernels *k, const nr_case *c, const nr_settings *s, nr_result *r, nd_error *err);
 /* The headline rate of a timing: GFLOP/s for a contraction, else GB/s. */
 double nr_rate(const nr_result *r, const nr_timing *t);
-/* The machine's limit in the same unit: STREAM add or copy bandwidth, or the FMA peak. */
+/* The machine's limit in the same unit: STREAM add, copy or memcpy bandwidth (NR_STREAM_*), or the
+ * FMA peak (NR_LIMIT_FMA). */
+enum { NR_LIMIT_FMA = -1 };
+int nr_limit_kind(const nr_result *r);
 double nr_limit(const nr_result *r);
 const char *nr_limit_name(const nr_result *r);
 

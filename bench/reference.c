@@ -302,15 +302,15 @@ static void softmax_row(void *ctx, int64_t row)
 
 /* ---------------------------------------------------------------- dispatch */
 
-static bool is_movement(const char *op) { return strcmp(op, "reshard") == 0 || strcmp(op, "page_copy") == 0; }
-
 int nr_reference(nd_device *dev, const nr_setup *su, void *out, nd_error *err)
 {
     const char *op = su->entry->op;
     const nd_dist_spec *o = &su->dist[su->n - 1].spec;
     job j = {.su = su, .out = out};
     int64_t nout = su->elems[su->n - 1];
-    if (is_movement(op)) {
+    if (strcmp(op, "permute") == 0) {
+        nd_device_parallel(dev, (nout + CHUNK - 1) / CHUNK, permute_chunk, &j);
+    } else if (nr_moves_data(op)) {
         nd_device_parallel(dev, (nr_bytes(su, 1) + CHUNK * 64 - 1) / (CHUNK * 64), copy_chunk, &j);
     } else if ((j.fn = loop_of(op))) {
         nd_device_parallel(dev, (nout + CHUNK - 1) / CHUNK, eltwise_chunk, &j);
@@ -320,8 +320,6 @@ int nr_reference(nd_device *dev, const nr_setup *su, void *out, nd_error *err)
         nd_device_parallel(dev, o->shape[0], matmul_row, &j);
     } else if (nr_is_contraction(su->entry)) {
         nd_device_parallel(dev, nout, einsum_elem, &j);
-    } else if (strcmp(op, "permute") == 0) {
-        nd_device_parallel(dev, (nout + CHUNK - 1) / CHUNK, permute_chunk, &j);
     } else if (strncmp(op, "reduce_", 7) == 0) {
         nd_device_parallel(dev, nout, reduce_elem, &j);
     } else if (strcmp(op, "softmax") == 0) {

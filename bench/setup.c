@@ -36,6 +36,11 @@ static int find_entry(nd_kernels *k, const char *op, const char *dtype, const nd
                  : nd_fail(err, "--op %s: no such op in the kernel library", op);
 }
 
+bool nr_moves_data(const char *op)
+{
+    return !strcmp(op, "reshard") || !strcmp(op, "page_copy") || !strcmp(op, "permute");
+}
+
 bool nr_is_contraction(const nda_kernel_entry *e)
 {
     return e->noperands == 3 && !strstr(e->indices[0], "...");
@@ -66,26 +71,19 @@ static int contraction_shapes(const nda_kernel_entry *e, const int64_t *given, i
     return 0;
 }
 
-/* "1,0" -> ints, each in [0, rank). */
+/* "1,0" -> axes, each in [0, rank). */
 static int axis_list(const char *flag, const char *text, int rank, int64_t *out, int *n, nd_error *err)
 {
-    if (nd_parse_dims(flag, text, out, n, err) == 0) {
-        for (int i = 0; i < *n; ++i)
-            if (out[i] >= rank)
-                return nd_fail(err, "%s %s: axis %lld does not exist at rank %d", flag, text, (long long)out[i], rank);
-        return 0;
-    }
-    /* nd_parse_dims refuses 0; axes may be 0, so parse by hand */
     *n = 0;
-    for (const char *p = text; *p && *n < ND_MAX_RANK;) {
+    for (const char *p = text; *p;) {
         char *end;
         long v = strtol(p, &end, 10);
-        if (end == p || v < 0 || v >= rank)
+        if (end == p || v < 0 || (*end && *end != ',') || *n == ND_MAX_RANK)
             return nd_fail(err, "%s %s: expected axes from 0 to %d, separated by commas", flag, text, rank - 1);
+        if (v >= rank)
+            return nd_fail(err, "%s %s: axis %ld does not exist at rank %d", flag, text, v, rank);
         out[(*n)++] = v;
-        p = *end == ',' ? end + 1 : end;
-        if (*end && *end != ',')
-            return nd_fail(err, "%s %s: expected axes from 0 to %d, separated by commas", flag, text, rank - 1);
+        p = *end ? end + 1 : end;
     }
     return *n ? 0 : nd_fail(err, "%s: expected at least one axis", flag);
 }

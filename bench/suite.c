@@ -159,10 +159,21 @@ typedef struct bench_opts {
     bool list;
 } bench_opts;
 
+/* Whether c is still as a fresh case: bench takes settings only, never what to run. */
+static bool untouched(const nr_case *c)
+{
+    nr_case fresh;
+    memset(&fresh, 0, sizeof fresh);
+    fresh.nflags = 1;
+    return memcmp(c, &fresh, sizeof fresh) == 0;
+}
+
 static int parse_bench(int argc, char **argv, bench_opts *b, nr_settings *s, int *status)
 {
-    nr_case dummy = {.nflags = 1};
+    nr_case dummy;
     nd_error err;
+    memset(&dummy, 0, sizeof dummy);
+    dummy.nflags = 1;
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i];
         bool valued = !strcmp(a, "--filter") || !strcmp(a, "--json-out") || !strcmp(a, "--svg-out");
@@ -181,11 +192,11 @@ static int parse_bench(int argc, char **argv, bench_opts *b, nr_settings *s, int
             const char **slot = a[2] == 'f' ? &b->filter : a[2] == 'j' ? &b->json_out : &b->svg_out;
             *slot = argv[++i];
         } else {
-            int rc = nr_parse_common(argc, argv, &i, &dummy, s, &err);
-            if (rc == 0 && dummy.nflags == 1 && !dummy.op && !dummy.flags[0].flags.shape)
+            int at = i, rc = nr_parse_common(argc, argv, &i, &dummy, s, &err);
+            if (rc == 0 && untouched(&dummy))
                 continue;
             fprintf(stderr, rc < 0 ? "ndrun bench: %s\n" : "ndrun bench: %s: not an option of bench; see ndrun bench --help\n",
-                    rc < 0 ? err.msg : argv[i]);
+                    rc < 0 ? err.msg : argv[at]);
             return *status = 2, -1;
         }
     }

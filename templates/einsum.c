@@ -1,8 +1,9 @@
 /*
- * einsum.c - out = the contraction of a and b by their index notation, for instance "ik,kj->ij"
- * (matmul), "bik,bkj->bij" (batched) or "bhqd,bhkd->bhqk". Letters missing from the output are
- * reduced, accumulating in f32. Owner computes: each core fills the output pages it holds, reading
- * a and b wherever they live, including from other cores when a reduced axis is sharded.
+ * einsum.c - out = the contraction of a and b by their index notation, for instance "bik,bkj->bij"
+ * (batched matmul), "bhqd,bhkd->bhqk" or "ij,j->i"; plain matmul has its own kernel, matmul.c.
+ * Letters missing from the output are reduced, accumulating in f32. Owner computes: each core fills
+ * the output pages it holds, reading a and b wherever they live, including from other cores when a
+ * reduced axis is sharded.
  *
  * Each output row (a run along the output's last axis) is accumulated in chunks: for every combination
  * of the reduced letters, the kernel gathers the row's values of a and of b, each a constant along

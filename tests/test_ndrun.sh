@@ -74,6 +74,7 @@ expect_error 'compare --op add --shape 8 --shard 4 --grid 2x1 --threads 0' 2 "--
 expect_error 'compare --op add --shape 8 --shard 4 --grid 2x1 --bogus' 2 "--bogus: unknown option"
 expect_error 'compare --op add --shape 8 --shard 4 --grid 2x1 --no-jit' 1 "no specialized kernel"
 expect_error 'bench --tiny --bogus' 2 "--bogus: not an option of bench"
+expect_error 'bench --tiny --grid 2x1' 2 "--grid: not an option of bench"
 expect_error 'frobnicate' 2 "frobnicate: unknown command"
 if $ndrun compare --help | grep -q -- '--operand NAME' && $ndrun bench --help | grep -q -- '--quick'; then ok; else bad "--help"; fi
 

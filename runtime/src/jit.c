@@ -27,7 +27,7 @@
 
 extern char **environ;
 
-enum { JIT_FORMAT = 1, JIT_MAX_ARGS = 96, JIT_MAX_DEPS = 64 };
+enum { JIT_FORMAT = 1, JIT_MAX_ARGS = 96, JIT_MAX_DEPS = 64, JIT_MANIFEST_BYTES = JIT_MAX_DEPS * 4200 };
 
 /* ---------------------------------------------------------------- hashing */
 
@@ -183,28 +183,41 @@ static void manifest_text(const jit_manifest *m, char *buf, size_t len)
 }
 
 /* Parses and checks a manifest's own integrity; why says what is wrong. */
+static int manifest_parse(char *text, jit_manifest *m, const char **why);
+
 static int manifest_read(const char *path, jit_manifest *m, const char **why)
 {
-    static char text[JIT_MAX_DEPS * 4200];
     FILE *fp = fopen(path, "rb");
-    if (!fp) {
-        *why = "no entry";
+    char *text = malloc(JIT_MANIFEST_BYTES);
+    *why = fp ? "out of memory" : "no entry";
+    if (!fp || !text) {
+        if (fp)
+            fclose(fp);
+        free(text);
         return -1;
     }
-    size_t n = fread(text, 1, sizeof text - 1, fp);
+    size_t n = fread(text, 1, JIT_MANIFEST_BYTES - 1, fp);
     fclose(fp);
     text[n] = '\0';
+    int rc = manifest_parse(text, m, why);
+    free(text);
+    return rc;
+}
+
+/* text: a whole manifest, NUL-terminated; modified. */
+static int manifest_parse(char *text, jit_manifest *m, const char **why)
+{
     char *end = strstr(text, "\nend ");
     uint64_t sum;
     *why = "manifest damaged or incomplete";
     if (!end || sscanf(end + 5, "%" SCNx64, &sum) != 1 || hash_bytes(HASH_SEED, text, (size_t)(end + 1 - text)) != sum)
         return -1;
     int format;
-    char *line = strtok(text, "\n");
+    char *save = NULL, *line = strtok_r(text, "\n", &save);
     if (!line || sscanf(line, "ndgen-jit-manifest %d", &format) != 1 || format != JIT_FORMAT)
         return -1;
     memset(m, 0, sizeof *m);
-    while ((line = strtok(NULL, "\n")) && strncmp(line, "end ", 4) != 0) {
+    while ((line = strtok_r(NULL, "\n", &save)) && strncmp(line, "end ", 4) != 0) {
         jit_dep *d = &m->deps[m->ndeps];
         int pos = 0;
         if (sscanf(line, "key %16s", m->key) == 1 ||
@@ -411,12 +424,15 @@ static int build_in(const nd_jit *j, const jit_request *r, const char *dir, char
     snprintf(m.key, sizeof m.key, "%s", r->key);
     if (read_deps(j, store[1], &m) || hash_file(store[2], &m.lib_hash, &m.lib_size))
         return nd_fail(err, "jit: op '%s': cannot read back what was built in %s", r->generic->op, dir);
-    static char text[JIT_MAX_DEPS * 4200];
-    char lib[4096], manifest[4096];
-    manifest_text(&m, text, sizeof text);
+    char lib[4096], manifest[4096], *text = malloc(JIT_MANIFEST_BYTES);
+    if (!text)
+        return nd_fail(err, "jit: out of memory");
+    manifest_text(&m, text, JIT_MANIFEST_BYTES);
     lib_path(j, r->key, m.lib_hash, lib, sizeof lib);
     snprintf(manifest, sizeof manifest, "%s/%s.manifest", j->cache_dir, r->key);
-    if (write_file(store[3], text) || rename(store[2], lib) || rename(store[3], manifest))
+    int bad = write_file(store[3], text) || rename(store[2], lib) || rename(store[3], manifest);
+    free(text);
+    if (bad)
         return nd_fail(err, "jit: cannot write the cache entry %s: %s", manifest, strerror(errno));
     return 0;
 }
