@@ -50,6 +50,7 @@ void nd_dist_spec_init(nd_dist_spec *spec)
     spec->strategy = ND_ROUND_ROBIN;
     spec->cores.orientation = ND_ROW_MAJOR;
     spec->buffer = ND_L1;
+    spec->replicas = spec->parts = 1;
 }
 
 /* ---------------------------------------------------------------- validation */
@@ -196,6 +197,21 @@ static int check_spec(nd_dist_spec *s, int gx, int gy, nd_error *err)
     return check_cores(&s->cores, gx, gy, unit, err);
 }
 
+/* Copies split the core list evenly, and partial sums split the copies evenly. */
+static int check_replicas(const nd_dist_spec *s, int64_t list_cores, nd_error *err)
+{
+    if (s->replicas < 1 || s->parts < 1 || s->replicas % s->parts)
+        return nd_fail(err, "replicas %d, parts %d: need replicas >= 1 and parts dividing replicas", (int)s->replicas,
+                       (int)s->parts);
+    if (list_cores % s->replicas)
+        return nd_fail(err, "replicas %d: the core list has %lld cores, which do not split into %d equal copies",
+                       (int)s->replicas, (long long)list_cores, (int)s->replicas);
+    if (s->replicas > 1 && (s->buffer != ND_L1 || s->interleaved))
+        return nd_fail(err, "replicas %d: copies live in L1 core groups; an interleaved or DRAM tensor has one copy",
+                       (int)s->replicas);
+    return 0;
+}
+
 int nd_dist_make(const nd_dist_spec *spec, int grid_x, int grid_y, nd_dist *out, nd_error *err)
 {
     nd_dist d;
@@ -209,9 +225,12 @@ int nd_dist_make(const nd_dist_spec *spec, int grid_x, int grid_y, nd_dist *out,
     nd_layout *l = &d.layout;
     l->rank = s->rank;
     l->strategy = s->strategy;
-    l->ncores = 0;
+    d.list_cores = 0;
     for (int i = 0; i < s->cores.nranges; ++i)
-        l->ncores += range_cores(&s->cores.ranges[i]);
+        d.list_cores += range_cores(&s->cores.ranges[i]);
+    if (check_replicas(s, d.list_cores, err))
+        return -1;
+    l->ncores = d.list_cores / s->replicas;
     for (int i = 0; i < s->rank; ++i) {
         l->pages[i] = ceil_div(s->shape[i], s->page[i]);
         l->shard[i] = s->shard[i] / s->page[i];
@@ -337,6 +356,8 @@ int nd_dist_signature(const nd_dist *d, char *buf, size_t len)
     }
     append(buf, len, &n, " %s %s %s", nd_orientation_name(s->cores.orientation), nd_strategy_name(s->strategy),
            nd_buffer_name(s->buffer));
+    if (s->replicas > 1) /* absent for one copy, so ordinary signatures read as before */
+        append(buf, len, &n, " replicas=%d parts=%d", (int)s->replicas, (int)s->parts);
     return n;
 }
 
@@ -363,9 +384,10 @@ bool nd_dist_same_paging(const nd_dist *a, const nd_dist *b)
 
 bool nd_dist_same_placement(const nd_dist *a, const nd_dist *b)
 {
-    if (a->spec.buffer != b->spec.buffer || !same_layout(&a->squeezed, &b->squeezed))
+    if (a->spec.buffer != b->spec.buffer || !same_layout(&a->squeezed, &b->squeezed) ||
+        a->spec.replicas != b->spec.replicas || a->spec.parts != b->spec.parts)
         return false;
-    for (int64_t i = 0; i < a->layout.ncores; ++i) {
+    for (int64_t i = 0; i < a->list_cores; ++i) {
         nd_core ca = nd_dist_core(a, i), cb = nd_dist_core(b, i);
         if (ca.x != cb.x || ca.y != cb.y)
             return false;

@@ -222,6 +222,17 @@ static int sig_field(const char *sig, const char *key, char *out, size_t len, nd
     return 0;
 }
 
+/* The optional " replicas=R parts=P" of a signature. */
+static int sig_copies(const char *sig, nd_dist_spec *s, nd_error *err)
+{
+    const char *p = strstr(sig, " replicas=");
+    if (!p)
+        return 0;
+    if (sscanf(p, " replicas=%d parts=%d", &s->replicas, &s->parts) != 2)
+        return nd_fail(err, "signature '%s': expected replicas=R parts=P", sig);
+    return 0;
+}
+
 int nd_dist_from_signature(const char *sig, nd_dist *out, int *grid_x, int *grid_y, nd_error *err)
 {
     nd_dist_spec s;
@@ -238,7 +249,8 @@ int nd_dist_from_signature(const char *sig, nd_dist *out, int *grid_x, int *grid
     if (nd_parse_dims("shape", shape, s.shape, &s.rank, err) || nd_parse_dims("page", page, s.page, &s.page_rank, err) ||
         nd_parse_dims("shard", shard, s.shard, &s.shard_rank, err) || nd_parse_orientation("orientation", orient,
         &s.cores.orientation, err) || nd_parse_strategy("strategy", strategy, &s.strategy, err) ||
-        nd_parse_buffer("buffer", buffer, &s.buffer, err) || nd_parse_cores("cores", cores, &s.cores, err))
+        nd_parse_buffer("buffer", buffer, &s.buffer, err) || nd_parse_cores("cores", cores, &s.cores, err) ||
+        sig_copies(sig, &s, err))
         return -1;
     int gx = 1, gy = 1;
     for (int i = 0; i < s.cores.nranges; ++i) {

@@ -26,7 +26,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever nda_tensor, nda_core, nda_args or the kernel signature change. */
-#define NDA_ABI_VERSION 4u
+#define NDA_ABI_VERSION 5u
 
 /* Per-core traffic of one launch; padded to a cache line so cores on different threads never share. */
 typedef struct nda_stats {
@@ -36,15 +36,23 @@ typedef struct nda_stats {
     int64_t pad_[2];
 } nda_stats;
 
-/* A distributed tensor as a kernel sees it. */
+/*
+ * A distributed tensor as a kernel sees it. A tensor may have several copies (replicas), each over its
+ * own group of cores with the same placement inside the group (nd_dist_spec.replicas). Each core sees
+ * the copy its own group holds, or copy 0 when it holds none: so every read prefers the local replica,
+ * and every core writes its own group's copy.
+ */
 typedef struct nda_tensor {
     const nd_dist *dist;     /* shape, dtype and page box at full rank */
-    const nd_layout *layout; /* placement, squeezed */
-    uint8_t *const *base;    /* base[i]: start of the buffer on core i of the tensor's core list */
-    const int32_t *index_of; /* device core id -> index in the core list, or -1 (always -1 for DRAM) */
+    const nd_layout *layout; /* placement within one copy, squeezed */
+    uint8_t *const *base;    /* base[i]: start of the buffer on core i of the copy this core sees */
+    const int32_t *index_of; /* device core id -> index in its copy's core list, or -1 (always -1 for DRAM) */
     const int32_t *owner_of; /* device core id -> the core-list entry whose pages it writes, or -1: the same
                                 as index_of in L1; in DRAM, device core c writes bank c of the list */
     int64_t page_bytes;
+    int32_t replicas, parts; /* copies, and the partial sums they form (parts == 1: every copy is whole) */
+    int32_t replica;         /* the copy this core sees */
+    uint8_t *const *all_base;/* every copy: copy r's core i at all_base[r * layout->ncores + i] */
 } nda_tensor;
 
 /* The virtual core a kernel invocation runs on. */
@@ -257,6 +265,41 @@ static inline uint16_t nda_f32_to_bf16(float f)
         return (uint16_t)((u >> 16) | 0x0040u);
     u += 0x7fffu + ((u >> 16) & 1u);
     return (uint16_t)(u >> 16);
+}
+
+/* ---------------------------------------------------------------- partial sums */
+
+/*
+ * A Partial tensor's value is the sum of its parts. A kernel writing one computes the part its core's
+ * copy holds: nda_part() of nda_parts(). Reading part q of a page is how a collective combines them;
+ * among the copies holding part q it reads the one in the same position as this core's copy.
+ */
+static inline int64_t nda_parts(const nda_tensor *t) { return t->parts; }
+static inline int64_t nda_part(const nda_core *core, const nda_tensor *t)
+{
+    (void)core;
+    return t->replica / (t->replicas / t->parts);
+}
+
+/* [*lo, *hi): this core's share of a reduced extent n, split over the parts by the chunk rule
+ * (ceil(n / parts) each, the last ones shorter or empty). */
+static inline void nda_part_range(const nda_core *core, const nda_tensor *t, int64_t n, int64_t *lo, int64_t *hi)
+{
+    int64_t c = (n + t->parts - 1) / t->parts, q = nda_part(core, t);
+    *lo = q * c < n ? q * c : n;
+    *hi = *lo + c < n ? *lo + c : n;
+}
+
+static inline const void *nda_part_page_read(const nda_core *core, const nda_tensor *t, int64_t part, int64_t page)
+{
+    int64_t per = t->replicas / t->parts, copy = part * per + t->replica % per;
+    nd_loc loc = nd_layout_locate_id(t->layout, page);
+    bool local = copy == t->replica && loc.core == nda_self(core, t);
+    core->stats->local_pages_read += local;
+    core->stats->remote_pages_read += !local;
+    core->stats->local_bytes_read += local ? t->page_bytes : 0;
+    core->stats->remote_bytes_read += local ? 0 : t->page_bytes;
+    return t->all_base[copy * t->layout->ncores + loc.core] + loc.offset * t->page_bytes;
 }
 
 /* ---------------------------------------------------------------- shards */

@@ -99,6 +99,12 @@ typedef struct nd_dist_spec {
     nd_core_set cores;
     nd_strategy strategy;
     nd_buffer buffer;
+    /* Copies of the whole tensor (mesh-level Replicate and Partial, see nd_sharding below). The core
+     * list holds the copies one after another: copy r is entries [r*n, (r+1)*n), n = cores / replicas,
+     * and every copy places pages identically within its n cores. The copies fall into `parts`
+     * partial sums whose total is the tensor's value: copy r holds part r / (replicas / parts).
+     * 1 and 1: one whole copy, as an ordinary distribution. L1 only. */
+    int32_t replicas, parts;
 } nd_dist_spec;
 
 /* A spec with defaults: f32, row pages, round robin, row-major orientation, L1. */
@@ -231,6 +237,7 @@ typedef struct nd_dist {
     int64_t page_bytes;
     int64_t pages_per_core;        /* reserved: shards_per_core * shard_pages */
     int64_t bytes_per_core;
+    int64_t list_cores;            /* entries of the core list: replicas * layout.ncores */
 } nd_dist;
 
 /* Validates spec against a device grid of grid_x by grid_y cores (DRAM: grid_x banks). */
@@ -239,7 +246,7 @@ int nd_dist_make(const nd_dist_spec *spec, int grid_x, int grid_y, nd_dist *out,
 /* Fails when a core's reserved bytes exceed capacity. */
 int nd_dist_check_fit(const nd_dist *d, int64_t capacity, nd_error *err);
 
-/* Core i of the core list (assignment order). */
+/* Core i of the core list (assignment order; copy r's core j is entry r * layout.ncores + j). */
 nd_core nd_dist_core(const nd_dist *d, int64_t i);
 /* Index of core (x, y) in the core list, or -1. */
 int64_t nd_dist_core_index(const nd_dist *d, nd_core c);

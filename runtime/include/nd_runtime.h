@@ -46,9 +46,13 @@ void nd_tensor_free(nd_tensor *t);
 const nd_dist *nd_tensor_dist(const nd_tensor *t);
 const nda_tensor *nd_tensor_view(const nd_tensor *t);
 
-/* Host scatter and gather of a contiguous row-major array of exactly the tensor's element bytes. */
+/* Host scatter and gather of a contiguous row-major array of exactly the tensor's element bytes.
+ * A tensor with copies (nd_dist_spec.replicas) is written to every copy and read from copy 0. A Partial
+ * one (parts > 1) is written as part 0 with the other parts zeroed; reading it whole is an error until
+ * a collective has resolved it, but each part can be read alone. */
 int nd_tensor_write(nd_tensor *t, const void *host, int64_t bytes, nd_error *err);
 int nd_tensor_read(const nd_tensor *t, void *host, int64_t bytes, nd_error *err);
+int nd_tensor_read_part(const nd_tensor *t, int part, void *host, int64_t bytes, nd_error *err);
 
 typedef struct nd_launch_stats {
     double seconds;           /* wall time of the launch */

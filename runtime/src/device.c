@@ -155,6 +155,7 @@ static void tensor_release(nd_tensor *t, int64_t placed)
     free(t->offset);
     free(t->base);
     free(t->index_of);
+    free(t->replica_of);
     free(t);
 }
 
@@ -173,8 +174,11 @@ static int place(nd_tensor *t, nd_error *err)
         }
         t->base[i] = arena_base(t, c) + t->offset[i];
         memset(t->base[i], 0, (size_t)bytes); /* padding pages read as zero */
-        if (t->dist.spec.buffer == ND_L1)
-            t->index_of[(int64_t)c.y * t->dev->cfg.grid_x + c.x] = (int32_t)i;
+        if (t->dist.spec.buffer == ND_L1) {
+            int64_t id = (int64_t)c.y * t->dev->cfg.grid_x + c.x, n = t->dist.layout.ncores;
+            t->index_of[id] = (int32_t)(i % n);
+            t->replica_of[id] = (int32_t)(i / n);
+        }
     }
     return 0;
 }
@@ -188,16 +192,17 @@ int nd_tensor_alloc(nd_device *dev, const nd_dist *d, nd_tensor **out, nd_error 
         return nd_fail(err, "tensor: out of memory");
     t->dev = dev;
     t->dist = *d;
-    t->ncores = d->layout.ncores;
+    t->ncores = d->list_cores;
     t->offset = calloc((size_t)t->ncores, sizeof *t->offset);
     t->base = calloc((size_t)t->ncores, sizeof *t->base);
     t->index_of = malloc((size_t)dev->ncores * sizeof *t->index_of);
-    if (!t->offset || !t->base || !t->index_of) {
+    t->replica_of = malloc((size_t)dev->ncores * sizeof *t->replica_of);
+    if (!t->offset || !t->base || !t->index_of || !t->replica_of) {
         tensor_release(t, 0);
         return nd_fail(err, "tensor: out of memory for %lld core entries", (long long)t->ncores);
     }
     for (int64_t i = 0; i < dev->ncores; ++i)
-        t->index_of[i] = -1;
+        t->index_of[i] = t->replica_of[i] = -1;
     t->owner_of = t->index_of;
     if (d->spec.buffer == ND_DRAM) { /* device core c writes bank c of the list */
         t->owner_of = malloc((size_t)dev->ncores * sizeof *t->owner_of);
@@ -210,7 +215,8 @@ int nd_tensor_alloc(nd_device *dev, const nd_dist *d, nd_tensor **out, nd_error 
     }
     if (place(t, err))
         return -1;
-    t->view = (nda_tensor){&t->dist, &t->dist.squeezed, t->base, t->index_of, t->owner_of, d->page_bytes};
+    t->view = (nda_tensor){&t->dist, &t->dist.squeezed, t->base, t->index_of, t->owner_of, d->page_bytes,
+                           d->spec.replicas, d->spec.parts, 0, t->base};
     ++dev->live_tensors;
     *out = t;
     return 0;
@@ -234,18 +240,43 @@ void nd_device_parallel(nd_device *dev, int64_t n, void (*fn)(void *ctx, int64_t
     nd_pool_run(dev->pool, n, fn, ctx);
 }
 
+enum { MAX_LAUNCH_TENSORS = 16 };
+
 typedef struct launch_job {
     nd_device *dev;
     nda_kernel_fn *kernel;
     nda_args args;
+    nd_tensor *const *tensors;
+    bool copies; /* some tensor has several copies: each core gets views of its own group's copies */
 } launch_job;
+
+/* The tensors as core id sees them: each replicated tensor's view addresses the core's own copy. */
+static void core_views(const launch_job *job, int64_t id, nda_tensor *views)
+{
+    for (int i = 0; i < job->args.ntensors; ++i) {
+        views[i] = job->args.tensors[i];
+        int32_t r = job->tensors[i]->replica_of[id];
+        if (views[i].replicas > 1 && r > 0) {
+            views[i].replica = r;
+            views[i].base = views[i].all_base + (int64_t)r * views[i].layout->ncores;
+        }
+    }
+}
 
 static void run_core(void *ctx, int64_t id)
 {
     launch_job *job = ctx;
     int gx = job->dev->cfg.grid_x;
     nda_core core = {(int32_t)(id % gx), (int32_t)(id / gx), (int32_t)id, &job->dev->stats[id]};
-    job->kernel(&core, &job->args);
+    if (!job->copies) {
+        job->kernel(&core, &job->args);
+        return;
+    }
+    nda_tensor views[MAX_LAUNCH_TENSORS];
+    nda_args args = job->args;
+    core_views(job, id, views);
+    args.tensors = views;
+    job->kernel(&core, &args);
 }
 
 static double now_seconds(void)
@@ -268,20 +299,20 @@ static void sum_stats(const nda_stats *per_core, int64_t n, nda_stats *total)
     }
 }
 
-enum { MAX_LAUNCH_TENSORS = 16 };
-
 int nd_launch(nd_device *dev, nda_kernel_fn *kernel, nd_tensor *const *tensors, int ntensors,
               const double *scalars, int nscalars, nd_launch_stats *stats, nd_error *err)
 {
     nda_tensor views[MAX_LAUNCH_TENSORS];
+    bool copies = false;
     if (ntensors < 0 || ntensors > MAX_LAUNCH_TENSORS)
         return nd_fail(err, "launch: %d tensors; a launch takes 0 to %d", ntensors, MAX_LAUNCH_TENSORS);
     for (int i = 0; i < ntensors; ++i) {
         if (!tensors[i] || tensors[i]->dev != dev)
             return nd_fail(err, "launch: tensor %d does not belong to this device", i);
         views[i] = tensors[i]->view;
+        copies |= views[i].replicas > 1;
     }
-    launch_job job = {dev, kernel, {ntensors, views, nscalars, scalars}};
+    launch_job job = {dev, kernel, {ntensors, views, nscalars, scalars}, tensors, copies};
     memset(dev->stats, 0, (size_t)dev->ncores * sizeof *dev->stats);
     double t0 = now_seconds();
     nd_pool_run(dev->pool, dev->ncores, run_core, &job);

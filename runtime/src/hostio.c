@@ -57,27 +57,52 @@ static int check_host_bytes(const nd_tensor *t, int64_t bytes, const char *what,
                    nd_dtype_name(d->spec.dtype), (long long)want);
 }
 
-static void copy_all(const nd_tensor *t, uint8_t *host, bool to_device)
+/* Copies the pages of copy r between the host array and the device. */
+static void copy_all(const nd_tensor *t, int64_t r, uint8_t *host, bool to_device)
 {
     const nd_dist *d = &t->dist;
+    uint8_t *const *base = t->base + r * d->layout.ncores;
     for (int64_t p = 0; p < d->layout.num_pages; ++p) {
         nd_loc loc = nd_layout_locate_id(&d->squeezed, p);
-        copy_page(d, p, host, t->base[loc.core] + loc.offset * d->page_bytes, to_device);
+        copy_page(d, p, host, base[loc.core] + loc.offset * d->page_bytes, to_device);
     }
 }
 
+/* Every copy of part 0 receives the array; the copies of other parts are zeroed, so the parts still sum
+ * to the tensor's value. */
 int nd_tensor_write(nd_tensor *t, const void *host, int64_t bytes, nd_error *err)
 {
+    const nd_dist_spec *s = &t->dist.spec;
+    int64_t per = s->replicas / s->parts, n = t->dist.layout.ncores;
     if (check_host_bytes(t, bytes, "tensor write", err))
         return -1;
-    copy_all(t, (uint8_t *)host, true); /* the host array is only read in this direction */
+    for (int64_t r = 0; r < s->replicas; ++r) {
+        if (r < per) {
+            copy_all(t, r, (uint8_t *)host, true); /* the host array is only read in this direction */
+            continue;
+        }
+        for (int64_t i = 0; i < n; ++i)
+            memset(t->base[r * n + i], 0, (size_t)t->dist.bytes_per_core);
+    }
     return 0;
 }
 
 int nd_tensor_read(const nd_tensor *t, void *host, int64_t bytes, nd_error *err)
 {
+    if (t->dist.spec.parts > 1)
+        return nd_fail(err, "tensor read: the tensor is Partial, a pending sum of %d parts; resolve it with an "
+                            "all_reduce or reduce_scatter first, or read one part with nd_tensor_read_part",
+                        (int)t->dist.spec.parts);
+    return nd_tensor_read_part(t, 0, host, bytes, err);
+}
+
+int nd_tensor_read_part(const nd_tensor *t, int part, void *host, int64_t bytes, nd_error *err)
+{
+    const nd_dist_spec *s = &t->dist.spec;
+    if (part < 0 || part >= s->parts)
+        return nd_fail(err, "tensor read: part %d does not exist; the tensor has %d", part, (int)s->parts);
     if (check_host_bytes(t, bytes, "tensor read", err))
         return -1;
-    copy_all(t, host, false);
+    copy_all(t, (int64_t)part * (s->replicas / s->parts), host, false);
     return 0;
 }

@@ -70,7 +70,8 @@ struct nd_tensor {
     int64_t ncores;     /* of the tensor's core list */
     int64_t *offset;    /* [ncores] arena offset per core */
     uint8_t **base;     /* [ncores] */
-    int32_t *index_of;  /* [device cores] */
+    int32_t *index_of;  /* [device cores]: index within the core's copy */
+    int32_t *replica_of;/* [device cores]: the copy a core holds, or -1 */
     int32_t *owner_of;  /* [device cores]; index_of itself for L1 */
     nda_tensor view;
 };
