@@ -225,9 +225,7 @@ int nd_dist_make(const nd_dist_spec *spec, int grid_x, int grid_y, nd_dist *out,
     nd_layout *l = &d.layout;
     l->rank = s->rank;
     l->strategy = s->strategy;
-    d.list_cores = 0;
-    for (int i = 0; i < s->cores.nranges; ++i)
-        d.list_cores += range_cores(&s->cores.ranges[i]);
+    d.list_cores = nd_core_set_count(&s->cores);
     if (check_replicas(s, d.list_cores, err))
         return -1;
     l->ncores = d.list_cores / s->replicas;
@@ -255,9 +253,8 @@ int nd_dist_check_fit(const nd_dist *d, int64_t capacity, nd_error *err)
 
 /* ---------------------------------------------------------------- queries */
 
-nd_core nd_dist_core(const nd_dist *d, int64_t i)
+nd_core nd_core_set_at(const nd_core_set *set, int64_t i)
 {
-    const nd_core_set *set = &d->spec.cores;
     for (int k = 0; k < set->nranges; ++k) {
         const nd_core_range *r = &set->ranges[k];
         int64_t n = range_cores(r);
@@ -272,6 +269,16 @@ nd_core nd_dist_core(const nd_dist *d, int64_t i)
     }
     return (nd_core){-1, -1};
 }
+
+int64_t nd_core_set_count(const nd_core_set *set)
+{
+    int64_t n = 0;
+    for (int k = 0; k < set->nranges; ++k)
+        n += range_cores(&set->ranges[k]);
+    return n;
+}
+
+nd_core nd_dist_core(const nd_dist *d, int64_t i) { return nd_core_set_at(&d->spec.cores, i); }
 
 int64_t nd_dist_core_index(const nd_dist *d, nd_core c)
 {
@@ -332,8 +339,7 @@ bool nd_dist_is_local(const nd_dist *d, int64_t page_id, int64_t core)
 
 /* ---------------------------------------------------------------- identity */
 
-/* snprintf at buf + *n, keeping *n the length the whole text would have (snprintf's convention). */
-__attribute__((format(printf, 4, 5))) static void append(char *buf, size_t len, int *n, const char *fmt, ...)
+void nd_appendf(char *buf, size_t len, int *n, const char *fmt, ...)
 {
     va_list ap;
     size_t at = (size_t)*n < len ? (size_t)*n : len;
@@ -347,17 +353,17 @@ int nd_dist_signature(const nd_dist *d, char *buf, size_t len)
     const nd_dist_spec *s = &d->spec;
     char shape[256], page[256], shard[256];
     int n = 0;
-    append(buf, len, &n, "%s shape=%s page=%s shard=%s cores=", nd_dtype_name(s->dtype),
+    nd_appendf(buf, len, &n, "%s shape=%s page=%s shard=%s cores=", nd_dtype_name(s->dtype),
            nd_format_dims(shape, sizeof shape, s->shape, s->rank), nd_format_dims(page, sizeof page, s->page, s->rank),
            nd_format_dims(shard, sizeof shard, s->shard, s->rank));
     for (int i = 0; i < s->cores.nranges; ++i) {
         const nd_core_range *r = &s->cores.ranges[i];
-        append(buf, len, &n, "%s(%d,%d)-(%d,%d)", i ? ";" : "", r->lo.x, r->lo.y, r->hi.x, r->hi.y);
+        nd_appendf(buf, len, &n, "%s(%d,%d)-(%d,%d)", i ? ";" : "", r->lo.x, r->lo.y, r->hi.x, r->hi.y);
     }
-    append(buf, len, &n, " %s %s %s", nd_orientation_name(s->cores.orientation), nd_strategy_name(s->strategy),
+    nd_appendf(buf, len, &n, " %s %s %s", nd_orientation_name(s->cores.orientation), nd_strategy_name(s->strategy),
            nd_buffer_name(s->buffer));
     if (s->replicas > 1) /* absent for one copy, so ordinary signatures read as before */
-        append(buf, len, &n, " replicas=%d parts=%d", (int)s->replicas, (int)s->parts);
+        nd_appendf(buf, len, &n, " replicas=%d parts=%d", (int)s->replicas, (int)s->parts);
     return n;
 }
 

@@ -16,4 +16,7 @@ void nd_layout_finish(nd_layout *l);
 /* "3,7,5" into buf (always terminated). */
 const char *nd_format_dims(char *buf, size_t len, const int64_t *dims, int rank);
 
+/* snprintf at buf + *n, keeping *n the length the whole text would have (snprintf's convention). */
+__attribute__((format(printf, 4, 5))) void nd_appendf(char *buf, size_t len, int *n, const char *fmt, ...);
+
 #endif

@@ -1,0 +1,421 @@
+/*
+ * pspec.c - the JAX and PyTorch notations of a sharding: meshes ("dp=2,tp=4"), PartitionSpecs
+ * ("P('dp', None, unreduced={'tp'})") and DTensor placements ("[Shard(0), Partial(sum)]"), parsed and
+ * printed. Parse errors name the column.
+ */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dist_internal.h"
+
+typedef struct lexer {
+    const char *what; /* "mesh", "PartitionSpec" or "placements" */
+    const char *text, *p;
+    nd_error *err;
+} lexer;
+
+__attribute__((format(printf, 2, 3))) static int lex_fail(lexer *lx, const char *fmt, ...)
+{
+    char why[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    return nd_fail(lx->err, "%s '%s': %s at column %d", lx->what, lx->text, why, (int)(lx->p - lx->text) + 1);
+}
+
+static void blanks(lexer *lx)
+{
+    while (isspace((unsigned char)*lx->p))
+        ++lx->p;
+}
+
+/* Consumes c (after blanks) when it is next. */
+static bool accept(lexer *lx, char c)
+{
+    blanks(lx);
+    if (*lx->p != c)
+        return false;
+    ++lx->p;
+    return true;
+}
+
+static int expect(lexer *lx, char c)
+{
+    return accept(lx, c) ? 0 : lex_fail(lx, "expected '%c'", c);
+}
+
+static bool ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
+
+/* Consumes the keyword w when it is next as a whole word. */
+static bool accept_word(lexer *lx, const char *w)
+{
+    size_t n = strlen(w);
+    blanks(lx);
+    if (strncmp(lx->p, w, n) != 0 || ident_char(lx->p[n]))
+        return false;
+    lx->p += n;
+    return true;
+}
+
+/* A name, bare or in single or double quotes. */
+static int take_ident(lexer *lx, char *out)
+{
+    blanks(lx);
+    char q = *lx->p == '\'' || *lx->p == '"' ? *lx->p++ : 0;
+    const char *start = lx->p;
+    while (ident_char(*lx->p))
+        ++lx->p;
+    size_t n = (size_t)(lx->p - start);
+    if (n == 0 || isdigit((unsigned char)*start)) {
+        lx->p = start;
+        return lex_fail(lx, "expected a mesh axis name");
+    }
+    if (n >= ND_MESH_NAME) {
+        lx->p = start;
+        return lex_fail(lx, "name longer than %d characters", ND_MESH_NAME - 1);
+    }
+    memcpy(out, start, n);
+    out[n] = '\0';
+    if (q && *lx->p++ != q) {
+        --lx->p;
+        return lex_fail(lx, "expected the closing quote %c", q);
+    }
+    return 0;
+}
+
+static int take_int(lexer *lx, int64_t lo, int64_t hi, int64_t *out)
+{
+    blanks(lx);
+    const char *start = lx->p;
+    bool neg = *lx->p == '-';
+    lx->p += neg;
+    int64_t v = 0;
+    if (!isdigit((unsigned char)*lx->p))
+        return lex_fail(lx, "expected a number");
+    while (isdigit((unsigned char)*lx->p)) {
+        v = v * 10 + (*lx->p++ - '0');
+        if (v > ((int64_t)1 << 40)) {
+            lx->p = start;
+            return lex_fail(lx, "number out of range %lld..%lld", (long long)lo, (long long)hi);
+        }
+    }
+    v = neg ? -v : v;
+    if (v < lo || v > hi) {
+        lx->p = start;
+        return lex_fail(lx, "%lld is out of range %lld..%lld", (long long)v, (long long)lo, (long long)hi);
+    }
+    *out = v;
+    return 0;
+}
+
+static int at_end(lexer *lx)
+{
+    blanks(lx);
+    return *lx->p ? lex_fail(lx, "unexpected '%c'", *lx->p) : 0;
+}
+
+static int axis_by_name(const nd_sharding *sh, const char *name)
+{
+    for (int i = 0; i < sh->naxes; ++i)
+        if (strcmp(sh->axes[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+/* ---------------------------------------------------------------- mesh */
+
+static int mesh_axis(lexer *lx, nd_sharding *sh, bool *named)
+{
+    nd_mesh_axis *a = &sh->axes[sh->naxes];
+    blanks(lx);
+    bool has_name = !isdigit((unsigned char)*lx->p);
+    if (sh->naxes > 0 && has_name != *named)
+        return lex_fail(lx, "name every mesh axis or none");
+    *named = has_name;
+    if (has_name && (take_ident(lx, a->name) || expect(lx, '=')))
+        return -1;
+    if (has_name && axis_by_name(sh, a->name) >= 0)
+        return lex_fail(lx, "mesh axis '%s' named twice", a->name);
+    if (take_int(lx, 1, 1 << 30, &a->size))
+        return -1;
+    a->kind = ND_MESH_REPLICATE;
+    a->dim = -1;
+    ++sh->naxes;
+    return 0;
+}
+
+int nd_mesh_parse(const char *text, nd_sharding *out, nd_error *err)
+{
+    lexer lx = {"mesh", text, text, err};
+    bool named = false;
+    memset(out, 0, sizeof *out);
+    do {
+        if (out->naxes == ND_MAX_MESH)
+            return lex_fail(&lx, "more than %d mesh axes", ND_MAX_MESH);
+        if (mesh_axis(&lx, out, &named))
+            return -1;
+    } while (accept(&lx, ',') || accept(&lx, 'x'));
+    if (at_end(&lx))
+        return -1;
+    if (nd_sharding_devices(out) > (1 << 30))
+        return nd_fail(err, "mesh '%s': more than 2^30 devices", text);
+    return 0;
+}
+
+int nd_mesh_format(const nd_sharding *sh, char *buf, size_t len)
+{
+    int n = 0;
+    char name[ND_MESH_NAME + 8];
+    for (int i = 0; i < sh->naxes; ++i)
+        nd_appendf(buf, len, &n, "%s%s=%lld", i ? "," : "", nd_mesh_axis_name(sh, i, name, sizeof name),
+                   (long long)sh->axes[i].size);
+    return n;
+}
+
+/* Every axis Replicate, no dim split: the state a PartitionSpec or placements start from. */
+static void clear_roles(nd_sharding *sh, int rank)
+{
+    sh->rank = rank;
+    memset(sh->nsplit, 0, sizeof sh->nsplit);
+    for (int i = 0; i < sh->naxes; ++i) {
+        sh->axes[i].kind = ND_MESH_REPLICATE;
+        sh->axes[i].dim = -1;
+    }
+}
+
+static int check_rank(const char *what, const char *text, int rank, nd_error *err)
+{
+    if (rank < 1 || rank > ND_MAX_RANK)
+        return nd_fail(err, "%s '%s': rank %d is out of range 1..%d", what, text, rank, ND_MAX_RANK);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- PartitionSpec */
+
+/* One mesh axis of a PartitionSpec entry or unreduced set, by name; each used once. */
+static int pspec_axis(lexer *lx, nd_sharding *sh, int *axis)
+{
+    char name[ND_MESH_NAME];
+    const char *at;
+    blanks(lx);
+    at = lx->p;
+    if (take_ident(lx, name))
+        return -1;
+    *axis = axis_by_name(sh, name);
+    if (*axis < 0) {
+        char mesh[512];
+        nd_mesh_format(sh, mesh, sizeof mesh);
+        lx->p = at;
+        return lex_fail(lx, "mesh axis '%s' is not in the mesh %s", name, mesh);
+    }
+    if (sh->axes[*axis].kind != ND_MESH_REPLICATE) {
+        lx->p = at;
+        return lex_fail(lx, "mesh axis '%s' used twice", name);
+    }
+    return 0;
+}
+
+static int pspec_split(lexer *lx, nd_sharding *sh, int dim)
+{
+    int axis;
+    if (pspec_axis(lx, sh, &axis))
+        return -1;
+    sh->axes[axis].kind = ND_MESH_SHARD;
+    sh->axes[axis].dim = dim;
+    sh->split[dim][sh->nsplit[dim]++] = (int8_t)axis;
+    return 0;
+}
+
+/* None, a name, or a tuple of names (major first). */
+static int pspec_entry(lexer *lx, nd_sharding *sh, int dim)
+{
+    if (accept_word(lx, "None"))
+        return 0;
+    if (!accept(lx, '('))
+        return pspec_split(lx, sh, dim);
+    while (!accept(lx, ')')) {
+        if (pspec_split(lx, sh, dim))
+            return -1;
+        if (!accept(lx, ',') && (blanks(lx), *lx->p != ')'))
+            return lex_fail(lx, "expected ',' or ')'");
+    }
+    return 0;
+}
+
+/* unreduced={'y', 'z'}: pending sums over these mesh axes. */
+static int pspec_unreduced(lexer *lx, nd_sharding *sh)
+{
+    char close = accept(lx, '{') ? '}' : accept(lx, '(') ? ')' : 0;
+    if (!close)
+        return lex_fail(lx, "expected '{' after unreduced=");
+    while (!accept(lx, close)) {
+        int axis;
+        if (pspec_axis(lx, sh, &axis))
+            return -1;
+        sh->axes[axis].kind = ND_MESH_PARTIAL;
+        sh->axes[axis].reduce = ND_REDUCE_SUM;
+        if (!accept(lx, ',') && (blanks(lx), *lx->p != close))
+            return lex_fail(lx, "expected ',' or '%c'", close);
+    }
+    return 0;
+}
+
+static int pspec_entries(lexer *lx, nd_sharding *sh, int rank, char close)
+{
+    int dim = 0;
+    blanks(lx);
+    while (*lx->p && *lx->p != close) {
+        if (accept_word(lx, "unreduced")) {
+            if (expect(lx, '=') || pspec_unreduced(lx, sh))
+                return -1;
+        } else if (dim == rank) {
+            return lex_fail(lx, "longer than the tensor's rank %d", rank);
+        } else if (pspec_entry(lx, sh, dim++)) {
+            return -1;
+        }
+        if (!accept(lx, ','))
+            break;
+        blanks(lx);
+    }
+    return 0;
+}
+
+int nd_pspec_parse(const char *text, int rank, nd_sharding *sh, nd_error *err)
+{
+    lexer lx = {"PartitionSpec", text, text, err};
+    if (check_rank(lx.what, text, rank, err))
+        return -1;
+    clear_roles(sh, rank);
+    bool wrapped = accept_word(&lx, "PartitionSpec") || accept_word(&lx, "P");
+    if (wrapped && expect(&lx, '('))
+        return -1;
+    if (pspec_entries(&lx, sh, rank, wrapped ? ')' : '\0') || (wrapped && expect(&lx, ')')))
+        return -1;
+    return at_end(&lx);
+}
+
+static void put(char *buf, size_t len, int *n, const char *s) { nd_appendf(buf, len, n, "%s", s); }
+
+int nd_pspec_format(const nd_sharding *sh, char *buf, size_t len, nd_error *err)
+{
+    char name[ND_MESH_NAME + 8], item[ND_MESH_NAME + 16];
+    int n = 0, partial = 0;
+    for (int i = 0; i < sh->naxes; ++i)
+        if (sh->axes[i].kind == ND_MESH_PARTIAL && sh->axes[i].reduce != ND_REDUCE_SUM)
+            return nd_fail(err, "Partial(%s) on mesh axis '%s' has no PartitionSpec form: unreduced is a pending sum",
+                           nd_reduce_name(sh->axes[i].reduce), nd_mesh_axis_name(sh, i, name, sizeof name));
+    put(buf, len, &n, "P(");
+    for (int d = 0; d < sh->rank; ++d) {
+        put(buf, len, &n, d ? ", " : "");
+        put(buf, len, &n, sh->nsplit[d] == 0 ? "None" : sh->nsplit[d] > 1 ? "(" : "");
+        for (int k = 0; k < sh->nsplit[d]; ++k) {
+            snprintf(item, sizeof item, "%s'%s'", k ? ", " : "", nd_mesh_axis_name(sh, sh->split[d][k], name, sizeof name));
+            put(buf, len, &n, item);
+        }
+        put(buf, len, &n, sh->nsplit[d] > 1 ? ")" : "");
+    }
+    for (int i = 0; i < sh->naxes; ++i) {
+        if (sh->axes[i].kind != ND_MESH_PARTIAL)
+            continue;
+        snprintf(item, sizeof item, "%s'%s'", partial++ ? ", " : ", unreduced={", nd_mesh_axis_name(sh, i, name, sizeof name));
+        put(buf, len, &n, item);
+    }
+    put(buf, len, &n, partial ? "})" : ")");
+    return n;
+}
+
+/* ---------------------------------------------------------------- DTensor placements */
+
+static int reduce_op(lexer *lx, nd_reduce *out)
+{
+    static const char *const names[] = {"sum", "avg", "max", "min"};
+    char name[ND_MESH_NAME];
+    *out = ND_REDUCE_SUM;
+    blanks(lx);
+    if (*lx->p == ')')
+        return 0;
+    if (accept_word(lx, "reduce_op") && expect(lx, '='))
+        return -1;
+    const char *at = (blanks(lx), lx->p);
+    if (take_ident(lx, name))
+        return -1;
+    for (int i = 0; i < 4; ++i)
+        if (strcmp(name, names[i]) == 0) {
+            *out = (nd_reduce)i;
+            return 0;
+        }
+    lx->p = at;
+    return lex_fail(lx, "unknown reduction '%s'; expected sum, avg, max or min", name);
+}
+
+static int placement(lexer *lx, nd_sharding *sh, int axis)
+{
+    nd_mesh_axis *a = &sh->axes[axis];
+    if (accept_word(lx, "Replicate"))
+        return expect(lx, '(') || expect(lx, ')');
+    if (accept_word(lx, "Partial")) {
+        a->kind = ND_MESH_PARTIAL;
+        return expect(lx, '(') || reduce_op(lx, &a->reduce) || expect(lx, ')');
+    }
+    if (!accept_word(lx, "Shard"))
+        return lex_fail(lx, "expected Shard(d), Replicate() or Partial()");
+    int64_t d;
+    if (expect(lx, '(') || take_int(lx, -sh->rank, sh->rank - 1, &d) || expect(lx, ')'))
+        return -1;
+    a->kind = ND_MESH_SHARD;
+    a->dim = (int)(d < 0 ? d + sh->rank : d);
+    sh->split[a->dim][sh->nsplit[a->dim]++] = (int8_t)axis; /* in mesh order, as DTensor splits */
+    return 0;
+}
+
+int nd_placements_parse(const char *text, int rank, nd_sharding *sh, nd_error *err)
+{
+    lexer lx = {"placements", text, text, err};
+    if (check_rank(lx.what, text, rank, err))
+        return -1;
+    clear_roles(sh, rank);
+    char close = accept(&lx, '[') ? ']' : accept(&lx, '(') ? ')' : '\0';
+    int axis = 0;
+    for (blanks(&lx); *lx.p && *lx.p != close; blanks(&lx)) {
+        if (axis == sh->naxes)
+            return lex_fail(&lx, "more placements than the mesh's %d axes", sh->naxes);
+        if (placement(&lx, sh, axis++))
+            return -1;
+        if (!accept(&lx, ','))
+            break;
+    }
+    if ((close && expect(&lx, close)) || at_end(&lx))
+        return -1;
+    if (axis != sh->naxes)
+        return nd_fail(err, "placements '%s': %d placements for a mesh of %d axes; give one per mesh axis", text,
+                       axis, sh->naxes);
+    return 0;
+}
+
+int nd_placements_format(const nd_sharding *sh, char *buf, size_t len, nd_error *err)
+{
+    char item[64];
+    int n = 0;
+    for (int d = 0; d < sh->rank; ++d)
+        for (int k = 1; k < sh->nsplit[d]; ++k)
+            if (sh->split[d][k] < sh->split[d][k - 1])
+                return nd_fail(err, "dim %d is split by mesh axis %d before axis %d; DTensor placements split a "
+                                    "dim in mesh order", d, sh->split[d][k - 1], sh->split[d][k]);
+    put(buf, len, &n, "[");
+    for (int i = 0; i < sh->naxes; ++i) {
+        const nd_mesh_axis *a = &sh->axes[i];
+        if (a->kind == ND_MESH_SHARD)
+            snprintf(item, sizeof item, "Shard(%d)", a->dim);
+        else if (a->kind == ND_MESH_PARTIAL)
+            snprintf(item, sizeof item, "Partial(%s)", nd_reduce_name(a->reduce));
+        else
+            snprintf(item, sizeof item, "Replicate()");
+        put(buf, len, &n, i ? ", " : "");
+        put(buf, len, &n, item);
+    }
+    put(buf, len, &n, "]");
+    return n;
+}
