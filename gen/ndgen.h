@@ -190,6 +190,12 @@ int ndg_registry_main(int argc, char **argv);
 int ndg_show_main(int argc, char **argv);
 void ndg_show_text(FILE *fp, const nd_dist *d);
 void ndg_show_json(FILE *fp, const nd_dist *d);
-int ndg_show_svg(FILE *fp, const nd_dist *d, nd_error *err);
+/* caption: a line under the title, or NULL. */
+int ndg_show_svg(FILE *fp, const nd_dist *d, const char *caption, nd_error *err);
+
+/* ---- show_mesh.c: ndgen show of a mesh-level sharding (--einshard, --pspec, --placements). */
+void ndg_show_sharding_text(FILE *fp, const nd_sharding *sh, const nd_dist *d);
+void ndg_show_sharding_json(FILE *fp, const nd_sharding *sh, const nd_dist *d);
+void ndg_sharding_caption(char *buf, size_t len, const nd_sharding *sh, const nd_dist *d);
 
 #endif

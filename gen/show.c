@@ -193,8 +193,12 @@ void ndg_show_json(FILE *fp, const nd_dist *d)
 
 static const char show_usage[] =
     "usage: ndgen show --shape D0,.. (--shard D0,.. | --interleaved) --grid XxY [options]\n"
+    "       ndgen show --shape D0,.. --einshard EXPR --grid XxY [options]\n"
+    "       ndgen show --shape D0,.. (--pspec SPEC | --placements LIST) --mesh AXES --grid XxY [options]\n"
     "\n"
-    "Shows where every shard and page of an ND-sharded tensor lives.\n"
+    "Shows where every shard and page of an ND-sharded tensor lives. For a mesh-level sharding it also\n"
+    "shows the sharding in all three notations (those that can express it), the mesh, the elements per\n"
+    "core, and the core group of every copy.\n"
     "\n";
 
 static const char show_options[] =
@@ -222,28 +226,37 @@ static const struct option show_longopts[] = {
     {"l1-size", required_argument, NULL, OPT_DIST + 11},
     {"dram-bank-size", required_argument, NULL, OPT_DIST + 12},
     {"interleaved", no_argument, NULL, OPT_DIST + 13},
+    {"einshard", required_argument, NULL, OPT_DIST + 14},
+    {"pspec", required_argument, NULL, OPT_DIST + 15},
+    {"placements", required_argument, NULL, OPT_DIST + 16},
+    {"mesh", required_argument, NULL, OPT_DIST + 17},
+    {"even", no_argument, NULL, OPT_DIST + 18},
     {"format", required_argument, NULL, OPT_FORMAT},
     {"output", required_argument, NULL, OPT_OUTPUT},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
 
-static int render(const char *format, const char *path, const nd_dist *d, nd_error *err)
+/* sh: the mesh-level sharding d came from, or NULL. */
+static int render(const char *format, const char *path, const nd_dist *d, const nd_sharding *sh, nd_error *err)
 {
     ndg_output out;
+    char caption[1400];
     if (strcmp(format, "text") && strcmp(format, "json") && strcmp(format, "svg"))
         return nd_fail(err, "--format %s: unknown format; expected text, json or svg", format);
     if (ndg_output_open(&out, path, err))
         return -1;
     if (strcmp(format, "svg") == 0) {
-        if (ndg_show_svg(out.fp, d, err)) {
+        if (sh)
+            ndg_sharding_caption(caption, sizeof caption, sh, d);
+        if (ndg_show_svg(out.fp, d, sh ? caption : NULL, err)) {
             ndg_output_abort(&out);
             return -1;
         }
     } else if (strcmp(format, "json") == 0) {
-        ndg_show_json(out.fp, d);
+        sh ? ndg_show_sharding_json(out.fp, sh, d) : ndg_show_json(out.fp, d);
     } else {
-        ndg_show_text(out.fp, d);
+        sh ? ndg_show_sharding_text(out.fp, sh, d) : ndg_show_text(out.fp, d);
     }
     return ndg_output_commit(&out, NULL, err);
 }
@@ -277,7 +290,10 @@ int ndg_show_main(int argc, char **argv)
         return 2;
     }
     nd_dist d;
-    if (nd_dist_from_flags(&flags, &d, &err) || render(format, path, &d, &err)) {
+    nd_sharding sh;
+    bool sharded = nd_dist_flags_sharded(&flags);
+    int rc = sharded ? nd_sharding_from_flags(&flags, &sh, &d, &err) : nd_dist_from_flags(&flags, &d, &err);
+    if (rc || render(format, path, &d, sharded ? &sh : NULL, &err)) {
         fprintf(stderr, "ndgen show: %s\n", err.msg);
         return 1;
     }

@@ -162,7 +162,7 @@ static void draw_cores(FILE *fp, const nd_dist *d, double x0, double y0)
     }
 }
 
-int ndg_show_svg(FILE *fp, const nd_dist *d, nd_error *err)
+int ndg_show_svg(FILE *fp, const nd_dist *d, const char *caption, nd_error *err)
 {
     const nd_layout *l = &d->layout;
     svg_geom g = geometry(d);
@@ -192,6 +192,12 @@ int ndg_show_svg(FILE *fp, const nd_dist *d, nd_error *err)
             "<text x=\"%.1f\" y=\"%d\" class=\"label\">each core's buffer, slot by slot</text>\n",
             w, h, w, h, MARGIN, MARGIN + 14, shape, shard, l->num_shards, l->ncores,
             nd_strategy_name(d->spec.strategy), cores_x, MARGIN + 34);
+    if (caption) {
+        fprintf(fp, "<text x=\"%d\" y=\"%d\" class=\"label\">", MARGIN, MARGIN + 30);
+        for (const char *c = caption; *c; ++c) /* escape for XML */
+            fputs(*c == '<' ? "&lt;" : *c == '>' ? "&gt;" : *c == '&' ? "&amp;" : (char[2]){*c, 0}, fp);
+        fputs("</text>\n", fp);
+    }
     draw_tensor(fp, d, &g);
     draw_cores(fp, d, cores_x, MARGIN + TITLE_H);
     fputs("</svg>\n", fp);

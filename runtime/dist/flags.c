@@ -19,11 +19,17 @@ const char nd_dist_flags_help[] =
     "  --buffer l1|dram        memory holding the shards (default l1); dram deals them over banks\n"
     "  --banks N               DRAM banks (default 12)\n"
     "  --l1-size BYTES         L1 per core, e.g. 1536K (default 1536K)\n"
-    "  --dram-bank-size BYTES  bytes per DRAM bank (default 1G)\n";
+    "  --dram-bank-size BYTES  bytes per DRAM bank (default 1G)\n"
+    "Mesh-level sharding (instead of --shard and --strategy; the mesh covers the core list):\n"
+    "  --einshard EXPR         einshard expression, e.g. 'x y -> x y*' or 'a b -> * a* b*'\n"
+    "  --pspec SPEC            JAX PartitionSpec over --mesh, e.g. \"P('dp', None)\" or \"P(None, unreduced={'tp'})\"\n"
+    "  --placements LIST       DTensor placements over --mesh, e.g. '[Shard(0), Replicate()]' or '[Partial(sum)]'\n"
+    "  --mesh AXES             the mesh of --pspec or --placements: 'dp=2,tp=4' or '2,4'\n"
+    "  --even                  a split that does not divide its dim is an error, not a short last shard\n";
 
 const char *const nd_dist_flag_names[] = {
     "shape", "shard", "grid", "page", "tile", "orientation", "strategy", "dtype", "cores", "buffer", "banks",
-    "l1-size", "dram-bank-size", "interleaved", NULL,
+    "l1-size", "dram-bank-size", "interleaved", "einshard", "pspec", "placements", "mesh", "even", NULL,
 };
 
 int nd_dist_flag_index(const char *name)
@@ -37,9 +43,12 @@ int nd_dist_flag_index(const char *name)
 void nd_dist_flags_set(nd_dist_flags *f, int which, const char *value)
 {
     const char **slot[] = {&f->shape, &f->shard, &f->grid, &f->page, &f->tile, &f->orientation, &f->strategy,
-                           &f->dtype, &f->cores, &f->buffer, &f->banks, &f->l1_size, &f->dram_bank_size};
+                           &f->dtype, &f->cores, &f->buffer, &f->banks, &f->l1_size, &f->dram_bank_size, NULL,
+                           &f->einshard, &f->pspec, &f->placements, &f->mesh};
     if (which == ND_DIST_FLAG_INTERLEAVED)
         f->interleaved = true;
+    else if (which == ND_DIST_FLAG_EVEN)
+        f->even = true;
     else
         *slot[which] = value;
 }
@@ -120,22 +129,77 @@ static int grid_flags(const nd_dist_flags *f, nd_dist_spec *s, int *gx, int *gy,
     return 0;
 }
 
+static int capacity_flags(const nd_dist_flags *f, const nd_dist_spec *s, int64_t *capacity, nd_error *err)
+{
+    *capacity = s->buffer == ND_DRAM ? ND_DEFAULT_DRAM_BANK_BYTES : ND_DEFAULT_L1_BYTES;
+    const char *size_flag = s->buffer == ND_DRAM ? "--dram-bank-size" : "--l1-size";
+    const char *size_text = s->buffer == ND_DRAM ? f->dram_bank_size : f->l1_size;
+    return size_text ? nd_parse_size(size_flag, size_text, capacity, err) : 0;
+}
+
+bool nd_dist_flags_sharded(const nd_dist_flags *f) { return f->einshard || f->pspec || f->placements; }
+
 int nd_dist_from_flags(const nd_dist_flags *f, nd_dist *out, nd_error *err)
 {
     nd_dist_spec s;
     int gx = 0, gy = 0;
+    int64_t capacity;
+    if (nd_dist_flags_sharded(f)) {
+        nd_sharding sh;
+        return nd_sharding_from_flags(f, &sh, out, err);
+    }
+    if (f->mesh || f->even)
+        return nd_fail(err, "--%s: goes with --einshard, --pspec or --placements", f->mesh ? "mesh" : "even");
     nd_dist_spec_init(&s);
     if (!f->shape)
         return nd_fail(err, "--shape: required, such as --shape 3,7,5");
     if (nd_parse_dims("--shape", f->shape, s.shape, &s.rank, err) || enum_flags(f, &s, err) ||
-        shard_flags(f, &s, err) || page_flags(f, &s, err) || grid_flags(f, &s, &gx, &gy, err))
+        shard_flags(f, &s, err) || page_flags(f, &s, err) || grid_flags(f, &s, &gx, &gy, err) ||
+        capacity_flags(f, &s, &capacity, err) || nd_dist_make(&s, gx, gy, out, err))
         return -1;
-    int64_t capacity = s.buffer == ND_DRAM ? ND_DEFAULT_DRAM_BANK_BYTES : ND_DEFAULT_L1_BYTES;
-    const char *size_flag = s.buffer == ND_DRAM ? "--dram-bank-size" : "--l1-size";
-    const char *size_text = s.buffer == ND_DRAM ? f->dram_bank_size : f->l1_size;
-    if (size_text && nd_parse_size(size_flag, size_text, &capacity, err))
+    return nd_dist_check_fit(out, capacity, err);
+}
+
+/* ---------------------------------------------------------------- mesh-level notations */
+
+/* Exactly one notation, with --mesh where it needs one, and none of the flags it replaces. */
+static int notation_flags(const nd_dist_flags *f, nd_error *err)
+{
+    if (!!f->einshard + !!f->pspec + !!f->placements > 1)
+        return nd_fail(err, "--einshard, --pspec, --placements: give one of them");
+    if (f->shard || f->strategy || f->interleaved)
+        return nd_fail(err, "--%s: a mesh-level sharding sets the shard and the strategy; drop it",
+                       f->shard ? "shard" : f->strategy ? "strategy" : "interleaved");
+    if (f->einshard && f->mesh)
+        return nd_fail(err, "--mesh %s: an einshard expression states its own mesh; drop --mesh", f->mesh);
+    if (!f->einshard && !f->mesh)
+        return nd_fail(err, "--mesh: required with --%s, such as --mesh dp=2,tp=4", f->pspec ? "pspec" : "placements");
+    return 0;
+}
+
+static int parse_notation(const nd_dist_flags *f, int rank, int64_t devices, nd_sharding *sh, nd_error *err)
+{
+    if (f->einshard)
+        return nd_einshard_parse(f->einshard, rank, devices, sh, err);
+    if (nd_mesh_parse(f->mesh, sh, err))
         return -1;
-    if (nd_dist_make(&s, gx, gy, out, err))
+    return f->pspec ? nd_pspec_parse(f->pspec, rank, sh, err) : nd_placements_parse(f->placements, rank, sh, err);
+}
+
+int nd_sharding_from_flags(const nd_dist_flags *f, nd_sharding *sh, nd_dist *out, nd_error *err)
+{
+    nd_dist_spec s;
+    int gx = 0, gy = 0;
+    int64_t capacity;
+    nd_dist_spec_init(&s);
+    if (!f->shape)
+        return nd_fail(err, "--shape: required, such as --shape 3,7,5");
+    if (notation_flags(f, err) || nd_parse_dims("--shape", f->shape, s.shape, &s.rank, err) ||
+        enum_flags(f, &s, err) || page_flags(f, &s, err) || grid_flags(f, &s, &gx, &gy, err) ||
+        capacity_flags(f, &s, &capacity, err))
+        return -1;
+    int64_t devices = s.cores.nranges ? nd_core_set_count(&s.cores) : (int64_t)gx * gy;
+    if (parse_notation(f, s.rank, devices, sh, err) || nd_sharding_dist(sh, &s, gx, gy, f->even, out, err))
         return -1;
     return nd_dist_check_fit(out, capacity, err);
 }

@@ -122,8 +122,8 @@ static bool splits_consistent(const nd_sharding *sh)
 int nd_sharding_check(const nd_sharding *sh, nd_error *err)
 {
     int64_t devices = 1;
-    if (sh->rank < 1 || sh->rank > ND_MAX_RANK || sh->naxes < 1 || sh->naxes > ND_MAX_MESH)
-        return nd_fail(err, "sharding: rank %d and %d mesh axes; need rank 1..%d and 1..%d axes", sh->rank, sh->naxes,
+    if (sh->rank < 1 || sh->rank > ND_MAX_RANK || sh->naxes < 0 || sh->naxes > ND_MAX_MESH)
+        return nd_fail(err, "sharding: rank %d and %d mesh axes; need rank 1..%d and 0..%d axes", sh->rank, sh->naxes,
                        ND_MAX_RANK, ND_MAX_MESH);
     for (int i = 0; i < sh->naxes; ++i)
         if (sh->axes[i].size < 1 || !mul_ok(devices, sh->axes[i].size, &devices) || devices > (1 << 30))

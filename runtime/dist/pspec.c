@@ -152,6 +152,9 @@ int nd_mesh_parse(const char *text, nd_sharding *out, nd_error *err)
     lexer lx = {"mesh", text, text, err};
     bool named = false;
     memset(out, 0, sizeof *out);
+    blanks(&lx);
+    if (!*lx.p) /* no axes: a mesh of one device */
+        return 0;
     do {
         if (out->naxes == ND_MAX_MESH)
             return lex_fail(&lx, "more than %d mesh axes", ND_MAX_MESH);

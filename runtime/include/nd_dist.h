@@ -300,29 +300,6 @@ int nd_parse_tile(const char *what, const char *text, int32_t *h, int32_t *w, nd
 /* "1536K", "2M", "1G" or plain bytes. */
 int nd_parse_size(const char *what, const char *text, int64_t *out, nd_error *err);
 
-/* ---------------------------------------------------------------- command-line distributions */
-
-/* A distribution's flags as given on a command line (NULL: not given), shared by ndgen and ndrun. */
-typedef struct nd_dist_flags {
-    const char *shape, *shard, *grid, *page, *tile, *orientation, *strategy, *dtype, *cores, *buffer,
-        *banks, *l1_size, *dram_bank_size;
-    bool interleaved;
-} nd_dist_flags;
-
-/* Validates every flag and the resulting distribution, including that it fits its memory; each
- * error names its flag and value. */
-int nd_dist_from_flags(const nd_dist_flags *f, nd_dist *out, nd_error *err);
-/* The flags' long names without "--", in nd_dist_flags order, NULL-terminated. Only the last,
- * "interleaved" (index ND_DIST_FLAG_INTERLEAVED), takes no value. */
-extern const char *const nd_dist_flag_names[];
-enum { ND_DIST_FLAG_INTERLEAVED = 13 };
-/* The index of a flag name in nd_dist_flag_names, or -1. */
-int nd_dist_flag_index(const char *name);
-/* Stores flag which's value (ignored for "interleaved"); value must outlive f. */
-void nd_dist_flags_set(nd_dist_flags *f, int which, const char *value);
-/* The --help lines for the flags above. */
-extern const char nd_dist_flags_help[];
-
 /* ---------------------------------------------------------------- mesh-level sharding */
 
 /*
@@ -380,7 +357,7 @@ int nd_sharding_check(const nd_sharding *sh, nd_error *err);
 /* An einshard expression for a tensor of the given rank on `devices` cores. The proportional root
  * is computed in integers. */
 int nd_einshard_parse(const char *expr, int rank, int64_t devices, nd_sharding *out, nd_error *err);
-/* A mesh: "2,4" or "dp=2,tp=4" (names optional, all or none). */
+/* A mesh: "2,4", "2x4" or "dp=2,tp=4" (names optional, all or none); "" is one device. */
 int nd_mesh_parse(const char *text, nd_sharding *out, nd_error *err);
 /* A PartitionSpec over the mesh already in *sh (from nd_mesh_parse): "P('x', None, ('a','b'))",
  * the P( ) and quotes optional, with an optional "unreduced={'y'}" for pending sums. */
@@ -412,6 +389,39 @@ int nd_sharding_dist(const nd_sharding *sh, const nd_dist_spec *base, int gx, in
 /* Core i of a core list, walking its ranges in order; and the list's length. */
 nd_core nd_core_set_at(const nd_core_set *set, int64_t i);
 int64_t nd_core_set_count(const nd_core_set *set);
+
+/* ---------------------------------------------------------------- command-line distributions */
+
+/* A distribution's flags as given on a command line (NULL: not given), shared by ndgen and ndrun. A
+ * mesh-level notation (einshard, pspec or placements) replaces shard and strategy. */
+typedef struct nd_dist_flags {
+    const char *shape, *shard, *grid, *page, *tile, *orientation, *strategy, *dtype, *cores, *buffer,
+        *banks, *l1_size, *dram_bank_size;
+    bool interleaved;
+    const char *einshard, *pspec, *placements, *mesh;
+    bool even;
+} nd_dist_flags;
+
+/* Validates every flag and the resulting distribution, including that it fits its memory; each
+ * error names its flag and value. */
+int nd_dist_from_flags(const nd_dist_flags *f, nd_dist *out, nd_error *err);
+/* Whether the flags state a mesh-level sharding; if so nd_sharding_from_flags gives it as well. */
+bool nd_dist_flags_sharded(const nd_dist_flags *f);
+int nd_sharding_from_flags(const nd_dist_flags *f, nd_sharding *sh, nd_dist *out, nd_error *err);
+/* The flags' long names without "--", in nd_dist_flags order, NULL-terminated. The switches
+ * "interleaved" and "even" take no value. */
+extern const char *const nd_dist_flag_names[];
+enum { ND_DIST_FLAG_INTERLEAVED = 13, ND_DIST_FLAG_EVEN = 18 };
+static inline bool nd_dist_flag_is_switch(int which)
+{
+    return which == ND_DIST_FLAG_INTERLEAVED || which == ND_DIST_FLAG_EVEN;
+}
+/* The index of a flag name in nd_dist_flag_names, or -1. */
+int nd_dist_flag_index(const char *name);
+/* Stores flag which's value (ignored for switches); value must outlive f. */
+void nd_dist_flags_set(nd_dist_flags *f, int which, const char *value);
+/* The --help lines for the flags above. */
+extern const char nd_dist_flags_help[];
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,175 @@
+/* show_mesh.c - ndgen show for a mesh-level sharding: its three notations, mesh, shard shape and the
+ * core group of each copy, ahead of the distribution of copy 0. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "ndgen.h"
+
+enum { NOTATION_LEN = 1024, LIST_MAX_CORES = 64 };
+
+/* The three notations of sh; a notation that cannot express it gets why instead, and *ok false. */
+typedef struct notations {
+    char text[3][NOTATION_LEN];
+    bool ok[3];
+    char mesh[512];
+} notations;
+
+static const char *const notation_keys[3] = {"einshard", "pspec", "placements"};
+
+static void notations_of(const nd_sharding *sh, notations *n)
+{
+    int (*format[3])(const nd_sharding *, char *, size_t, nd_error *) = {nd_einshard_format, nd_pspec_format,
+                                                                         nd_placements_format};
+    for (int i = 0; i < 3; ++i) {
+        nd_error err;
+        n->ok[i] = format[i](sh, n->text[i], sizeof n->text[i], &err) >= 0;
+        if (!n->ok[i])
+            snprintf(n->text[i], sizeof n->text[i], "%s", err.msg);
+    }
+    nd_mesh_format(sh, n->mesh, sizeof n->mesh);
+}
+
+static const char *role_name(nd_mesh_kind k)
+{
+    return k == ND_MESH_SHARD ? "shard" : k == ND_MESH_PARTIAL ? "partial" : "replicate";
+}
+
+/* ---------------------------------------------------------------- text */
+
+static void text_mesh(FILE *fp, const nd_sharding *sh, const char *mesh)
+{
+    char name[ND_MESH_NAME + 8];
+    fprintf(fp, "mesh       %s, %" PRId64 " devices:", mesh, nd_sharding_devices(sh));
+    for (int i = 0; i < sh->naxes; ++i) {
+        const nd_mesh_axis *a = &sh->axes[i];
+        fprintf(fp, "%s %s ", i ? "," : "", nd_mesh_axis_name(sh, i, name, sizeof name));
+        if (a->kind == ND_MESH_SHARD)
+            fprintf(fp, "splits dim %d", a->dim);
+        else if (a->kind == ND_MESH_PARTIAL)
+            fprintf(fp, "partial (pending %s)", nd_reduce_name(a->reduce));
+        else
+            fputs("replicates", fp);
+    }
+    fputc('\n', fp);
+}
+
+static void text_groups(FILE *fp, const nd_dist *d)
+{
+    int64_t n = d->layout.ncores, per = d->spec.replicas / d->spec.parts;
+    for (int64_t r = 0; r < d->spec.replicas; ++r) {
+        fprintf(fp, "copy %-4" PRId64 "%s", r, d->spec.parts > 1 ? "" : " ");
+        if (d->spec.parts > 1)
+            fprintf(fp, "(part %" PRId64 ") ", r / per);
+        for (int64_t i = 0; i < n && i < LIST_MAX_CORES; ++i) {
+            nd_core c = nd_dist_core(d, r * n + i);
+            fprintf(fp, " (%d,%d)", c.x, c.y);
+        }
+        fputs(n > LIST_MAX_CORES ? " ...\n" : "\n", fp);
+    }
+}
+
+void ndg_show_sharding_text(FILE *fp, const nd_sharding *sh, const nd_dist *d)
+{
+    notations n;
+    static const char *const labels[3] = {"einshard  ", "pspec     ", "placements"};
+    notations_of(sh, &n);
+    for (int i = 0; i < 3; ++i)
+        fprintf(fp, "%s %s%s%s\n", labels[i], n.ok[i] ? "" : "(none: ", n.text[i], n.ok[i] ? "" : ")");
+    text_mesh(fp, sh, n.mesh);
+    fputs("per core   ", fp);
+    for (int i = 0; i < d->spec.rank; ++i)
+        fprintf(fp, i ? ",%" PRId64 : "[%" PRId64, d->spec.shard[i]);
+    fprintf(fp, "] elements (the shard shape); %d cop%s", (int)d->spec.replicas, d->spec.replicas == 1 ? "y" : "ies");
+    if (d->spec.parts > 1)
+        fprintf(fp, " forming %d partial sums", (int)d->spec.parts);
+    fputs("\n\n", fp);
+    text_groups(fp, d);
+    fputs("\ncopy 0 as an ND distribution (every copy places its pages alike on its own cores):\n", fp);
+    ndg_show_text(fp, d);
+}
+
+/* ---------------------------------------------------------------- json */
+
+static void json_string(FILE *fp, const char *s)
+{
+    fputc('"', fp);
+    for (; *s; ++s) {
+        if (*s == '"' || *s == '\\')
+            fputc('\\', fp);
+        fputc(*s, fp);
+    }
+    fputc('"', fp);
+}
+
+static void json_axes(FILE *fp, const nd_sharding *sh)
+{
+    char name[ND_MESH_NAME + 8];
+    fputs("  \"mesh\": [", fp);
+    for (int i = 0; i < sh->naxes; ++i)
+        fprintf(fp, i ? ",%" PRId64 : "%" PRId64, sh->axes[i].size);
+    fputs("],\n  \"mesh_axes\": [", fp);
+    for (int i = 0; i < sh->naxes; ++i) {
+        const nd_mesh_axis *a = &sh->axes[i];
+        fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", fp);
+        json_string(fp, nd_mesh_axis_name(sh, i, name, sizeof name));
+        fprintf(fp, ", \"size\": %" PRId64 ", \"role\": \"%s\"", a->size, role_name(a->kind));
+        if (a->kind == ND_MESH_SHARD)
+            fprintf(fp, ", \"dim\": %d", a->dim);
+        if (a->kind == ND_MESH_PARTIAL)
+            fprintf(fp, ", \"reduce\": \"%s\"", nd_reduce_name(a->reduce));
+        fputc('}', fp);
+    }
+    fputs(sh->naxes ? "\n  ],\n" : "],\n", fp);
+}
+
+static void json_groups(FILE *fp, const nd_dist *d)
+{
+    int64_t n = d->layout.ncores;
+    fputs("  \"groups\": [", fp);
+    for (int64_t r = 0; r < d->spec.replicas; ++r) {
+        fputs(r ? ",\n    [" : "\n    [", fp);
+        for (int64_t i = 0; i < n; ++i) {
+            nd_core c = nd_dist_core(d, r * n + i);
+            fprintf(fp, i ? ",[%d,%d]" : "[%d,%d]", c.x, c.y);
+        }
+        fputc(']', fp);
+    }
+    fputs("\n  ],\n", fp);
+}
+
+void ndg_show_sharding_json(FILE *fp, const nd_sharding *sh, const nd_dist *d)
+{
+    notations n;
+    notations_of(sh, &n);
+    fputs("{\n", fp);
+    for (int i = 0; i < 3; ++i) {
+        fprintf(fp, "  \"%s\": ", notation_keys[i]);
+        n.ok[i] ? json_string(fp, n.text[i]) : fputs("null", fp);
+        if (!n.ok[i]) {
+            fprintf(fp, ",\n  \"%s_error\": ", notation_keys[i]);
+            json_string(fp, n.text[i]);
+        }
+        fputs(",\n", fp);
+    }
+    fputs("  \"mesh_text\": ", fp);
+    json_string(fp, n.mesh);
+    fputs(",\n", fp);
+    json_axes(fp, sh);
+    fputs("  \"shard_shape\": [", fp);
+    for (int i = 0; i < d->spec.rank; ++i)
+        fprintf(fp, i ? ",%" PRId64 : "%" PRId64, d->spec.shard[i]);
+    fprintf(fp, "],\n  \"replicas\": %d,\n  \"parts\": %d,\n", (int)d->spec.replicas, (int)d->spec.parts);
+    json_groups(fp, d);
+    fputs("  \"distribution\": ", fp);
+    ndg_show_json(fp, d);
+    fputs("}\n", fp);
+}
+
+void ndg_sharding_caption(char *buf, size_t len, const nd_sharding *sh, const nd_dist *d)
+{
+    notations n;
+    notations_of(sh, &n);
+    int k = n.ok[0] ? 0 : n.ok[1] ? 1 : 2;
+    snprintf(buf, len, "%s %s on mesh %s: copy 0 of %d shown", notation_keys[k], n.text[k], n.mesh,
+             (int)d->spec.replicas);
+}
