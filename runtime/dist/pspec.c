@@ -172,6 +172,8 @@ int nd_mesh_format(const nd_sharding *sh, char *buf, size_t len)
 {
     int n = 0;
     char name[ND_MESH_NAME + 8];
+    if (len)
+        buf[0] = '\0'; /* a mesh of no axes prints as "" */
     for (int i = 0; i < sh->naxes; ++i)
         nd_appendf(buf, len, &n, "%s%s=%lld", i ? "," : "", nd_mesh_axis_name(sh, i, name, sizeof name),
                    (long long)sh->axes[i].size);
