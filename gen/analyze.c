@@ -25,10 +25,11 @@ const char *const ndg_call_names[NDG_CALL_KINDS] = {
     "nda_self",      "nda_locate",     "nda_page_addr",   "nda_is_local",  "nda_page_coord", "nda_page_id",
     "nda_page_read", "nda_page_write", "nda_shard_count", "nda_shard_id",  "nda_page_bytes", "nda_rank",
     "nda_dim",       "nda_page_dim",   "nda_elem_read",   "nda_same_paging", "nda_iter_page", "nda_iter_ptr",
+    "nda_parts",     "nda_part",       "nda_part_range",  "nda_part_page_read",
 };
 
 /* Which argument of each call is the tensor (-1: the iterator, argument 0, instead). */
-static const int tensor_arg[NDG_CALL_KINDS] = {1, 0, 0, 1, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0, -1, -1};
+static const int tensor_arg[NDG_CALL_KINDS] = {1, 0, 0, 1, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0, -1, -1, 0, 1, 1, 1};
 
 enum { MAX_BOUND = 64, MAX_LOOPS = 64 };
 

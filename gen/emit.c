@@ -134,10 +134,13 @@ static void emit_registry_group(ndg_buf *b, const ndg_spec *spec)
             for (int k = 0; k < op->noperands; ++k)
                 outputs += op->operands[k].output;
             ndg_buf_printf(b, "ndk_indices_%d, ndk_dtypes_%d, %d, ", i, i, outputs);
+            unsigned partial = 0;
+            for (int k = 0; k < op->noperands; ++k)
+                partial |= (unsigned)op->operands[k].partial << k;
             if (op->scalars)
-                ndg_buf_printf(b, "\"%s\"},\n", op->scalars);
+                ndg_buf_printf(b, "\"%s\", 0x%xu},\n", op->scalars, partial);
             else
-                ndg_buf_printf(b, "NULL},\n");
+                ndg_buf_printf(b, "NULL, 0x%xu},\n", partial);
         }
     }
     ndg_buf_printf(b, "};\nconst nda_kernel_group ndk_group_%s = {\"%s\", %d, ndk_entries};\n", cname, spec->name, n);

@@ -20,6 +20,7 @@ typedef struct ndg_operand {
     char *index; /* index notation, such as "ij" */
     nd_dtype dtype;
     bool output;
+    bool partial; /* the kernel takes it as a Partial tensor (a pending sum), such as a collective's input */
 } ndg_operand;
 
 typedef struct ndg_target {
@@ -66,7 +67,8 @@ int ndg_spec_select(ndg_spec *s, const char *op, const char *dtypes, char *const
 typedef enum ndg_call_kind {
     NDG_SELF, NDG_LOCATE, NDG_PAGE_ADDR, NDG_IS_LOCAL, NDG_PAGE_COORD, NDG_PAGE_ID, NDG_PAGE_READ,
     NDG_PAGE_WRITE, NDG_SHARD_COUNT, NDG_SHARD_ID, NDG_PAGE_BYTES, NDG_RANK, NDG_DIM, NDG_PAGE_DIM, NDG_ELEM_READ,
-    NDG_SAME_PAGING, NDG_ITER_PAGE, NDG_ITER_PTR, NDG_CALL_KINDS
+    NDG_SAME_PAGING, NDG_ITER_PAGE, NDG_ITER_PTR, NDG_PARTS, NDG_PART, NDG_PART_RANGE, NDG_PART_PAGE_READ,
+    NDG_CALL_KINDS
 } ndg_call_kind;
 
 extern const char *const ndg_call_names[NDG_CALL_KINDS]; /* "nda_self", ... */

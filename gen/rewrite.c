@@ -308,6 +308,46 @@ static void helper_elem_read(const operand_ctx *o)
         o->P, o->k, pw, r - 1, pw, W, r - 1, o->P, o->k, sum_text(&pid), sum_text(&in), (long long)o->d->elem_bytes);
 }
 
+/* Copies and partial sums: constants of the target; only the core's own copy is looked up. */
+static void helper_parts(const operand_ctx *o)
+{
+    ndg_buf_printf(o->b, "static inline int64_t %sparts_%d(const nda_tensor *t)\n{\n    (void)t;\n    return %d;\n}\n",
+                   o->P, o->k, (int)o->d->spec.parts);
+}
+
+static void helper_part(const operand_ctx *o)
+{
+    const nd_dist_spec *s = &o->d->spec;
+    ndg_buf_printf(o->b, "static inline int64_t %spart_%d(const nda_core *core, const nda_tensor *t)\n{\n"
+                         "    (void)core;\n    (void)t;\n    return %s%d;\n}\n", o->P, o->k,
+                   s->parts > 1 ? "t->replica / " : "0 * ", (int)(s->replicas / s->parts));
+}
+
+static void helper_part_range(const operand_ctx *o)
+{
+    ndg_buf_printf(o->b,
+        "static inline void %spart_range_%d(const nda_core *core, const nda_tensor *t, int64_t n, int64_t *lo, int64_t *hi)\n{\n"
+        "    const int64_t c = (n + %d) / %d, q = %spart_%d(core, t);\n"
+        "    *lo = q * c < n ? q * c : n;\n    *hi = *lo + c < n ? *lo + c : n;\n}\n",
+        o->P, o->k, (int)o->d->spec.parts - 1, (int)o->d->spec.parts, o->P, o->k);
+}
+
+/* Part q's page from the copy of part q in the same position as this core's own. */
+static void helper_part_page_read(const operand_ctx *o)
+{
+    const nd_dist_spec *s = &o->d->spec;
+    long long pb = o->d->page_bytes, per = s->replicas / s->parts, n = o->d->layout.ncores;
+    ndg_buf_printf(o->b,
+        "static inline const void *%spart_page_read_%d(const nda_core *core, const nda_tensor *t, int64_t part, int64_t page)\n{\n"
+        "    const int64_t copy = part * %lld + t->replica %% %lld;\n"
+        "    const nd_loc l = %slocate_%d(t, page);\n"
+        "    const bool local = copy == t->replica && l.core == t->index_of[core->id];\n"
+        "    core->stats->local_pages_read += local;\n    core->stats->remote_pages_read += !local;\n"
+        "    core->stats->local_bytes_read += local ? %lld : 0;\n    core->stats->remote_bytes_read += local ? 0 : %lld;\n"
+        "    return t->all_base[copy * %lld + l.core] + l.offset * %lld;\n}\n",
+        o->P, o->k, per, per, o->P, o->k, pb, pb, n, pb);
+}
+
 /* Helpers in emission order: each after those it calls. NDG_LOCATE's helper serves nda_locate too. */
 static const struct {
     ndg_call_kind kind;
@@ -329,6 +369,10 @@ static const struct {
     {NDG_DIM, helper_dim, 0},
     {NDG_PAGE_DIM, helper_page_dim, 0},
     {NDG_ELEM_READ, helper_elem_read, (1u << NDG_PAGE_READ) | (1u << NDG_LOCATE)},
+    {NDG_PARTS, helper_parts, 0},
+    {NDG_PART, helper_part, 0},
+    {NDG_PART_RANGE, helper_part_range, 1u << NDG_PART},
+    {NDG_PART_PAGE_READ, helper_part_page_read, 1u << NDG_LOCATE},
 };
 
 /* Emits the helpers in `need` (bits of ndg_call_kind) and those they call. */

@@ -290,7 +290,55 @@ static int parse_grid_v(const char *w, const char *t, void *o, nd_error *e)
 }
 
 static const char *const dist_keys[] = {"shape", "shard", "page", "tile", "interleaved", "grid", "cores",
-                                        "orientation", "strategy", "buffer", "banks", "dtype", NULL};
+                                        "orientation", "strategy", "buffer", "banks", "dtype", "einshard",
+                                        "pspec", "placements", "mesh", "even", NULL};
+
+/* A mesh-level notation in t (einshard, pspec or placements), if any: its sharding over s's core list. */
+static int convert_sharding(ctx *c, int t, nd_dist_spec *s, int gx, int gy, nd_dist *out)
+{
+    char *text[4] = {NULL, NULL, NULL, NULL}; /* einshard, pspec, placements, mesh */
+    static const char *const keys[4] = {"einshard", "pspec", "placements", "mesh"};
+    bool even = false;
+    nd_sharding sh;
+    nd_error merr;
+    int rc = 0, given = 0;
+    for (int i = 0; i < 4 && !rc; ++i)
+        rc = get_string(c, t, keys[i], false, &text[i]);
+    rc = rc || get_bool(c, t, "even", &even);
+    for (int i = 0; i < 3; ++i)
+        given += text[i] != NULL;
+    int64_t devices = s->cores.nranges ? nd_core_set_count(&s->cores) : (int64_t)gx * gy;
+    if (rc)
+        ;
+    else if (given != 1)
+        rc = FAIL(c, "give one of 'einshard', 'pspec' and 'placements'");
+    else if (s->shard_rank || s->interleaved || s->strategy != ND_ROUND_ROBIN)
+        rc = FAIL(c, "a mesh-level sharding sets the shard and strategy; drop 'shard', 'interleaved' and 'strategy'");
+    else if ((text[0] != NULL) == (text[3] != NULL))
+        rc = FAIL(c, text[0] ? "an einshard expression states its own mesh; drop 'mesh'"
+                             : "'mesh' is required with 'pspec' and 'placements', such as mesh = \"dp=2,tp=4\"");
+    else if (text[0] ? nd_einshard_parse(text[0], s->rank, devices, &sh, &merr)
+                     : nd_mesh_parse(text[3], &sh, &merr) ||
+                           (text[1] ? nd_pspec_parse(text[1], s->rank, &sh, &merr)
+                                    : nd_placements_parse(text[2], s->rank, &sh, &merr)))
+        rc = FAIL(c, "%s", merr.msg);
+    else if (nd_sharding_dist(&sh, s, gx, gy, even, out, &merr))
+        rc = FAIL(c, "%s", merr.msg);
+    for (int i = 0; i < 4; ++i)
+        free(text[i]);
+    return rc;
+}
+
+static bool has_sharding(lua_State *L, int t)
+{
+    bool any = false;
+    static const char *const keys[3] = {"einshard", "pspec", "placements"};
+    for (int i = 0; i < 3; ++i) {
+        any |= field(L, t, keys[i]) != LUA_TNIL;
+        lua_pop(L, 1);
+    }
+    return any;
+}
 
 /* The distribution table at t, for an operand of dtype; rank mismatches and model errors located. */
 static int convert_dist(ctx *c, int t, nd_dtype dtype, nd_dist *out)
@@ -312,6 +360,14 @@ static int convert_dist(ctx *c, int t, nd_dtype dtype, nd_dist *out)
         return FAIL(c, "dtype %s differs from the operand's dtype %s", nd_dtype_name(given), nd_dtype_name(dtype));
     if (s.rank == 0)
         return FAIL(c, "missing field 'shape'");
+    if (has_sharding(c->L, t)) {
+        s.page_kind = tile.h ? ND_PAGE_TILE : s.page_rank ? ND_PAGE_BOX : ND_PAGE_ROW;
+        s.tile_h = tile.h;
+        s.tile_w = tile.w;
+        if (!grid.h)
+            return FAIL(c, "missing field 'grid', such as grid = \"8x1\"");
+        return convert_sharding(c, t, &s, grid.h, grid.w, out);
+    }
     if (!s.interleaved && s.shard_rank == 0)
         return FAIL(c, "missing field 'shard' (or set interleaved = true)");
     if (!s.interleaved && s.shard_rank != s.rank)
@@ -357,7 +413,7 @@ static int check_index(ctx *c, const ndg_operand *o)
 
 static int convert_operands(ctx *c, int t, const char *key, bool output, ndg_op *op)
 {
-    static const char *const keys[] = {"name", "dtype", "index", NULL};
+    static const char *const keys[] = {"name", "dtype", "index", "partial", NULL};
     lua_State *L = c->L;
     if (field(L, t, key) != LUA_TTABLE) {
         int rc = FAIL(c, "field '%s' must be a list of operands such as {{name = \"a\", dtype = \"f32\", index = \"ij\"}}",
@@ -377,7 +433,8 @@ static int convert_operands(ctx *c, int t, const char *key, bool output, ndg_op 
         if (lua_rawgeti(L, -1, i) != LUA_TTABLE)
             rc = FAIL(c, "%s[%d] must be a table", key, i);
         else if (!(rc = check_keys(c, -1, keys, "operand")) && !(rc = get_string(c, -1, "name", true, &o->name)) &&
-                 !(rc = get_string(c, -1, "index", false, &o->index)) && !(rc = get_string(c, -1, "dtype", true, &dtype)))
+                 !(rc = get_string(c, -1, "index", false, &o->index)) && !(rc = get_bool(c, -1, "partial", &o->partial)) &&
+                 !(rc = get_string(c, -1, "dtype", true, &dtype)))
             rc = nd_parse_dtype("dtype", dtype, &o->dtype, &perr) ? FAIL(c, "operand '%s': %s", o->name, perr.msg) : 0;
         free(dtype);
         o->output = output;

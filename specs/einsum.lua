@@ -28,14 +28,24 @@ local contractions = {
   } },
 }
 
+-- tensor parallel: k split 4 ways in both operands, out a pending sum of 4 parts (one per core). In
+-- f32 only: a bf16 part is rounded before the parts are added, so it is not the rounded sum.
+local tensor_parallel = {
+  a = d({ 32, 64 }, { einshard = "i k -> i k*", grid = "4x1" }), b = d({ 64, 48 }, { einshard = "k j -> k* j", grid = "4x1" }),
+  out = d({ 32, 48 }, { placements = "[Partial(sum)]", mesh = "4", grid = "4x1" }),
+}
+
 for name, c in pairs(contractions) do
   for _, dtype in ipairs({ "f32", "bf16" }) do
+    local targets = typed(c[4], dtype)
+    if name == "matmul" and dtype == "f32" then targets[#targets + 1] = typed({ tensor_parallel }, dtype)[1] end
     op {
       -- matmul has its own packed, register-blocked kernel; the rest share the general one
       name = name, template = name == "matmul" and "matmul.c" or "einsum.c", params = math_params(dtype),
       inputs = { { name = "a", dtype = dtype, index = c[1] }, { name = "b", dtype = dtype, index = c[2] } },
-      outputs = { { name = "out", dtype = dtype, index = c[3] } },
-      targets = typed(c[4], dtype),
+      -- matmul's output may be Partial: each copy computes its share of the sum over k
+      outputs = { { name = "out", dtype = dtype, index = c[3], partial = name == "matmul" } },
+      targets = targets,
     }
   end
 end

@@ -10,7 +10,9 @@
  * of a and b go through nda_elem_read, so they may live on any core; what the kernel computes does
  * not depend on where they live.
  *
- * Operands: 0 a [M, K], 1 b [K, N] (inputs), 2 out [M, N] (output).
+ * Operands: 0 a [M, K], 1 b [K, N] (inputs), 2 out [M, N] (output). When out is Partial (a pending
+ * sum over its copies), each copy computes its part: the products over its share of k, by the chunk
+ * rule, so the parts add up to a @ b whatever the inputs' distributions.
  * Parameters: NDT_T stored type; NDT_LOAD(v) and NDT_STORE(v) conversions to and from f32.
  */
 #include <stdint.h>
@@ -108,8 +110,17 @@ void matmul(const nda_core *core, const nda_args *args)
     const nda_tensor *a = nda_operand(args, 0);
     const nda_tensor *b = nda_operand(args, 1);
     const nda_tensor *out = nda_operand(args, 2);
-    const int64_t M = nda_dim(out, 0), N = nda_dim(out, 1), K = nda_dim(a, 1);
+    const int64_t M = nda_dim(out, 0), N = nda_dim(out, 1);
     const int64_t ph = nda_page_dim(out, 0), pw = nda_page_dim(out, 1);
+    int64_t k0, k1; /* a Partial out holds one part of the sum over k: this core's copy adds k in [k0, k1) */
+    nda_part_range(core, out, nda_dim(a, 1), &k0, &k1);
+    const int64_t K = k1 - k0;
+    if (K == 0) { /* an empty part (an uneven split's last): its share of the sum is zero */
+        for (nda_iter it = nda_iter_local(core, out); nda_iter_valid(&it); nda_iter_next(&it)) {
+            memset(nda_iter_ptr(&it), 0, (size_t)(ph * pw) * sizeof(NDT_T));
+        }
+        return;
+    }
     const int64_t npanels = (N + NR - 1) / NR;
     const size_t bbytes = (size_t)(npanels * K * NR) * sizeof(float), abytes = (size_t)(K * MR) * sizeof(float);
     float *bpack = aligned_alloc(64, (bbytes + 63) / 64 * 64);
@@ -137,7 +148,7 @@ void matmul(const nda_core *core, const nda_args *args)
                 for (int64_t e = 0; e < NR; ++e)
                     bp[k * NR + e] = 0.0f;
                 while (j < N && j < p * NR + NR) {
-                    int64_t y[2] = {k, j}, n;
+                    int64_t y[2] = {k0 + k, j}, n;
                     const NDT_T *pb = nda_elem_read(core, b, y, &n);
                     n = n < p * NR + NR - j ? n : p * NR + NR - j;
                     for (int64_t e = 0; e < n; ++e)
@@ -153,8 +164,9 @@ void matmul(const nda_core *core, const nda_args *args)
                 nruns = 0;
             }
             for (int64_t k = 0; k < K;) { /* a's row, into slot nruns of the k-major pack */
-                int64_t y[2] = {r0 + r, k}, n;
+                int64_t y[2] = {r0 + r, k0 + k}, n;
                 const NDT_T *pa = nda_elem_read(core, a, y, &n);
+                n = n < K - k ? n : K - k;
                 for (int64_t e = 0; e < n; ++e)
                     apack[(k + e) * MR + nruns] = NDT_LOAD(pa[e]);
                 k += n;

@@ -62,7 +62,7 @@ check "the header says generated, from which spec and template, do not edit" \
 
 # no generic accessor call survives in a specialized kernel; generic kernels do call it (so the
 # pattern is live)
-calls='(^|[^A-Za-z0-9_])nda_(self|locate|page_addr|is_local|page_coord|page_id|page_read|page_write|shard_count|shard_id|page_bytes|iter_[a-z]+)[ ]*\('
+calls='(^|[^A-Za-z0-9_])nda_(self|locate|page_addr|is_local|page_coord|page_id|page_read|page_write|shard_count|shard_id|page_bytes|iter_[a-z]+|parts|part|part_range|part_page_read)[ ]*\('
 count() { awk -v kind="$1" -v re="$calls" '
   /^\/\* ==== / { on = ($0 ~ (kind " kernel")) } on && /^\/\* ==== registry/ { on = 0 }
   on { line = $0; while (match(line, re)) { n++; line = substr(line, RSTART + RLENGTH) } }

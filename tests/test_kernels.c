@@ -49,7 +49,9 @@ static const struct {
 };
 
 /* Data movement: the output's elements are the input's, moved. */
-static const char *const movement[] = {"page_copy", "reshard"};
+/* Ops whose output is their input's value. For collectives the input is a Partial tensor's value:
+ * the sum of its parts, which check_target adds on the host. */
+static const char *const movement[] = {"page_copy", "reshard", "all_gather", "all_reduce", "reduce_scatter"};
 
 static bool reference_of(const char *op, scalar_fn **fn)
 {
@@ -363,6 +365,52 @@ static void free_setup(setup *s)
     nd_device_close(s->dev);
 }
 
+/* acc[j] += element j of part (first: acc = part), in f32. */
+static void add_part(float *acc, const uint8_t *part, nd_dtype t, int64_t n, bool first)
+{
+    for (int64_t j = 0; j < n; ++j) {
+        float f;
+        if (t == ND_BF16) {
+            uint32_t u = (uint32_t)((const uint16_t *)(const void *)part)[j] << 16;
+            memcpy(&f, &u, 4);
+        } else {
+            memcpy(&f, part + 4 * j, 4);
+        }
+        acc[j] = first ? f : acc[j] + f;
+    }
+}
+
+static void store_sum(uint8_t *out, const float *acc, nd_dtype t, int64_t n)
+{
+    for (int64_t j = 0; j < n; ++j) {
+        if (t == ND_BF16) {
+            uint16_t h = ref_to_bf16(acc[j]);
+            memcpy(out + 2 * j, &h, 2);
+        } else {
+            memcpy(out + 4 * j, &acc[j], 4);
+        }
+    }
+}
+
+/* The value of tensor t: the tensor itself, or the sum of its parts when it is Partial. */
+static void read_value(nd_tensor *t, uint8_t *out, int64_t elems)
+{
+    const nd_dist *d = nd_tensor_dist(t);
+    nd_error err;
+    int64_t bytes = elems * d->elem_bytes;
+    if (d->spec.parts == 1) {
+        CHECK(nd_tensor_read(t, out, bytes, &err) == 0, "%s", err.msg);
+        return;
+    }
+    float *acc = malloc((size_t)elems * sizeof *acc);
+    for (int q = 0; q < d->spec.parts; ++q) {
+        CHECK(nd_tensor_read_part(t, q, out, bytes, &err) == 0, "%s", err.msg);
+        add_part(acc, out, d->spec.dtype, elems, q == 0);
+    }
+    store_sum(out, acc, d->spec.dtype, elems);
+    free(acc);
+}
+
 /* Runs op with variant want; returns the output (last operand) gathered, and the per-core stats. */
 static uint8_t *run(nd_kernels *k, setup *s, const char *op, const double *scalars, int nscalars,
                     nd_variant want, nd_kernel_pick *pick, nda_stats **stats)
@@ -374,11 +422,51 @@ static uint8_t *run(nd_kernels *k, setup *s, const char *op, const double *scala
     nd_tensor_write(s->t[s->n - 1], zero, n, &err);
     int rc = nd_run(s->dev, k, op, s->t, s->n, scalars, nscalars, want, pick, &ls, &err);
     CHECK(rc == 0, "%s: %s", op, err.msg);
-    nd_tensor_read(s->t[s->n - 1], out, n, &err);
+    read_value(s->t[s->n - 1], out, s->elems[s->n - 1]);
     *stats = malloc((size_t)ls.ncores * sizeof **stats);
     memcpy(*stats, ls.per_core, (size_t)ls.ncores * sizeof **stats);
     free(zero);
     return out;
+}
+
+/* Random elements: floats are multiples of 1/4 in [-8, 8], exact in bf16 too. */
+static void random_fill(uint8_t *x, const nd_dist *d, int64_t elems)
+{
+    for (int64_t j = 0; j < elems; ++j) {
+        float f = (float)rng_range(&test_seed, -32, 32) / 4.0f;
+        uint32_t u = (uint32_t)rng_next(&test_seed);
+        if (d->spec.dtype == ND_F32) {
+            memcpy(x + 4 * j, &f, 4);
+        } else if (d->spec.dtype == ND_BF16) {
+            memcpy(&u, &f, 4);
+            uint16_t h = (uint16_t)(u >> 16); /* exact: quarters need few mantissa bits */
+            memcpy(x + 2 * j, &h, 2);
+        } else {
+            memcpy(x + j * d->elem_bytes, &u, (size_t)d->elem_bytes);
+        }
+    }
+}
+
+/* Writes random data to input t and returns its value: for a Partial input, every part gets its own
+ * data and the value is their sum (exact: few quarters add up exactly in f32 and in bf16). */
+static uint8_t *random_input(nd_tensor *t, int64_t elems)
+{
+    const nd_dist *d = nd_tensor_dist(t);
+    nd_error err;
+    int64_t bytes = elems * d->elem_bytes;
+    uint8_t *x = malloc((size_t)bytes);
+    float *acc = d->spec.parts > 1 ? malloc((size_t)elems * sizeof *acc) : NULL;
+    for (int q = 0; q < d->spec.parts; ++q) {
+        random_fill(x, d, elems);
+        int rc = d->spec.parts > 1 ? nd_tensor_write_part(t, q, x, bytes, &err) : nd_tensor_write(t, x, bytes, &err);
+        CHECK(rc == 0, "%s", err.msg);
+        if (acc)
+            add_part(acc, x, d->spec.dtype, elems, q == 0);
+    }
+    if (acc)
+        store_sum(x, acc, d->spec.dtype, elems);
+    free(acc);
+    return x;
 }
 
 static void check_target(nd_kernels *k, const nda_kernel_entry *e)
@@ -391,26 +479,8 @@ static void check_target(nd_kernels *k, const nda_kernel_entry *e)
         return;
     }
     const void *in[8];
-    for (int i = 0; i + 1 < s.n; ++i) {
-        int64_t bytes = s.elems[i] * s.d[i].elem_bytes;
-        uint8_t *x = malloc((size_t)bytes);
-        for (int64_t j = 0; j < s.elems[i]; ++j) { /* floats: multiples of 1/4 in [-8, 8], exact in bf16 too */
-            float f = (float)rng_range(&test_seed, -32, 32) / 4.0f;
-            uint32_t u = (uint32_t)rng_next(&test_seed);
-            if (s.d[i].spec.dtype == ND_F32)
-                memcpy(x + 4 * j, &f, 4);
-            else if (s.d[i].spec.dtype == ND_BF16) {
-                uint16_t h;
-                memcpy(&u, &f, 4);
-                h = (uint16_t)(u >> 16); /* exact: quarters need few mantissa bits */
-                memcpy(x + 2 * j, &h, 2);
-            }
-            else
-                memcpy(x + j * s.d[i].elem_bytes, &u, (size_t)s.d[i].elem_bytes);
-        }
-        nd_tensor_write(s.t[i], x, bytes, &err);
-        in[i] = x;
-    }
+    for (int i = 0; i + 1 < s.n; ++i)
+        in[i] = random_input(s.t[i], s.elems[i]);
     int perm[ND_MAX_RANK];
     bool red[ND_MAX_RANK] = {false};
     double scalars[ND_MAX_RANK];

@@ -87,6 +87,7 @@ typedef struct nda_kernel_entry {
     const char *const *dtypes;       /* dtype of each operand: "f32", "bf16", "i32", "u8" */
     int noutputs;                    /* the last noutputs operands are outputs */
     const char *scalars;             /* run-time axis arguments: "perm(x)" or "axes(x)"; NULL: none */
+    uint32_t partial;                /* bit i: operand i may be Partial (a pending sum over copies) */
 } nda_kernel_entry;
 
 typedef struct nda_kernel_group {    /* the entries generated from one spec file */

@@ -53,6 +53,8 @@ const nda_tensor *nd_tensor_view(const nd_tensor *t);
 int nd_tensor_write(nd_tensor *t, const void *host, int64_t bytes, nd_error *err);
 int nd_tensor_read(const nd_tensor *t, void *host, int64_t bytes, nd_error *err);
 int nd_tensor_read_part(const nd_tensor *t, int part, void *host, int64_t bytes, nd_error *err);
+/* Writes one part of a Partial tensor (every copy holding it); the other parts are untouched. */
+int nd_tensor_write_part(nd_tensor *t, int part, const void *host, int64_t bytes, nd_error *err);
 
 typedef struct nd_launch_stats {
     double seconds;           /* wall time of the launch */

@@ -87,6 +87,19 @@ int nd_tensor_write(nd_tensor *t, const void *host, int64_t bytes, nd_error *err
     return 0;
 }
 
+int nd_tensor_write_part(nd_tensor *t, int part, const void *host, int64_t bytes, nd_error *err)
+{
+    const nd_dist_spec *s = &t->dist.spec;
+    int64_t per = s->replicas / s->parts;
+    if (part < 0 || part >= s->parts)
+        return nd_fail(err, "tensor write: part %d does not exist; the tensor has %d", part, (int)s->parts);
+    if (check_host_bytes(t, bytes, "tensor write", err))
+        return -1;
+    for (int64_t r = part * per; r < (part + 1) * per; ++r)
+        copy_all(t, r, (uint8_t *)host, true);
+    return 0;
+}
+
 int nd_tensor_read(const nd_tensor *t, void *host, int64_t bytes, nd_error *err)
 {
     if (t->dist.spec.parts > 1)

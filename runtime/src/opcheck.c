@@ -79,6 +79,10 @@ int nd_op_check(const nda_kernel_entry *e, nd_tensor *const *tensors, int n, nd_
         if (strcmp(nd_dtype_name(d->spec.dtype), e->dtypes[i]) != 0)
             return nd_fail(err, "op '%s': operand '%s' is %s, but the op takes %s there", e->op, e->operands[i],
                            nd_dtype_name(d->spec.dtype), e->dtypes[i]);
+        if (d->spec.parts > 1 && !(e->partial >> i & 1u))
+            return nd_fail(err, "op '%s': operand '%s' is Partial, a pending sum of %d parts, but the op takes it "
+                                "whole; resolve it first with all_reduce or reduce_scatter", e->op, e->operands[i],
+                           (int)d->spec.parts);
         if (bind(e, i, d, &ax, ell, &nell, err))
             return -1;
         bool output = i >= n - e->noutputs;

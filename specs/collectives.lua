@@ -1,0 +1,40 @@
+-- Collectives: the kernels that move data between the copies of a mesh-sharded tensor.
+--   all_reduce      a Partial tensor (a pending sum over copies) -> its sum, replicated
+--   reduce_scatter  a Partial tensor -> its sum, split over the cores that held the parts
+--   all_gather      a split tensor -> whole on every core of each copy
+-- The first two share the summing template; all_gather is a copy into every copy, which the
+-- elementwise template does because each core writes its own group's copy and reads wherever the
+-- input lives. Targets are stated as meshes, over 8 cores in a row.
+include "common.lua"
+
+local function on8(shape, notation, text, mesh)
+  return { shape = shape, grid = "8x1", [notation] = text, mesh = mesh }
+end
+
+local partial = on8({ 8, 64 }, "placements", "[Partial(sum)]", "8")
+local replicated = on8({ 8, 64 }, "einshard", "... -> * ...")
+local by_column = on8({ 8, 64 }, "einshard", "b z -> b z*")
+-- hybrid: rows split over 2, partial over 4
+local hybrid = on8({ 8, 64 }, "placements", "[Shard(0), Partial(sum)]", "dp=2,tp=4")
+local rows_replicated = on8({ 8, 64 }, "placements", "[Shard(0), Replicate()]", "dp=2,tp=4")
+
+for _, dtype in ipairs({ "f32", "bf16" }) do
+  local params = math_params(dtype)
+  for _, c in ipairs({
+    { "all_reduce", { { ["in"] = partial, out = replicated }, { ["in"] = hybrid, out = rows_replicated } } },
+    { "reduce_scatter", { { ["in"] = partial, out = by_column } } },
+  }) do
+    op {
+      name = c[1], template = "all_reduce.c", params = params,
+      inputs = { { name = "in", dtype = dtype, partial = true } },
+      outputs = { { name = "out", dtype = dtype } },
+      targets = typed(c[2], dtype),
+    }
+  end
+  op {
+    name = "all_gather", template = "eltwise_unary.c", params = math_params(dtype, { EXPR = "(x)" }),
+    inputs = { { name = "in", dtype = dtype } },
+    outputs = { { name = "out", dtype = dtype } },
+    targets = typed({ { ["in"] = by_column, out = replicated } }, dtype),
+  }
+end

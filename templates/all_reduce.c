@@ -1,0 +1,90 @@
+/*
+ * all_reduce.c - out = the sum of the parts of a Partial tensor `in`: the collective that resolves a
+ * pending reduction. Owner computes: each core fills the pages of `out` its own copy holds, reading
+ * part q of each from the copy of part q in the same position as its own (so one part is local).
+ * With `out` replicated this is an all-reduce; with `out` sharded over the cores that held the parts, a
+ * reduce-scatter. Parts are added in order 0, 1, ..., so every copy of `out` is bitwise the same.
+ *
+ * When in and out share shape and page box the kernel works page by page; otherwise it walks each
+ * output page row by row and reads runs of in's pages.
+ *
+ * Operands: 0 in (input, Partial), 1 out (output), indexed "...".
+ * Parameters: NDT_T, the stored element type; NDT_LOAD(v) and NDT_STORE(v), conversions to and from
+ * float, in which the sum is computed.
+ */
+#include <stdint.h>
+
+#include "eltwise_rows.h"
+#include "nd_accessor.h"
+
+#ifndef NDT_T
+#define NDT_T float
+#endif
+#ifndef NDT_LOAD
+#define NDT_LOAD(v) (v)
+#endif
+#ifndef NDT_STORE
+#define NDT_STORE(v) (v)
+#endif
+
+enum { AR_MAX_PAGE = 4096 }; /* elements of one output page summed on the stack */
+
+/* Adds a run of m elements of one part into acc, or stores it there for the first part. */
+static void ar_add(float *acc, const NDT_T *x, int64_t m, int first)
+{
+    for (int64_t e = 0; e < m; ++e)
+        acc[e] = first ? NDT_LOAD(x[e]) : acc[e] + NDT_LOAD(x[e]);
+}
+
+void all_reduce(const nda_core *core, const nda_args *args)
+{
+    const nda_tensor *in = nda_operand(args, 0);
+    const nda_tensor *out = nda_operand(args, 1);
+    const int64_t parts = nda_parts(in), r = nda_rank(out);
+    const int64_t n = nda_page_bytes(out) / (int64_t)sizeof(NDT_T);
+    float acc[AR_MAX_PAGE];
+    int64_t od[ROWS_MAX_RANK], pd[ROWS_MAX_RANK], id[ROWS_MAX_RANK], ip[ROWS_MAX_RANK];
+    for (int i = 0; i < r; ++i) {
+        od[i] = nda_dim(out, i);
+        pd[i] = nda_page_dim(out, i);
+        id[i] = nda_dim(in, i);
+        ip[i] = nda_page_dim(in, i);
+    }
+    for (nda_iter it = nda_iter_local(core, out); nda_iter_valid(&it); nda_iter_next(&it)) {
+        NDT_T *y = (NDT_T *)nda_iter_ptr(&it);
+        for (int64_t base = 0; base < n; base += AR_MAX_PAGE) { /* pages larger than acc go in slices */
+            const int64_t len = n - base < AR_MAX_PAGE ? n - base : AR_MAX_PAGE;
+            if (nda_same_paging(in, out)) {
+                for (int64_t q = 0; q < parts; ++q)
+                    ar_add(acc, (const NDT_T *)nda_part_page_read(core, in, q, nda_iter_page(&it)) + base, len, q == 0);
+                for (int64_t e = 0; e < len; ++e)
+                    y[base + e] = NDT_STORE(acc[e]);
+                continue;
+            }
+            int64_t pc[ROWS_MAX_RANK], x[ROWS_MAX_RANK] = {0}, off;
+            rows w;
+            nda_page_coord(out, nda_iter_page(&it), pc);
+            rows_begin(&w, (int)r, od, pd, pc);
+            do { /* row by row: the whole page is within one slice, as rows are shorter than acc */
+                const int64_t m = rows_get(&w, x, &off);
+                for (int64_t j = 0; j < m;) {
+                    int64_t ipc[ROWS_MAX_RANK], in_off = 0;
+                    for (int i = 0; i < r; ++i) {
+                        ipc[i] = x[i] / ip[i];
+                        in_off = in_off * ip[i] + x[i] % ip[i];
+                    }
+                    const int64_t page = nda_page_id(in, ipc), last = r - 1;
+                    int64_t run = rows_min(m - j, rows_min(ip[last] - x[last] % ip[last], id[last] - x[last]));
+                    run = rows_min(run, AR_MAX_PAGE);
+                    for (int64_t q = 0; q < parts; ++q)
+                        ar_add(acc, (const NDT_T *)nda_part_page_read(core, in, q, page) + in_off, run, q == 0);
+                    for (int64_t e = 0; e < run; ++e)
+                        y[off + j + e] = NDT_STORE(acc[e]);
+                    j += run;
+                    x[last] += run;
+                }
+            } while (rows_next(&w));
+            break;
+        }
+    }
+}
