@@ -13,6 +13,7 @@ static const char usage[] =
     "  generate  generate generic and specialized kernels from op specs and C templates\n"
     "  registry  write the root registry of a kernel library\n"
     "  show      show where every shard and page of a distribution lives (text, json, svg)\n"
+    "  plan      sharding analysis of einsums: parallelism, pending sums, collectives, bytes moved\n"
     "\n"
     "Run 'ndgen <command> --help' for a command's options. 'ndgen --version' prints the version.\n";
 
@@ -28,6 +29,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "show") == 0)
         return ndg_show_main(argc - 1, argv + 1);
+    if (strcmp(argv[1], "plan") == 0)
+        return ndg_plan_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "generate") == 0)
         return ndg_generate_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "registry") == 0)

@@ -188,6 +188,9 @@ void ndg_output_abort(ndg_output *out);
 int ndg_generate_main(int argc, char **argv);
 int ndg_registry_main(int argc, char **argv);
 
+/* ---- plan.c: ndgen plan, sharding analysis of einsums. */
+int ndg_plan_main(int argc, char **argv);
+
 /* ---- show.c and show_svg.c: ndgen show. */
 int ndg_show_main(int argc, char **argv);
 void ndg_show_text(FILE *fp, const nd_dist *d);

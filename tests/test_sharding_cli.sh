@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# test_sharding_cli.sh NDGEN - the mesh-level front ends from the command line: ndgen show with
+# --einshard, --pspec and --placements (JSON checked with jq), ndgen plan on the einshard tutorial's MLP
+# (data parallel, tensor parallel, hybrid; the Megatron sharding needs exactly one all-reduce), and bad
+# input: one line on stderr, exit status 1 (2 for usage), nothing written.
+set -u
+ndgen=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+ok()  { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+
+# check 'COMMAND...' 'JQ-EXPRESSION': the command's JSON satisfies the expression
+check() {
+  local out
+  if ! out=$(eval "$ndgen $1") ; then bad "$1 failed"; return; fi
+  if echo "$out" | jq -e "$2" >/dev/null; then ok; else bad "$1: jq '$2' is false"; fi
+}
+
+# refuse 'COMMAND...' STATUS 'MESSAGE': exit status, one line on stderr holding MESSAGE, no output file
+refuse() {
+  eval "$ndgen $1 --output $tmp/out" >"$tmp/stdout" 2>"$tmp/err"
+  local rc=$?
+  if [ "$rc" -ne "$2" ]; then bad "$1: exit $rc, want $2"; return; fi
+  if [ "$(wc -l <"$tmp/err")" -ne 1 ]; then bad "$1: stderr is not one line: $(cat "$tmp/err")"; return; fi
+  if ! grep -qF -- "$3" "$tmp/err"; then bad "$1: '$(cat "$tmp/err")' lacks '$3'"; return; fi
+  if [ -e "$tmp/out" ]; then bad "$1: wrote its output"; return; fi
+  ok
+}
+
+show="show --format json --grid 8x1"
+check "$show --einshard 'a b -> * a* b*' --shape 4,4" '.mesh == [2,2,2] and .shard_shape == [2,2] and .replicas == 2'
+check "$show --einshard 'a b -> * a* b*' --shape 4,4" '.groups == [[[0,0],[1,0],[2,0],[3,0]],[[4,0],[5,0],[6,0],[7,0]]]'
+check "$show --einshard 'x y -> x y*' --shape 128,256" '.mesh == [1,8] and .shard_shape == [128,32] and .replicas == 1'
+check "$show --einshard '... -> * ...' --shape 8,128" '.mesh == [8] and .shard_shape == [8,128] and .replicas == 8'
+check "$show --einshard 'a -> a*' --shape 13 --grid 6x1" '.shard_shape == [3] and .distribution.data_pages_per_core == [1,1,1,1,1]'
+check "$show --einshard 'a b -> a2 b*' --shape 8,6 --grid 4x2" '.mesh == [2,4] and .pspec == "P('"'a'"', '"'b'"')"'
+check "$show --pspec \"P('dp', None)\" --mesh dp=2,tp=4 --shape 8,6" '.placements == "[Shard(0), Replicate()]" and .replicas == 4'
+check "$show --placements '[Shard(0), Partial(sum)]' --mesh dp=2,tp=4 --shape 8,6" '.parts == 4 and .einshard == null and (.einshard_error | test("Partial"))'
+check "$show --einshard 'a b c -> a* b* c*' --shape 8,8,8 --grid 64x1" '.mesh == [4,4,4] and .shard_shape == [2,2,2]'
+"$ndgen" show --einshard 'a b -> * a* b*' --shape 4,4 --grid 8x1 --format svg --output "$tmp/m.svg" && grep -q '<svg' "$tmp/m.svg" && ok || bad "svg"
+"$ndgen" show --einshard 'a b -> * a* b*' --shape 4,4 --grid 8x1 | grep -q "^copy 1 .*(4,0) (5,0) (6,0) (7,0)" && ok || bad "text groups"
+
+refuse "show --einshard 'a b' --shape 4,4 --grid 8x1" 1 "expected '->' at column 4"
+refuse "show --einshard 'a b -> a* b*' --shape 4,4 --grid 6x1" 1 "6 cores do not factor"
+refuse "show --einshard 'a b -> a*' --shape 4,4 --grid 8x1" 1 "left-hand axis 'b' is missing on the right side"
+refuse "show --einshard '... a ... -> a* ...' --shape 4,4 --grid 8x1" 1 "more than one '...' on the left side at column 7"
+refuse "show --pspec \"P('dp', 'tp', None)\" --mesh dp=2,tp=4 --shape 4,4 --grid 8x1" 1 "longer than the tensor's rank 2"
+refuse "show --einshard 'a b -> a* b a' --shape 4,4 --grid 8x1" 1 "mesh axis 'a' used twice at column 13"
+refuse "show --pspec \"P('dp', 'dp')\" --mesh dp=2,tp=4 --shape 4,4 --grid 8x1" 1 "mesh axis 'dp' used twice"
+refuse "show --einshard 'a -> a*' --shape 13 --grid 6x1 --even" 1 "axis 'a' (dim 0): size 13 does not divide into 6 shards"
+refuse "show --einshard 'a b -> a* b' --shape 100,64 --tile 32x32 --grid 4x1" 1 "size 100 split 4 ways gives shards of 25"
+refuse "show --pspec \"P('dp')\" --shape 4,4 --grid 8x1" 1 "--mesh: required with --pspec"
+refuse "show --einshard 'a b -> a* b' --shard 2,2 --shape 4,4 --grid 8x1" 1 "drop it"
+refuse "show --einshard 'a b -> a* b' --pspec 'P()' --mesh 8 --shape 4,4 --grid 8x1" 1 "give one of them"
+refuse "show --placements '[Shard(0)]' --mesh 2,4 --shape 4,4 --grid 8x1" 1 "1 placements for a mesh of 2 axes"
+
+# plan: the einshard tutorial's MLP, bx,xy->by then by,yz->bz, on 8 cores
+mlp="plan 'bx,xy->by' 'by,yz->bz' --shape b=8,x=128,y=256,z=64 --grid 8x1 --format json"
+check "$mlp --in X='... -> * ...' --in W1='x y -> x y*' --in W2='y z -> y* z'" \
+  '.collectives == ["all_reduce"] and .bytes == 114688'
+check "$mlp --in X='... -> * ...' --in W1='x y -> x y*' --in W2='y z -> y* z'" \
+  '.steps[0].parallelism == "data parallel" and .steps[0].partial == false and .steps[1].parallelism == "tensor parallel" and .steps[1].partial == true and .steps[1].parts == 8'
+check "$mlp --in X='... -> * ...' --in W1='x y -> x y*' --in W2='y z -> y* z'" \
+  '.steps[1].axes == [{"axis":"b","role":"free","sharded":false},{"axis":"y","role":"reduced","sharded":true},{"axis":"z","role":"free","sharded":false}]'
+check "$mlp --in X='b x -> b* x' --in W1='... -> * ...' --in W2='... -> * ...'" \
+  '.collectives == [] and .bytes == 0 and ([.steps[].parallelism] | unique) == ["data parallel"]'
+check "$mlp --in X='b x -> b2 x *' --in W1='x y -> 2 x y*' --in W2='y z -> 2 y* z'" \
+  '.steps[1].parallelism == "hybrid (data and tensor parallel)" and .collectives == ["all_reduce"] and .steps[1].parts == 4'
+check "$mlp --in X='pspec:P()' --in W1='pspec:P(None, \"tp\")' --in W2='pspec:P(\"tp\", None)' --mesh tp=8" \
+  '.collectives == ["all_reduce"] and .bytes == 114688'
+# x sharded in both: Partial; asking for a result split along y picks a reduce-scatter
+check "plan 'bx,xy->by' --in X='b x -> b x*' --in W='x y -> x* y' --shape b=8,x=128,y=256 --grid 8x1 --out 'b y -> b y*' --format json" \
+  '.collectives == ["reduce_scatter"] and .steps[0].result == "b y -> y8 b"'
+# the alternatives come fewest bytes first, and include all_reduce and gathering the inputs
+check "plan 'bx,xy->by' --in X='b x -> b x*' --in W='x y -> x* y' --shape b=8,x=128,y=256 --grid 8x1 --alternatives --format json" \
+  '[.steps[0].alternatives[].bytes] as $b | ($b == ($b | sort)) and ([.steps[0].alternatives[].collective] | index("all_reduce") != null and index("all_gather") != null)'
+# only the reduced axis of one operand sharded: the other operand's pages are read remotely
+check "plan 'bx,xy->by' --in X='b x -> b x*' --in W='... -> * ...' --shape b=8,x=128,y=256 --grid 8x1 --format json" \
+  '.steps[0].input_bytes == 0 and .steps[0].partial == true'
+
+refuse "plan 'bx,xy' --in X='b x -> b x*' --in W='x y -> x y*' --shape b=8,x=8,y=8 --grid 8x1" 1 "expected '->'"
+refuse "plan 'bx,xy->bq' --in X='b x -> b x*' --in W='x y -> x y*' --shape b=8,x=8,y=8 --grid 8x1" 1 "output axis 'q' is in no input"
+refuse "plan 'bx,xy->by' --in X='b x -> b x*' --in W='x y -> x y*' --shape b=8,x=8 --grid 8x1" 1 "no size for axis 'y'"
+refuse "plan 'bx,xy->by' --in X='b x -> b x*' --shape b=8,x=8,y=8 --grid 8x1" 1 "needs another --in"
+refuse "plan 'bx,xy->by' --in X='b x -> b x2' --in W='x y -> x y*' --shape b=8,x=8,y=8 --grid 8x1" 1 "the mesh holds 2 devices, but there are 8 cores"
+refuse "plan 'bx,xy->by' --in X='b x -> b* x' --in W='... -> * ...' --shape b=8,x=8,y=8 --grid 8x1 --out 'b y -> b y*'" 1 "no plan here reaches that sharding"
+refuse "plan --in X='b x -> b* x' --shape b=8 --grid 8x1" 2 "give 1 to 8 einsums"
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
