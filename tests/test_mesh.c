@@ -45,18 +45,26 @@ static const grammar_case grammar[] = {
     {"batch d_model -> batch* d_model", "8,16", 4, {4, 1}, {2, 16}, 1},
 };
 
+/* Parses a grammar case's shape and expression; false (reported once, by check_grammar) on error. */
+static bool parse_case(const grammar_case *g, nd_sharding *sh, int64_t *shape, int *rank, bool report)
+{
+    nd_error err;
+    test_case = g->expr;
+    if (nd_parse_dims("shape", g->shape, shape, rank, &err) == 0 &&
+        nd_einshard_parse(g->expr, *rank, g->devices, sh, &err) == 0)
+        return true;
+    if (report)
+        CHECK(0, "rejected: %s", err.msg);
+    return false;
+}
+
 static void check_grammar(const grammar_case *g)
 {
     nd_sharding sh;
-    nd_error err;
     int64_t shape[ND_MAX_RANK];
     int rank;
-    test_case = g->expr;
-    CHECK(nd_parse_dims("shape", g->shape, shape, &rank, &err) == 0, "%s", err.msg);
-    if (nd_einshard_parse(g->expr, rank, g->devices, &sh, &err)) {
-        CHECK(0, "rejected: %s", err.msg);
+    if (!parse_case(g, &sh, shape, &rank, true))
         return;
-    }
     int n = 0;
     while (n < ND_MAX_MESH && g->mesh[n])
         ++n;
@@ -214,9 +222,8 @@ static void check_grammar_trip(const grammar_case *g)
     char text[512], mesh[512];
     int64_t shape[ND_MAX_RANK];
     int rank;
-    test_case = g->expr;
-    if (nd_parse_dims("shape", g->shape, shape, &rank, &err) || nd_einshard_parse(g->expr, rank, g->devices, &a, &err))
-        return; /* reported by check_grammar */
+    if (!parse_case(g, &a, shape, &rank, false))
+        return;
     nd_mesh_format(&a, mesh, sizeof mesh);
     CHECK(nd_pspec_format(&a, text, sizeof text, &err) >= 0 && nd_mesh_parse(mesh, &b, &err) == 0 &&
               nd_pspec_parse(text, rank, &b, &err) == 0 && nd_sharding_equal(&a, &b), "via PartitionSpec %s", text);
@@ -298,13 +305,10 @@ static void check_placement(const nd_sharding *sh, const int64_t *shape, int ran
 static void check_grammar_placement(const grammar_case *g)
 {
     nd_sharding sh;
-    nd_error err;
     int64_t shape[ND_MAX_RANK];
     int rank;
-    test_case = g->expr;
-    if (nd_parse_dims("shape", g->shape, shape, &rank, &err) || nd_einshard_parse(g->expr, rank, g->devices, &sh, &err))
-        return;
-    check_placement(&sh, shape, rank, g->devices);
+    if (parse_case(g, &sh, shape, &rank, false))
+        check_placement(&sh, shape, rank, g->devices);
 }
 
 /* A dim split by two axes and a Partial axis: pieces, copies and parts. */
