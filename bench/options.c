@@ -132,17 +132,19 @@ int nr_parse_option(int argc, char **argv, int *i, nr_case *c, nr_settings *s, n
     snprintf(name, sizeof name, "%.*s", (int)strcspn(arg + 2, "="), arg + 2);
     if (c->nflags == 0)
         c->nflags = 1;
-    if (!strcmp(name, "no-jit") || !strcmp(name, "no-probes") || !strcmp(name, "json") || !strcmp(name, "interleaved")) {
+    int dist_flag = nd_dist_flag_index(name);
+    bool dist_switch = dist_flag >= 0 && nd_dist_flag_is_switch(dist_flag);
+    if (!strcmp(name, "no-jit") || !strcmp(name, "no-probes") || !strcmp(name, "json") || dist_switch) {
         if (strchr(arg, '='))
             return nd_fail(err, "%s: takes no value", arg);
-        if (!strcmp(name, "no-probes"))
+        if (dist_switch)
+            nd_dist_flags_set(&c->flags[c->nflags - 1].flags, dist_flag, NULL);
+        else if (!strcmp(name, "no-probes"))
             s->probes = false;
         else if (name[0] == 'n')
             s->jit = false;
-        else if (name[0] == 'j')
-            s->json = true;
         else
-            c->flags[c->nflags - 1].flags.interleaved = true;
+            s->json = true;
         return 0;
     }
     bool known = nd_dist_flag_index(name) >= 0 || !strcmp(name, "op") || !strcmp(name, "dtype") ||

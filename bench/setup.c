@@ -146,9 +146,15 @@ static void overlay(nd_dist_flags *to, const nd_dist_flags *from)
 #define NR_TAKE(field) to->field = from->field ? from->field : to->field
     NR_TAKE(shape); NR_TAKE(shard); NR_TAKE(grid); NR_TAKE(page); NR_TAKE(tile); NR_TAKE(orientation);
     NR_TAKE(strategy); NR_TAKE(dtype); NR_TAKE(cores); NR_TAKE(buffer); NR_TAKE(banks); NR_TAKE(l1_size);
-    NR_TAKE(dram_bank_size);
+    NR_TAKE(dram_bank_size); NR_TAKE(mesh);
+    if (nd_dist_flags_sharded(from)) { /* an operand's own notation replaces the shared one */
+        to->einshard = from->einshard;
+        to->pspec = from->pspec;
+        to->placements = from->placements;
+    }
 #undef NR_TAKE
     to->interleaved = to->interleaved || from->interleaved;
+    to->even = to->even || from->even;
 }
 
 static const nd_dist_flags *own_flags(const nr_case *c, const char *name)
