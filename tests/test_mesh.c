@@ -282,7 +282,7 @@ static void check_placement(const nd_sharding *sh, const int64_t *shape, int ran
     nd_error err;
     nd_dist_spec_init(&s);
     s.rank = rank;
-    memcpy(s.shape, shape, sizeof s.shape);
+    memcpy(s.shape, shape, (size_t)rank * sizeof *shape);
     if (nd_sharding_dist(sh, &s, (int)devices, 1, false, &d, &err)) {
         CHECK(0, "placement: %s", err.msg);
         return;
