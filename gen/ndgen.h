@@ -202,5 +202,7 @@ int ndg_show_svg(FILE *fp, const nd_dist *d, const char *caption, nd_error *err)
 void ndg_show_sharding_text(FILE *fp, const nd_sharding *sh, const nd_dist *d);
 void ndg_show_sharding_json(FILE *fp, const nd_sharding *sh, const nd_dist *d);
 void ndg_sharding_caption(char *buf, size_t len, const nd_sharding *sh, const nd_dist *d);
+/* s as a JSON string, quoted and escaped. */
+void ndg_json_string(FILE *fp, const char *s);
 
 #endif

@@ -170,17 +170,10 @@ static int parse_sharding(const char *text, const char *letters, const plan_env 
     snprintf(p->letters, sizeof p->letters, "%.8s", letters);
     for (int d = 0; d < p->rank; ++d)
         p->shape[d] = env->size[(unsigned char)letters[d]];
-    int rc;
-    if (strncmp(text, "pspec:", 6) == 0 || strncmp(text, "placements:", 11) == 0) {
-        if (!env->mesh)
-            return nd_fail(err, "%s: --mesh is required for a PartitionSpec or placements", text);
-        rc = nd_mesh_parse(env->mesh, &sh, err) ||
-             (text[0] == 'p' && text[1] == 's' ? nd_pspec_parse(text + 6, p->rank, &sh, err)
-                                                 : nd_placements_parse(text + 11, p->rank, &sh, err));
-    } else {
-        rc = nd_einshard_parse(text, p->rank, env->devices, &sh, err);
-    }
-    if (rc)
+    const char *pspec = strncmp(text, "pspec:", 6) == 0 ? text + 6 : NULL;
+    const char *placements = strncmp(text, "placements:", 11) == 0 ? text + 11 : NULL;
+    const char *einshard = pspec || placements ? NULL : text;
+    if (nd_sharding_parse(einshard, pspec, placements, einshard ? NULL : env->mesh, p->rank, env->devices, &sh, err))
         return -1;
     if (nd_sharding_devices(&sh) != env->devices)
         return nd_fail(err, "%s: its mesh holds %lld devices, but --grid has %lld", text,
@@ -302,7 +295,7 @@ static int64_t input_bytes(const step *s, const plan_env *env, bool gather)
             for (int d = 0; d < t->rank; ++d) {
                 int sd = 0;
                 const placed *src = source(s, t->letters[d], &sd);
-                bool reduced = !strchr(s->out.letters, t->letters[d]);
+                bool reduced = !s->free_[strchr(s->letters, t->letters[d]) - s->letters];
                 if (reduced && gather) {
                     nlo[d] = 0;
                     nhi[d] = t->shape[d];
@@ -318,10 +311,10 @@ static int64_t input_bytes(const step *s, const plan_env *env, bool gather)
     return total;
 }
 
-/* The output as computed: free letters split as their source; Partial over reduced letters' axes. */
-static void compute_output(step *s, const char *out_letters, const plan_env *env, bool gather)
+/* The output as computed: free letters split as their source; Partial over reduced letters' axes,
+ * unless gather (the reduced letters' inputs made whole first). */
+static void compute_output(const step *s, const char *out_letters, const plan_env *env, bool gather, placed *o)
 {
-    placed *o = &s->out;
     memset(o, 0, sizeof *o);
     o->rank = (int)strlen(out_letters);
     snprintf(o->letters, sizeof o->letters, "%.8s", out_letters);
@@ -389,9 +382,7 @@ static void alternatives(step *s, const plan_env *env)
         add_alt(s, what, s->input_bytes + rs, "reduce_scatter", &scat);
     }
     placed gathered;
-    step copy = *s;
-    compute_output(&copy, partial.letters, env, true);
-    gathered = copy.out;
+    compute_output(s, partial.letters, env, true, &gathered);
     add_alt(s, "all_gather the reduced axes' inputs first: no partial sums", input_bytes(s, env, true), "all_gather",
             &gathered);
     add_alt(s, "leave the result Partial (a pending sum) for a later step", s->input_bytes, NULL, &partial);
@@ -449,7 +440,7 @@ static void put_notation(FILE *fp, const placed *p, bool json)
     int rc = nd_einshard_format(&p->sh, text, sizeof text, &err);
     if (rc < 0)
         rc = nd_placements_format(&p->sh, text, sizeof text, &err);
-    fprintf(fp, json ? "\"%s\"" : "%s", rc < 0 ? err.msg : text);
+    json ? ndg_json_string(fp, rc < 0 ? err.msg : text) : (void)fputs(rc < 0 ? err.msg : text, fp);
 }
 
 static void text_step(FILE *fp, const step *s, int i, bool all)
@@ -477,7 +468,9 @@ static void text_step(FILE *fp, const step *s, int i, bool all)
 
 static void json_step(FILE *fp, const step *s, bool all)
 {
-    fprintf(fp, "    {\"einsum\": \"%s\", \"axes\": [", s->einsum);
+    fputs("    {\"einsum\": ", fp);
+    ndg_json_string(fp, s->einsum);
+    fputs(", \"axes\": [", fp);
     for (int j = 0; s->letters[j]; ++j)
         fprintf(fp, "%s{\"axis\": \"%c\", \"role\": \"%s\", \"sharded\": %s}", j ? ", " : "", s->letters[j],
                 s->free_[j] ? "free" : "reduced", s->sharded[j] ? "true" : "false");
@@ -493,8 +486,9 @@ static void json_step(FILE *fp, const step *s, bool all)
     if (all) {
         fputs(",\n     \"alternatives\": [", fp);
         for (int a = 0; a < s->nalts; ++a) {
-            fprintf(fp, "%s{\"what\": \"%s\", \"bytes\": %" PRId64 ", \"collective\": %s%s%s}", a ? ", " : "",
-                    s->alts[a].what, s->alts[a].bytes, s->alts[a].collective ? "\"" : "",
+            fputs(a ? ", {\"what\": " : "{\"what\": ", fp);
+            ndg_json_string(fp, s->alts[a].what);
+            fprintf(fp, ", \"bytes\": %" PRId64 ", \"collective\": %s%s%s}", s->alts[a].bytes, s->alts[a].collective ? "\"" : "",
                     s->alts[a].collective ? s->alts[a].collective : "null", s->alts[a].collective ? "\"" : "");
         }
         fputc(']', fp);
@@ -641,7 +635,7 @@ static int plan_step(const plan_opts *o, const plan_env *env, step *steps, int i
             return -1;
     classify(s, out);
     s->input_bytes = input_bytes(s, env, false);
-    compute_output(s, out, env, false);
+    compute_output(s, out, env, false, &s->out);
     snprintf(s->out.name, sizeof s->out.name, "%s", i + 1 == o->nsteps ? "out" : "intermediate");
     bool partial = ways(s->out.partial, s->out.npartial) > 1;
     if (partial)

@@ -211,31 +211,22 @@ static const char show_options[] =
 
 enum { OPT_FORMAT = 256, OPT_OUTPUT, OPT_HELP, OPT_DIST };
 
-static const struct option show_longopts[] = {
-    {"shape", required_argument, NULL, OPT_DIST + 0},
-    {"shard", required_argument, NULL, OPT_DIST + 1},
-    {"grid", required_argument, NULL, OPT_DIST + 2},
-    {"page", required_argument, NULL, OPT_DIST + 3},
-    {"tile", required_argument, NULL, OPT_DIST + 4},
-    {"orientation", required_argument, NULL, OPT_DIST + 5},
-    {"strategy", required_argument, NULL, OPT_DIST + 6},
-    {"dtype", required_argument, NULL, OPT_DIST + 7},
-    {"cores", required_argument, NULL, OPT_DIST + 8},
-    {"buffer", required_argument, NULL, OPT_DIST + 9},
-    {"banks", required_argument, NULL, OPT_DIST + 10},
-    {"l1-size", required_argument, NULL, OPT_DIST + 11},
-    {"dram-bank-size", required_argument, NULL, OPT_DIST + 12},
-    {"interleaved", no_argument, NULL, OPT_DIST + 13},
-    {"einshard", required_argument, NULL, OPT_DIST + 14},
-    {"pspec", required_argument, NULL, OPT_DIST + 15},
-    {"placements", required_argument, NULL, OPT_DIST + 16},
-    {"mesh", required_argument, NULL, OPT_DIST + 17},
-    {"even", no_argument, NULL, OPT_DIST + 18},
-    {"format", required_argument, NULL, OPT_FORMAT},
-    {"output", required_argument, NULL, OPT_OUTPUT},
-    {"help", no_argument, NULL, OPT_HELP},
-    {NULL, 0, NULL, 0},
-};
+/* The distribution flags, by nd_dist_flag_names (value OPT_DIST + index), then show's own. */
+static void show_longopts(struct option *opts, size_t n)
+{
+    static const struct option own[] = {
+        {"format", required_argument, NULL, OPT_FORMAT},
+        {"output", required_argument, NULL, OPT_OUTPUT},
+        {"help", no_argument, NULL, OPT_HELP},
+    };
+    size_t k = 0;
+    for (int i = 0; nd_dist_flag_names[i] && k + 4 < n; ++i, ++k)
+        opts[k] = (struct option){nd_dist_flag_names[i], nd_dist_flag_is_switch(i) ? no_argument : required_argument,
+                                  NULL, OPT_DIST + i};
+    for (size_t i = 0; i < sizeof own / sizeof *own; ++i)
+        opts[k++] = own[i];
+    opts[k] = (struct option){NULL, 0, NULL, 0};
+}
 
 /* sh: the mesh-level sharding d came from, or NULL. */
 static int render(const char *format, const char *path, const nd_dist *d, const nd_sharding *sh, nd_error *err)
@@ -269,7 +260,9 @@ int ndg_show_main(int argc, char **argv)
     int opt;
     opterr = 0;
     optind = 1;
-    while ((opt = getopt_long(argc, argv, "", show_longopts, NULL)) != -1) {
+    struct option longopts[32];
+    show_longopts(longopts, sizeof longopts / sizeof *longopts);
+    while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         if (opt == OPT_HELP) {
             printf("%s%s%s", show_usage, nd_dist_flags_help, show_options);
             return 0;

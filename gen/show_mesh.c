@@ -90,13 +90,17 @@ void ndg_show_sharding_text(FILE *fp, const nd_sharding *sh, const nd_dist *d)
 
 /* ---------------------------------------------------------------- json */
 
-static void json_string(FILE *fp, const char *s)
+void ndg_json_string(FILE *fp, const char *s)
 {
     fputc('"', fp);
     for (; *s; ++s) {
-        if (*s == '"' || *s == '\\')
-            fputc('\\', fp);
-        fputc(*s, fp);
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(fp, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(fp, "\\u%04x", c);
+        else
+            fputc(c, fp);
     }
     fputc('"', fp);
 }
@@ -111,7 +115,7 @@ static void json_axes(FILE *fp, const nd_sharding *sh)
     for (int i = 0; i < sh->naxes; ++i) {
         const nd_mesh_axis *a = &sh->axes[i];
         fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", fp);
-        json_string(fp, nd_mesh_axis_name(sh, i, name, sizeof name));
+        ndg_json_string(fp, nd_mesh_axis_name(sh, i, name, sizeof name));
         fprintf(fp, ", \"size\": %" PRId64 ", \"role\": \"%s\"", a->size, role_name(a->kind));
         if (a->kind == ND_MESH_SHARD)
             fprintf(fp, ", \"dim\": %d", a->dim);
@@ -144,15 +148,15 @@ void ndg_show_sharding_json(FILE *fp, const nd_sharding *sh, const nd_dist *d)
     fputs("{\n", fp);
     for (int i = 0; i < 3; ++i) {
         fprintf(fp, "  \"%s\": ", notation_keys[i]);
-        n.ok[i] ? json_string(fp, n.text[i]) : fputs("null", fp);
+        n.ok[i] ? ndg_json_string(fp, n.text[i]) : (void)fputs("null", fp);
         if (!n.ok[i]) {
             fprintf(fp, ",\n  \"%s_error\": ", notation_keys[i]);
-            json_string(fp, n.text[i]);
+            ndg_json_string(fp, n.text[i]);
         }
         fputs(",\n", fp);
     }
     fputs("  \"mesh_text\": ", fp);
-    json_string(fp, n.mesh);
+    ndg_json_string(fp, n.mesh);
     fputs(",\n", fp);
     json_axes(fp, sh);
     fputs("  \"shard_shape\": [", fp);

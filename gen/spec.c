@@ -317,12 +317,8 @@ static int convert_sharding(ctx *c, int t, nd_dist_spec *s, int gx, int gy, nd_d
     else if ((text[0] != NULL) == (text[3] != NULL))
         rc = FAIL(c, text[0] ? "an einshard expression states its own mesh; drop 'mesh'"
                              : "'mesh' is required with 'pspec' and 'placements', such as mesh = \"dp=2,tp=4\"");
-    else if (text[0] ? nd_einshard_parse(text[0], s->rank, devices, &sh, &merr)
-                     : nd_mesh_parse(text[3], &sh, &merr) ||
-                           (text[1] ? nd_pspec_parse(text[1], s->rank, &sh, &merr)
-                                    : nd_placements_parse(text[2], s->rank, &sh, &merr)))
-        rc = FAIL(c, "%s", merr.msg);
-    else if (nd_sharding_dist(&sh, s, gx, gy, even, out, &merr))
+    else if (nd_sharding_parse(text[0], text[1], text[2], text[3], s->rank, devices, &sh, &merr) ||
+             nd_sharding_dist(&sh, s, gx, gy, even, out, &merr))
         rc = FAIL(c, "%s", merr.msg);
     for (int i = 0; i < 4; ++i)
         free(text[i]);

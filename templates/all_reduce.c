@@ -50,41 +50,43 @@ void all_reduce(const nda_core *core, const nda_args *args)
         id[i] = nda_dim(in, i);
         ip[i] = nda_page_dim(in, i);
     }
-    for (nda_iter it = nda_iter_local(core, out); nda_iter_valid(&it); nda_iter_next(&it)) {
-        NDT_T *y = (NDT_T *)nda_iter_ptr(&it);
-        for (int64_t base = 0; base < n; base += AR_MAX_PAGE) { /* pages larger than acc go in slices */
-            const int64_t len = n - base < AR_MAX_PAGE ? n - base : AR_MAX_PAGE;
-            if (nda_same_paging(in, out)) {
+    if (nda_same_paging(in, out)) { /* page by page, in slices of acc */
+        for (nda_iter it = nda_iter_local(core, out); nda_iter_valid(&it); nda_iter_next(&it)) {
+            NDT_T *y = (NDT_T *)nda_iter_ptr(&it);
+            for (int64_t base = 0; base < n; base += AR_MAX_PAGE) {
+                const int64_t len = n - base < AR_MAX_PAGE ? n - base : AR_MAX_PAGE;
                 for (int64_t q = 0; q < parts; ++q)
                     ar_add(acc, (const NDT_T *)nda_part_page_read(core, in, q, nda_iter_page(&it)) + base, len, q == 0);
                 for (int64_t e = 0; e < len; ++e)
                     y[base + e] = NDT_STORE(acc[e]);
-                continue;
             }
-            int64_t pc[ROWS_MAX_RANK], x[ROWS_MAX_RANK] = {0}, off;
-            rows w;
-            nda_page_coord(out, nda_iter_page(&it), pc);
-            rows_begin(&w, (int)r, od, pd, pc);
-            do { /* row by row: the whole page is within one slice, as rows are shorter than acc */
-                const int64_t m = rows_get(&w, x, &off);
-                for (int64_t j = 0; j < m;) {
-                    int64_t ipc[ROWS_MAX_RANK], in_off = 0;
-                    for (int i = 0; i < r; ++i) {
-                        ipc[i] = x[i] / ip[i];
-                        in_off = in_off * ip[i] + x[i] % ip[i];
-                    }
-                    const int64_t page = nda_page_id(in, ipc), last = r - 1;
-                    int64_t run = rows_min(m - j, rows_min(ip[last] - x[last] % ip[last], id[last] - x[last]));
-                    run = rows_min(run, AR_MAX_PAGE);
-                    for (int64_t q = 0; q < parts; ++q)
-                        ar_add(acc, (const NDT_T *)nda_part_page_read(core, in, q, page) + in_off, run, q == 0);
-                    for (int64_t e = 0; e < run; ++e)
-                        y[off + j + e] = NDT_STORE(acc[e]);
-                    j += run;
-                    x[last] += run;
-                }
-            } while (rows_next(&w));
-            break;
         }
+        return;
+    }
+    for (nda_iter it = nda_iter_local(core, out); nda_iter_valid(&it); nda_iter_next(&it)) { /* row by row */
+        NDT_T *y = (NDT_T *)nda_iter_ptr(&it);
+        int64_t pc[ROWS_MAX_RANK], x[ROWS_MAX_RANK] = {0}, off;
+        rows w;
+        nda_page_coord(out, nda_iter_page(&it), pc);
+        rows_begin(&w, (int)r, od, pd, pc);
+        do {
+            const int64_t m = rows_get(&w, x, &off);
+            for (int64_t j = 0; j < m;) { /* runs inside one page of in, at most AR_MAX_PAGE long */
+                int64_t ipc[ROWS_MAX_RANK], in_off = 0;
+                for (int i = 0; i < r; ++i) {
+                    ipc[i] = x[i] / ip[i];
+                    in_off = in_off * ip[i] + x[i] % ip[i];
+                }
+                const int64_t page = nda_page_id(in, ipc), last = r - 1;
+                int64_t run = rows_min(m - j, rows_min(ip[last] - x[last] % ip[last], id[last] - x[last]));
+                run = rows_min(run, AR_MAX_PAGE);
+                for (int64_t q = 0; q < parts; ++q)
+                    ar_add(acc, (const NDT_T *)nda_part_page_read(core, in, q, page) + in_off, run, q == 0);
+                for (int64_t e = 0; e < run; ++e)
+                    y[off + j + e] = NDT_STORE(acc[e]);
+                j += run;
+                x[last] += run;
+            }
+        } while (rows_next(&w));
     }
 }

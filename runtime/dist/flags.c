@@ -177,15 +177,6 @@ static int notation_flags(const nd_dist_flags *f, nd_error *err)
     return 0;
 }
 
-static int parse_notation(const nd_dist_flags *f, int rank, int64_t devices, nd_sharding *sh, nd_error *err)
-{
-    if (f->einshard)
-        return nd_einshard_parse(f->einshard, rank, devices, sh, err);
-    if (nd_mesh_parse(f->mesh, sh, err))
-        return -1;
-    return f->pspec ? nd_pspec_parse(f->pspec, rank, sh, err) : nd_placements_parse(f->placements, rank, sh, err);
-}
-
 int nd_sharding_from_flags(const nd_dist_flags *f, nd_sharding *sh, nd_dist *out, nd_error *err)
 {
     nd_dist_spec s;
@@ -199,7 +190,7 @@ int nd_sharding_from_flags(const nd_dist_flags *f, nd_sharding *sh, nd_dist *out
         capacity_flags(f, &s, &capacity, err))
         return -1;
     int64_t devices = s.cores.nranges ? nd_core_set_count(&s.cores) : (int64_t)gx * gy;
-    if (parse_notation(f, s.rank, devices, sh, err) || nd_sharding_dist(sh, &s, gx, gy, f->even, out, err))
+    if (nd_sharding_parse(f->einshard, f->pspec, f->placements, f->mesh, s.rank, devices, sh, err) || nd_sharding_dist(sh, &s, gx, gy, f->even, out, err))
         return -1;
     return nd_dist_check_fit(out, capacity, err);
 }

@@ -365,6 +365,11 @@ int nd_pspec_parse(const char *text, int rank, nd_sharding *sh, nd_error *err);
 /* DTensor placements, one per axis of the mesh in *sh: "[Shard(1), Replicate(), Partial(sum)]". */
 int nd_placements_parse(const char *text, int rank, nd_sharding *sh, nd_error *err);
 
+/* Whichever notation is given: einshard alone, or pspec or placements over mesh. Fails unless exactly
+ * one notation is given, with a mesh exactly when it needs one. */
+int nd_sharding_parse(const char *einshard, const char *pspec, const char *placements, const char *mesh, int rank,
+                      int64_t devices, nd_sharding *out, nd_error *err);
+
 /* The other notations of a sharding. Each fails, naming why, when the notation cannot express it:
  * einshard has no Partial and maps each dim to exactly one mesh axis; a PartitionSpec has no
  * pending reduction other than a sum. Unnamed axes print as "m0", "m1", ... (by position). */
