@@ -62,10 +62,11 @@ int nd_device_open(const nd_device_config *cfg, nd_device **out, nd_error *err)
     dev->dram_arena = calloc((size_t)cfg->dram_banks, sizeof *dev->dram_arena);
     dev->stats = calloc((size_t)dev->ncores, sizeof *dev->stats);
     if (!dev->l1 || !dev->dram || !dev->l1_arena || !dev->dram_arena || !dev->stats) {
+        /* the message first: it reads dev, which closing frees */
+        nd_fail(err, "device %dx%d: cannot reserve %lld bytes of L1 and %lld of DRAM", cfg->grid_x, cfg->grid_y,
+                (long long)(dev->ncores * cfg->l1_bytes), (long long)(cfg->dram_banks * cfg->dram_bank_bytes));
         nd_device_close(dev);
-        return nd_fail(err, "device %dx%d: cannot reserve %lld bytes of L1 and %lld of DRAM", cfg->grid_x,
-                       cfg->grid_y, (long long)(dev->ncores * cfg->l1_bytes),
-                       (long long)(cfg->dram_banks * cfg->dram_bank_bytes));
+        return -1;
     }
     for (int64_t i = 0; i < dev->ncores; ++i)
         dev->l1_arena[i].size = cfg->l1_bytes;
@@ -198,8 +199,9 @@ int nd_tensor_alloc(nd_device *dev, const nd_dist *d, nd_tensor **out, nd_error 
     t->index_of = malloc((size_t)dev->ncores * sizeof *t->index_of);
     t->replica_of = malloc((size_t)dev->ncores * sizeof *t->replica_of);
     if (!t->offset || !t->base || !t->index_of || !t->replica_of) {
+        nd_fail(err, "tensor: out of memory for %lld core entries", (long long)t->ncores); /* before t is freed */
         tensor_release(t, 0);
-        return nd_fail(err, "tensor: out of memory for %lld core entries", (long long)t->ncores);
+        return -1;
     }
     for (int64_t i = 0; i < dev->ncores; ++i)
         t->index_of[i] = t->replica_of[i] = -1;
@@ -207,8 +209,9 @@ int nd_tensor_alloc(nd_device *dev, const nd_dist *d, nd_tensor **out, nd_error 
     if (d->spec.buffer == ND_DRAM) { /* device core c writes bank c of the list */
         t->owner_of = malloc((size_t)dev->ncores * sizeof *t->owner_of);
         if (!t->owner_of) {
+            nd_fail(err, "tensor: out of memory for %lld core entries", (long long)dev->ncores);
             tensor_release(t, 0);
-            return nd_fail(err, "tensor: out of memory for %lld core entries", (long long)dev->ncores);
+            return -1;
         }
         for (int64_t i = 0; i < dev->ncores; ++i)
             t->owner_of[i] = i < t->ncores ? (int32_t)i : -1;
