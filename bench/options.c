@@ -58,8 +58,10 @@ static int parse_int(const char *flag, const char *text, long lo, long hi, long 
 {
     char *end;
     long v = strtol(text, &end, 10);
-    if (!text[0] || *end || v < lo || v > hi)
-        return nd_fail(err, "%s %s: expected a whole number from %ld to %ld", flag, text, lo, hi);
+    if (!text[0] || *end || v < lo || v > hi) { /* -1 stated here: callers read *out only on 0 */
+        nd_fail(err, "%s %s: expected a whole number from %ld to %ld", flag, text, lo, hi);
+        return -1;
+    }
     *out = v;
     return 0;
 }

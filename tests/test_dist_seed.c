@@ -88,7 +88,7 @@ static void known_bugs(void)
 {
     nd_dist d = make("5,7", "2,3", 3, 1); /* uneven on both dims: shard grid 3x3 */
     for (int64_t s = 0; s < d.layout.num_shards; ++s) {
-        int64_t origin[ND_MAX_RANK], page[ND_MAX_RANK];
+        int64_t origin[ND_MAX_RANK], page[ND_MAX_RANK] = {0}; /* dims past the rank stay 0 */
         nd_dist_shard_origin(&d, s, origin);
         for (int i = 0; i < 2; ++i)
             page[i] = origin[i]; /* page box is (1,3): column index in pages */
