@@ -93,11 +93,23 @@ static void mm_store(const float *tile, const mm_run *runs, int n, int64_t p0, i
             runs[i].dst[j - c0] = NDT_STORE(tile[i * NR + (j - p0)]);
 }
 
-/* The group's products: its packed rows of a against every panel of b its columns touch. */
-static void mm_flush(const float *apack, const float *bpack, int64_t K, const mm_run *runs, int n, int64_t c0,
-                     int64_t w)
+/* The panels of b that columns [c0, c0 + w) touch: [*lo, *hi), within the npanels packed. A page's
+ * columns lie within the N columns the panels cover, but a compiler cannot see that once sizes are
+ * constants, and would warn about (or assume) an index past the pack; the bound states it. */
+static void mm_panels(int64_t c0, int64_t w, int64_t npanels, int64_t *lo, int64_t *hi)
 {
-    for (int64_t p = c0 / NR; p * NR < c0 + w; ++p) {
+    const int64_t end = (c0 + w + NR - 1) / NR;
+    *lo = c0 / NR;
+    *hi = end < npanels ? end : npanels;
+}
+
+/* The group's products: its packed rows of a against every panel of b its columns touch. */
+static void mm_flush(const float *apack, const float *bpack, int64_t K, int64_t npanels, const mm_run *runs, int n,
+                     int64_t c0, int64_t w)
+{
+    int64_t plo, phi;
+    mm_panels(c0, w, npanels, &plo, &phi);
+    for (int64_t p = plo; p < phi; ++p) {
         float tile[MR * NR];
         for (int64_t k0 = 0; k0 < K; k0 += KC)
             mm_tile(K - k0 < KC ? K - k0 : KC, apack + k0 * MR, bpack + p * K * NR + k0 * NR, tile, k0 > 0);
@@ -139,7 +151,9 @@ void matmul(const nda_core *core, const nda_args *args)
         nda_page_coord(out, nda_iter_page(&it), pc);
         const int64_t r0 = pc[0] * ph, c0 = pc[1] * pw;
         const int64_t h = M - r0 < ph ? M - r0 : ph, w = N - c0 < pw ? N - c0 : pw;
-        for (int64_t p = c0 / NR; p * NR < c0 + w; ++p) { /* b's panels under this page, packed once */
+        int64_t plo, phi;
+        mm_panels(c0, w, npanels, &plo, &phi);
+        for (int64_t p = plo; p < phi; ++p) { /* b's panels under this page, packed once */
             if (packed[p])
                 continue;
             float *bp = bpack + p * K * NR;
@@ -160,7 +174,7 @@ void matmul(const nda_core *core, const nda_args *args)
         }
         for (int64_t r = 0; r < h; ++r) {
             if (nruns && (nruns == MR || c0 != group_c0 || w != group_w)) {
-                mm_flush(apack, bpack, K, runs, nruns, group_c0, group_w);
+                mm_flush(apack, bpack, K, npanels, runs, nruns, group_c0, group_w);
                 nruns = 0;
             }
             for (int64_t k = 0; k < K;) { /* a's row, into slot nruns of the k-major pack */
@@ -179,7 +193,7 @@ void matmul(const nda_core *core, const nda_args *args)
         }
     }
     if (nruns)
-        mm_flush(apack, bpack, K, runs, nruns, group_c0, group_w);
+        mm_flush(apack, bpack, K, npanels, runs, nruns, group_c0, group_w);
     free(bpack);
     free(apack);
     free(packed);
