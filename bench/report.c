@@ -6,7 +6,7 @@
 
 static const char *jit_word(nd_jit_outcome j)
 {
-    static const char *const words[] = {"prebuilt", "cache", "built", "rebuilt"};
+    static const char *const words[] = {"prebuilt", "cache", "built", "rebuilt", "fallback"};
     return words[j];
 }
 

@@ -92,6 +92,8 @@ typedef enum nd_jit_outcome {
     ND_JIT_HIT,     /* specialized on demand: loaded from the cache */
     ND_JIT_BUILT,   /* specialized on demand: generated and compiled now */
     ND_JIT_REBUILT, /* as BUILT, replacing a stale or damaged cache entry */
+    ND_JIT_FAILED,  /* the C compiler failed on the specialized code (jit_note says why): AUTO runs the
+                       generic kernel, SPECIALIZED fails with that message; nothing is cached */
 } nd_jit_outcome;
 
 typedef struct nd_kernel_pick {
@@ -120,7 +122,7 @@ typedef struct nd_jit_config {
     const char *template_dirs[ND_JIT_MAX_TEMPLATE_DIRS];
     const char *include_dir; /* holds nd_accessor.h */
     const char *cc;          /* the C compiler */
-    const char *cflags;      /* split at blanks, no quoting */
+    const char *cflags;      /* split at blanks, no quoting; -Werror and -Werror=... are dropped */
     const char *ldflags;     /* after the source, such as the nd_dist library generic kernels call */
 } nd_jit_config;
 

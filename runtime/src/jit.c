@@ -280,17 +280,27 @@ static int run_tool(char *const *argv, const char *log)
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
-/* The first line of a tool's log, for an error message. */
-static void log_head(const char *log, char *buf, size_t len)
+/* The line of a tool's log that says what went wrong, for an error message: the first that mentions
+ * "error" (a compiler's first line often only names the function), else the first. The build folder
+ * dir is removed afterwards, so its path is cut from the line. */
+static void log_head(const char *log, const char *dir, char *buf, size_t len)
 {
     FILE *fp = fopen(log, "r");
+    char line[512];
     buf[0] = '\0';
-    if (fp) {
-        if (!fgets(buf, (int)len, fp))
-            buf[0] = '\0';
-        fclose(fp);
+    while (fp && fgets(line, sizeof line, fp)) {
+        line[strcspn(line, "\n")] = '\0';
+        bool error = strstr(line, "error") != NULL;
+        if (!buf[0] || error)
+            snprintf(buf, len, "%s", line);
+        if (error)
+            break;
     }
-    buf[strcspn(buf, "\n")] = '\0';
+    if (fp)
+        fclose(fp);
+    size_t n = strlen(dir);
+    for (char *p = strstr(buf, dir); p && p[n] == '/'; p = strstr(p, dir))
+        memmove(p, p + n + 1, strlen(p + n + 1) + 1);
     if (!buf[0])
         snprintf(buf, len, "it could not be started or exited without a message");
 }
@@ -323,12 +333,15 @@ static void ndgen_argv(const nd_jit *j, const jit_request *r, char *const *store
     argv[n] = NULL;
 }
 
-/* Appends the blank-separated words of text (modified in place) to argv, leaving room for more. */
+/* Appends the blank-separated words of text (modified in place) to argv, leaving room for more. Drops
+ * -Werror and -Werror=...: a warning never stops a specialization (its code is the generic kernel's,
+ * with the sizes made constants, which a compiler may warn about in ways the generic code never shows). */
 static int split_words(char *text, char **argv, int n)
 {
     char *save = NULL;
     for (char *t = strtok_r(text, " \t", &save); t && n < JIT_MAX_ARGS - 24; t = strtok_r(NULL, " \t", &save))
-        argv[n++] = t;
+        if (strcmp(t, "-Werror") != 0 && strncmp(t, "-Werror=", 8) != 0)
+            argv[n++] = t;
     return n;
 }
 
@@ -403,22 +416,25 @@ static void remove_build_dir(const char *dir, char *const *store)
     rmdir(dir);
 }
 
-/* Generates and compiles into dir, then moves the library and (last) the manifest into the cache. */
+/* Generates and compiles into dir, then moves the library and (last) the manifest into the cache.
+ * Returns 1 when the compiler fails (or cannot be run), -1 on any other failure. */
 static int build_in(const nd_jit *j, const jit_request *r, const char *dir, char *const *store, nd_error *err)
 {
     char *argv[JIT_MAX_ARGS], flags[2048], ldflags[2048], incs[(ND_JIT_MAX_TEMPLATE_DIRS + 1) * 4100], head[512];
     jit_manifest m;
     ndgen_argv(j, r, store, argv);
     if (run_tool(argv, store[4])) {
-        log_head(store[4], head, sizeof head);
+        log_head(store[4], dir, head, sizeof head);
         return nd_fail(err, "jit: op '%s': %s generate failed: %s", r->generic->op, j->ndgen, head);
     }
     snprintf(flags, sizeof flags, "%s", j->cflags);
     snprintf(ldflags, sizeof ldflags, "%s", j->ldflags);
     cc_argv(j, flags, ldflags, store, argv, incs);
+    unlink(store[4]); /* the log holds the compiler's output alone */
     if (run_tool(argv, store[4])) {
-        log_head(store[4], head, sizeof head);
-        return nd_fail(err, "jit: op '%s': compiling with %s failed: %s", r->generic->op, j->cc, head);
+        log_head(store[4], dir, head, sizeof head);
+        nd_fail(err, "jit: op '%s': compiling with %s failed: %s", r->generic->op, j->cc, head);
+        return 1;
     }
     memset(&m, 0, sizeof m);
     snprintf(m.key, sizeof m.key, "%s", r->key);
@@ -495,8 +511,9 @@ int nd_jit_library(const nd_jit *j, const nda_kernel_entry *generic, const char 
     char old[4096] = "";
     if (had_entry && m.lib_hash) /* the library a damaged or stale entry named, removed once replaced */
         lib_path(j, r.key, m.lib_hash, old, sizeof old);
-    if (build(j, &r, err))
-        return -1;
+    int rc = build(j, &r, err);
+    if (rc)
+        return rc; /* 1: the compiler failed; nothing was cached, so a later call tries again */
     const char *why_built;
     if (!entry_valid(j, &r, &m, &why_built))
         return nd_fail(err, "jit: entry %s in %s is not valid right after building it: %s", r.key, j->cache_dir,

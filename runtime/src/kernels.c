@@ -191,14 +191,25 @@ static void scan(const nd_kernels *k, const char *op, nd_tensor *const *tensors,
     }
 }
 
-/* Specializes op for sigs through the JIT, loads the library and scans again. */
+/* Specializes op for sigs through the JIT, loads the library and scans again. Returns 1 when the C
+ * compiler failed on the specialized code: how->jit is ND_JIT_FAILED, and its note and err hold the
+ * compiler's message. */
 static int specialize(nd_kernels *k, const char *op, nd_tensor *const *tensors, int n, char sigs[][2048],
                       scan_result *r, nd_kernel_pick *how, nd_error *err)
 {
     char path[4096];
-    if (nd_jit_library(k->jit, k->entries[r->generic], k->spec[r->generic], sigs, path, sizeof path, &how->jit,
-                       how->jit_note, sizeof how->jit_note, err) ||
-        nd_kernels_load(k, path, err))
+    nd_error jerr;
+    int rc = nd_jit_library(k->jit, k->entries[r->generic], k->spec[r->generic], sigs, path, sizeof path,
+                            &how->jit, how->jit_note, sizeof how->jit_note, &jerr);
+    if (rc) {
+        nd_fail(err, "%s", jerr.msg);
+        if (rc < 0)
+            return -1;
+        how->jit = ND_JIT_FAILED;
+        snprintf(how->jit_note, sizeof how->jit_note, "%.*s", (int)sizeof how->jit_note - 1, jerr.msg);
+        return 1;
+    }
+    if (nd_kernels_load(k, path, err))
         return -1;
     scan(k, op, tensors, n, sigs, r);
     if (r->special < 0)
@@ -240,8 +251,11 @@ static int pick_entry(nd_kernels *k, const char *op, nd_tensor *const *tensors, 
     int rc = nd_op_check(any >= 0 ? k->entries[any] : r->cands[0], tensors, ntensors, err);
     how->jit = ND_JIT_NONE;
     how->jit_note[0] = '\0';
-    if (!rc && want != ND_VARIANT_GENERIC && r->special < 0 && r->generic >= 0 && k->jit)
+    if (!rc && want != ND_VARIANT_GENERIC && r->special < 0 && r->generic >= 0 && k->jit) {
         rc = specialize(k, op, tensors, ntensors, sigs, r, how, err);
+        if (rc > 0) /* the compiler failed: AUTO runs the generic kernel, SPECIALIZED fails with its message */
+            rc = want == ND_VARIANT_SPECIALIZED ? -1 : 0;
+    }
     if (!rc && want == ND_VARIANT_SPECIALIZED && r->special < 0)
         rc = no_match(op, r->cands, r->ncands, sigs, ntensors, err);
     if (!rc && (want == ND_VARIANT_GENERIC || r->special < 0) && r->generic < 0)

@@ -47,7 +47,8 @@ int nd_jit_create(const nd_jit_config *cfg, nd_jit **out, nd_error *err);
 void nd_jit_free(nd_jit *j);
 /* The path of a library holding op's kernel specialized for sigs (one per operand), from the cache or
  * built now; generic is the op's generic entry and spec the name of the spec it came from. note
- * receives what happened, for the caller to report. */
+ * receives what happened, for the caller to report. Returns 0, or -1 on failure, or 1 when the C
+ * compiler failed on the generated code (err holds its message): the caller runs the generic kernel. */
 int nd_jit_library(const nd_jit *j, const nda_kernel_entry *generic, const char *spec, char (*sigs)[2048],
                    char *path, size_t len, nd_jit_outcome *outcome, char *note, size_t note_len, nd_error *err);
 
