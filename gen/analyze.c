@@ -1,58 +1,118 @@
 /*
  * analyze.c - stage 2: parse a kernel template with libclang and locate, by cursor, everything the
- * rewrite stage changes.
+ * rewrite stage changes; and stage 5, translation validation of what it wrote.
+ *
+ * A template is parsed once per parameter set, with the op's parameters defined as the generated file
+ * defines them, so bindings, tensor arguments and #if branches are the ones the compiler sees.
  *
  * What a template may do, and what it is refused for (each with the template's file:line:col):
- *   - bind operands as  const nda_tensor *x = nda_operand(args, K);  with K an integer constant;
- *   - call nda_* accessor functions whose tensor argument is such a bound variable;
+ *   - bind operands in the kernel as  const nda_tensor *x = nda_operand(args, K);  with K an integer
+ *     constant and args the kernel's own parameter; a bound variable is then used only as the tensor
+ *     argument of nda_* calls: never assigned, stored, passed elsewhere or have its address taken;
+ *   - call nda_* accessor functions (calls.def) directly, by name, with a bound variable as the tensor
+ *     and a variable as the core; never through a pointer, a macro or a header of the template's own;
  *   - iterate its own pages with exactly
  *       for (nda_iter it = nda_iter_local(core, t); nda_iter_valid(&it); nda_iter_next(&it)) { ... }
  *     using the iterator only through nda_iter_page(&it) and nda_iter_ptr(&it), and with no break,
  *     return or goto leaving the body (the specialized loop nest could not honour them);
- *   - declare parameters as macros named NDT_*, with defaults, which specs override;
- *   - define one external function, the kernel; everything else at file scope is static.
- * Accessor calls inside macro expansions are refused: their text is not in the template to rewrite.
+ *   - declare parameters as macros named NDT_*, with defaults under #ifndef, which specs override;
+ *     its own headers use them only inside macro bodies (a header is read once per generated file);
+ *   - define one external function, the kernel; everything else at file scope is static;
+ *   - use no identifier starting with ndk and a digit: those are the generated code's.
  */
 #include <clang-c/Index.h>
+#include <ctype.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "ndgen.h"
 
 const char *const ndg_call_names[NDG_CALL_KINDS] = {
-    "nda_self",      "nda_locate",     "nda_page_addr",   "nda_is_local",  "nda_page_coord", "nda_page_id",
-    "nda_page_read", "nda_page_write", "nda_shard_count", "nda_shard_id",  "nda_page_bytes", "nda_rank",
-    "nda_dim",       "nda_page_dim",   "nda_elem_read",   "nda_same_paging", "nda_iter_page", "nda_iter_ptr",
-    "nda_parts",     "nda_part",       "nda_part_range",  "nda_part_page_read",
+#define NDG_SPECIALIZED(KIND, name, tensor_arg) #name,
+#include "calls.def"
 };
 
 /* Which argument of each call is the tensor (-1: the iterator, argument 0, instead). */
-static const int tensor_arg[NDG_CALL_KINDS] = {1, 0, 0, 1, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0, -1, -1, 0, 1, 1, 1};
+static const int tensor_arg[NDG_CALL_KINDS] = {
+#define NDG_SPECIALIZED(KIND, name, tensor_arg) tensor_arg,
+#include "calls.def"
+};
+
+static const char *const loop_calls[] = {
+#define NDG_LOOP(name) #name,
+#include "calls.def"
+};
+
+static const char *const kept_calls[] = {
+#define NDG_KEPT(name) #name,
+#include "calls.def"
+};
+
+static bool listed(const char *const *list, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; ++i)
+        if (strcmp(list[i], name) == 0)
+            return true;
+    return false;
+}
+
+#define LISTED(list, name) listed(list, sizeof list / sizeof *list, name)
 
 enum { MAX_BOUND = 64, MAX_LOOPS = 64 };
 
 struct ndg_analyzer {
     CXIndex index;
-    char *include_dir, *resource_dir;
+    char *include_dir, *include_real, *resource_dir;
+    int ndirs;
+    char **dirs;                /* template folders, also searched for the templates' #includes */
     int ntemplates;
     ndg_template **templates;
 };
 
+typedef struct range {
+    unsigned lo, hi;
+} range;
+
 typedef struct walk {
+    ndg_analyzer *a;
     ndg_template *t;
-    const char *path;       /* as the spec named it, for messages */
+    const char *path;           /* as the spec named it, for messages */
     nd_error *err;
-    bool failed;
+    bool failed, defaults;      /* defaults: parsed without an op's parameters */
+    CXCursor kernel, args;      /* the kernel's definition and its args parameter, once seen */
     int nbound;
     CXCursor bound_var[MAX_BOUND];
     int bound_operand[MAX_BOUND];
     CXCursor iter_var[MAX_LOOPS]; /* by loop index */
-    int nallowed;           /* byte ranges where a reference to an iterator variable is allowed */
-    unsigned allowed[4 * MAX_LOOPS][2];
-    int ncalls_cap, nloops_cap, nrenames_cap, nincludes_cap;
+    int nallowed, nallowed_cap; /* where a bound variable, an iterator or args may be named */
+    range *allowed;
+    int ncallees, ncallees_cap; /* offsets of the names of direct calls to nda_ and nd_ functions */
+    unsigned *callees;
+    int nrenamed, nrenamed_cap; /* file-scope declarations of the template, canonical, and their names */
+    CXCursor *renamed;
+    char **renamed_names;
+    int nrenamed_names, nrenamed_names_cap;
+    int nmacro_refs, nmacro_refs_cap; /* references spelled in a macro body, which libclang cannot place */
+    struct macro_ref {
+        char *name;
+        bool renamed;   /* to a renamed declaration, or to another of the same name */
+        int line, col;
+    } *macro_refs;
+    int nspans, nspans_cap;     /* the template's own macro definitions */
+    range *spans;
+    int ncalls_cap, nloops_cap, nrenames_cap, nundefs_cap, nmacros_cap;
 } walk;
+
+#define GROW(arr, n, cap)                                                                                          \
+    do {                                                                                                           \
+        if ((n) == (cap)) {                                                                                        \
+            (cap) = (cap) ? 2 * (cap) : 16;                                                                        \
+            (arr) = realloc((arr), (size_t)(cap) * sizeof *(arr));                                                 \
+        }                                                                                                          \
+    } while (0)
 
 /* ---------------------------------------------------------------- small cursor helpers */
 
@@ -63,7 +123,7 @@ static unsigned file_offset(CXSourceLocation loc)
     return off;
 }
 
-static void line_col(CXCursor c, int *line, int *col)
+static void line_col_of(CXCursor c, int *line, int *col)
 {
     unsigned l, k;
     clang_getFileLocation(clang_getCursorLocation(c), NULL, &l, &k, NULL);
@@ -71,22 +131,36 @@ static void line_col(CXCursor c, int *line, int *col)
     *col = (int)k;
 }
 
+static bool in_main_file(CXCursor c) { return clang_Location_isFromMainFile(clang_getCursorLocation(c)) != 0; }
+
+/* "file:line:col" of c: the template as the spec named it, or the header it is in. */
+static void where_of(const walk *w, CXCursor c, char *out, size_t len)
+{
+    CXFile f;
+    unsigned l, k;
+    clang_getFileLocation(clang_getCursorLocation(c), &f, &l, &k, NULL);
+    if (in_main_file(c)) {
+        snprintf(out, len, "%s:%u:%u", w->path, l, k);
+    } else {
+        CXString s = clang_getFileName(f);
+        snprintf(out, len, "%s:%u:%u", clang_getCString(s) ? clang_getCString(s) : "?", l, k);
+        clang_disposeString(s);
+    }
+}
+
 __attribute__((format(printf, 3, 4))) static int fail_at(walk *w, CXCursor c, const char *fmt, ...)
 {
-    char msg[ND_ERROR_LEN];
-    int line, col;
+    char msg[ND_ERROR_LEN], at[1200];
     va_list ap;
     if (w->failed)
         return -1; /* keep the first error */
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    line_col(c, &line, &col);
+    where_of(w, c, at, sizeof at);
     w->failed = true;
-    return nd_fail(w->err, "%s:%d:%d: %s", w->path, line, col, msg);
+    return nd_fail(w->err, "%s: %s", at, msg);
 }
-
-static bool in_main_file(CXCursor c) { return clang_Location_isFromMainFile(clang_getCursorLocation(c)) != 0; }
 
 static char *spelling(CXCursor c)
 {
@@ -140,7 +214,6 @@ static CXCursor unwrap(CXCursor c)
     }
 }
 
-/* The name of the function a call expression calls, or NULL. */
 static CXCursor callee(CXCursor call) { return clang_getCursorReferenced(call); }
 
 static bool is_call_to(CXCursor c, const char *name)
@@ -163,26 +236,57 @@ static char *text_of(const walk *w, CXCursor c)
     return strndup(w->t->text + s, e - s);
 }
 
-#define GROW(arr, n, cap)                                                                                          \
-    do {                                                                                                           \
-        if ((n) == (cap)) {                                                                                        \
-            (cap) = (cap) ? 2 * (cap) : 16;                                                                        \
-            (arr) = realloc((arr), (size_t)(cap) * sizeof *(arr));                                                 \
-        }                                                                                                          \
-    } while (0)
-
-/* ---------------------------------------------------------------- bindings and iterators */
-
-static int bound_operand(const walk *w, CXCursor expr)
+/* The variable a plain reference names (through casts and parentheses), or a null cursor. */
+static CXCursor var_of(CXCursor expr)
 {
     CXCursor e = unwrap(expr);
     if (clang_getCursorKind(e) != CXCursor_DeclRefExpr)
-        return -1;
-    CXCursor var = clang_getCursorReferenced(e);
+        return clang_getNullCursor();
+    CXCursor v = clang_getCursorReferenced(e);
+    enum CXCursorKind k = clang_getCursorKind(v);
+    return k == CXCursor_VarDecl || k == CXCursor_ParmDecl ? v : clang_getNullCursor();
+}
+
+static bool accessor_name(const char *name) { return strncmp(name, "nda_", 4) == 0 || strncmp(name, "nd_", 3) == 0; }
+
+/* ndk followed by a digit starts every name the generated code declares. */
+static bool reserved_name(const char *name)
+{
+    return strncmp(name, "ndk", 3) == 0 && name[3] >= '0' && name[3] <= '9';
+}
+
+/* ---------------------------------------------------------------- where names may appear */
+
+static void allow(walk *w, CXCursor arg)
+{
+    GROW(w->allowed, w->nallowed, w->nallowed_cap);
+    extent(arg, &w->allowed[w->nallowed].lo, &w->allowed[w->nallowed].hi);
+    ++w->nallowed;
+}
+
+static bool allowed_at(const walk *w, unsigned at)
+{
+    for (int k = 0; k < w->nallowed; ++k)
+        if (at >= w->allowed[k].lo && at < w->allowed[k].hi)
+            return true;
+    return false;
+}
+
+/* ---------------------------------------------------------------- bindings and iterators */
+
+static int bound_index(const walk *w, CXCursor var)
+{
     for (int i = 0; i < w->nbound; ++i)
         if (clang_equalCursors(var, w->bound_var[i]))
-            return w->bound_operand[i];
+            return i;
     return -1;
+}
+
+static int bound_operand(const walk *w, CXCursor expr)
+{
+    CXCursor v = var_of(expr);
+    int i = clang_Cursor_isNull(v) ? -1 : bound_index(w, v);
+    return i < 0 ? -1 : w->bound_operand[i];
 }
 
 /* The loop whose iterator `&it` (expr) names, or -1. */
@@ -204,15 +308,15 @@ static int iterator_loop(const walk *w, CXCursor expr)
     return -1;
 }
 
-static void allow_iterator_use(walk *w, CXCursor arg)
+static bool inside(CXCursor outer, CXCursor c)
 {
-    if (w->nallowed < 4 * MAX_LOOPS) {
-        extent(arg, &w->allowed[w->nallowed][0], &w->allowed[w->nallowed][1]);
-        ++w->nallowed;
-    }
+    unsigned a, b, x, y;
+    extent(outer, &a, &b);
+    extent(c, &x, &y);
+    return in_main_file(c) && x >= a && y <= b;
 }
 
-/* const nda_tensor *x = nda_operand(args, K); */
+/* const nda_tensor *x = nda_operand(args, K);  in the kernel, with its own args. */
 static int visit_var(walk *w, CXCursor var)
 {
     kids k = children(var);
@@ -222,6 +326,10 @@ static int visit_var(walk *w, CXCursor var)
         CXCursor call = unwrap(k.c[i]);
         if (clang_Cursor_getNumArguments(call) != 2)
             return fail_at(w, call, "nda_operand takes (args, index)");
+        CXCursor args = var_of(clang_Cursor_getArgument(call, 0));
+        if (clang_Cursor_isNull(w->kernel) || !inside(w->kernel, call) || clang_Cursor_isNull(args) ||
+            !clang_equalCursors(args, w->args))
+            return fail_at(w, call, "bind operands in the kernel, as nda_operand(args, K) with the kernel's own args");
         CXEvalResult r = clang_Cursor_Evaluate(clang_Cursor_getArgument(call, 1));
         bool ok = r && clang_EvalResult_getKind(r) == CXEval_Int;
         long long idx = ok ? clang_EvalResult_getAsLongLong(r) : -1;
@@ -284,6 +392,8 @@ static bool iter_init(CXCursor init, CXCursor *var, CXCursor *call)
     return false;
 }
 
+static unsigned decl_offset(CXCursor var) { return file_offset(clang_getCursorLocation(var)); }
+
 static int visit_for(walk *w, CXCursor f)
 {
     kids k = children(f);
@@ -300,6 +410,9 @@ static int visit_for(walk *w, CXCursor f)
     int operand = bound_operand(w, clang_Cursor_getArgument(local, 1));
     if (operand < 0)
         return fail_at(w, local, "nda_iter_local's tensor must be a variable bound with nda_operand(args, N)");
+    CXCursor core = var_of(clang_Cursor_getArgument(local, 0));
+    if (clang_Cursor_isNull(core))
+        return fail_at(w, local, "nda_iter_local's core must be a variable, such as the kernel's core");
     w->iter_var[idx] = var;
     GROW(w->t->loops, w->t->nloops, w->nloops_cap);
     ndg_loop *l = &w->t->loops[w->t->nloops++];
@@ -307,15 +420,17 @@ static int visit_for(walk *w, CXCursor f)
     unsigned unused;
     extent(f, &l->start, &unused);
     extent(k.c[3], &l->body_start, &l->body_end);
-    line_col(f, &l->line, &l->col);
+    line_col_of(f, &l->line, &l->col);
     l->operand = operand;
     l->core_expr = text_of(w, clang_Cursor_getArgument(local, 0));
+    l->core_decl = decl_offset(core);
     l->tensor_expr = text_of(w, clang_Cursor_getArgument(local, 1));
+    allow(w, clang_Cursor_getArgument(local, 1));
     for (int i = 1; i <= 2; ++i) {
         CXCursor c = unwrap(k.c[i]);
         if (iterator_loop(w, clang_Cursor_getArgument(c, 0)) != idx)
             return fail_at(w, c, "%s", loop_form);
-        allow_iterator_use(w, clang_Cursor_getArgument(c, 0));
+        allow(w, clang_Cursor_getArgument(c, 0));
     }
     body_scan b = {w, 0};
     clang_visitChildren(k.c[3], scan_body, &b);
@@ -353,28 +468,41 @@ static int classify(const char *name)
     return -1;
 }
 
+/* Every specialized call but the tensor-only ones takes the core first. */
+static bool takes_core(ndg_call_kind kind) { return tensor_arg[kind] == 1; }
+
 static int record_call(walk *w, CXCursor call, int kind, unsigned start, unsigned end)
 {
+    const char *name = ndg_call_names[kind];
     ndg_call c = {.kind = (ndg_call_kind)kind, .start = start, .end = end, .operand = -1, .operand2 = -1, .loop = -1};
-    c.name_end = start + (unsigned)strlen(ndg_call_names[kind]);
-    line_col(call, &c.line, &c.col);
+    c.name_end = start + (unsigned)strlen(name);
+    line_col_of(call, &c.line, &c.col);
     if (tensor_arg[kind] < 0) {
         CXCursor it = clang_Cursor_getArgument(call, 0);
         c.loop = iterator_loop(w, it);
         if (c.loop < 0)
-            return fail_at(w, call, "%s's argument must be &it, the iterator of an enclosing nda_iter loop",
-                           ndg_call_names[kind]);
-        allow_iterator_use(w, it);
+            return fail_at(w, call, "%s's argument must be &it, the iterator of an enclosing nda_iter loop", name);
+        allow(w, it);
     } else {
         CXCursor tensor = clang_Cursor_getArgument(call, tensor_arg[kind]);
         c.operand = bound_operand(w, tensor);
         if (c.operand < 0)
-            return fail_at(w, call, "%s's tensor must be a variable bound with nda_operand(args, N)",
-                           ndg_call_names[kind]);
+            return fail_at(w, call, "%s's tensor must be a variable bound with nda_operand(args, N)", name);
+        allow(w, tensor);
         c.tensor_expr = text_of(w, tensor);
-        if (kind == NDG_SAME_PAGING && (c.operand2 = bound_operand(w, clang_Cursor_getArgument(call, 1))) < 0)
-            return fail_at(w, call, "nda_same_paging's tensors must be variables bound with nda_operand(args, N)");
-        c.tensor_decl = file_offset(clang_getCursorLocation(clang_getCursorReferenced(unwrap(tensor))));
+        if (kind == NDG_SAME_PAGING) {
+            CXCursor second = clang_Cursor_getArgument(call, 1);
+            if ((c.operand2 = bound_operand(w, second)) < 0)
+                return fail_at(w, call, "nda_same_paging's tensors must be variables bound with nda_operand(args, N)");
+            allow(w, second);
+        }
+        c.tensor_decl = decl_offset(var_of(tensor));
+        if (takes_core((ndg_call_kind)kind)) {
+            CXCursor core = var_of(clang_Cursor_getArgument(call, 0));
+            if (clang_Cursor_isNull(core))
+                return fail_at(w, call, "%s's core must be a variable, such as the kernel's core", name);
+            c.core_decl = decl_offset(core);
+        }
         if (kind == NDG_PAGE_READ || kind == NDG_PAGE_WRITE) {
             CXCursor page = unwrap(clang_Cursor_getArgument(call, 2));
             if (is_call_to(page, "nda_iter_page"))
@@ -394,19 +522,25 @@ static int visit_call(walk *w, CXCursor call)
     char *name = spelling(fn);
     int rc = 0;
     unsigned start, end;
-    bool accessor = strncmp(name, "nda_", 4) == 0, model = strncmp(name, "nd_", 3) == 0;
-    if ((accessor || model) && check_not_macro(w, call, name, &start, &end)) {
+    if (!accessor_name(name)) {
+        free(name);
+        return 0;
+    }
+    if (LISTED(kept_calls, name)) { /* no distribution involved: may stand anywhere, macros included */
+        if (strcmp(name, "nda_operand") == 0)
+            allow(w, clang_Cursor_getArgument(call, 0));
+    } else if (check_not_macro(w, call, name, &start, &end)) {
         rc = -1;
-    } else if (model) {
-        rc = fail_at(w, call, "%s: templates reach distributions only through nda_* calls, which ndgen can specialize",
-                     name);
-    } else if (accessor && strcmp(name, "nda_operand") != 0 && strcmp(name, "nda_bf16_to_f32") != 0 &&
-               strcmp(name, "nda_f32_to_bf16") != 0) { /* binding and element conversions stay as written */
+    } else {
+        GROW(w->callees, w->ncallees, w->ncallees_cap);
+        w->callees[w->ncallees++] = start;
         int kind = classify(name);
-        if (kind >= 0)
+        if (strncmp(name, "nd_", 3) == 0)
+            rc = fail_at(w, call, "%s: templates reach distributions only through nda_* calls, which ndgen can specialize",
+                         name);
+        else if (kind >= 0)
             rc = record_call(w, call, kind, start, end);
-        else if (strcmp(name, "nda_iter_local") == 0 || strcmp(name, "nda_iter_valid") == 0 ||
-                 strcmp(name, "nda_iter_next") == 0)
+        else if (LISTED(loop_calls, name))
             rc = loop_header_call(w, call, name, start);
         else
             rc = fail_at(w, call, "%s is not part of the accessor API ndgen specializes", name);
@@ -415,104 +549,268 @@ static int visit_call(walk *w, CXCursor call)
     return rc;
 }
 
-/* A reference to an iterator variable anywhere but inside an allowed nda_iter_* argument. */
+/* args->scalars and args->nscalars: the launch's scalars, which involve no distribution. */
+static void visit_member(walk *w, CXCursor m)
+{
+    kids k = children(m);
+    CXCursor base = k.n == 1 ? var_of(k.c[0]) : clang_getNullCursor();
+    if (!clang_Cursor_isNull(base) && !clang_Cursor_isNull(w->args) && clang_equalCursors(base, w->args) &&
+        (spelled(m, "scalars") || spelled(m, "nscalars")))
+        allow(w, m);
+}
+
+static void add_name(char ***list, int *n, int *cap, const char *name)
+{
+    for (int i = 0; i < *n; ++i)
+        if (strcmp((*list)[i], name) == 0)
+            return;
+    GROW(*list, *n, *cap);
+    (*list)[(*n)++] = strdup(name);
+}
+
+/* ---------------------------------------------------------------- renaming */
+
+static bool is_renamed(const walk *w, CXCursor decl)
+{
+    CXCursor c = clang_getCanonicalCursor(decl);
+    for (int i = 0; i < w->nrenamed; ++i)
+        if (clang_equalCursors(c, w->renamed[i]))
+            return true;
+    return false;
+}
+
+static void macro_ref(walk *w, CXCursor c, const char *name, bool renamed)
+{
+    GROW(w->macro_refs, w->nmacro_refs, w->nmacro_refs_cap);
+    struct macro_ref *r = &w->macro_refs[w->nmacro_refs++];
+    r->name = strdup(name);
+    r->renamed = renamed;
+    line_col_of(c, &r->line, &r->col);
+}
+
+/* Records the identifier `name` at the location of c (after a struct/union/enum keyword). */
+static int add_rename(walk *w, CXCursor c, const char *name, bool kernel)
+{
+    unsigned at = file_offset(clang_getCursorLocation(c)), n = (unsigned)strlen(name);
+    const char *text = w->t->text;
+    static const char *const tags[] = {"struct", "union", "enum"};
+    for (size_t i = 0; i < 3; ++i) {
+        size_t m = strlen(tags[i]);
+        if (at + m < w->t->len && strncmp(text + at, tags[i], m) == 0 && (text[at + m] == ' ' || text[at + m] == '\t' ||
+                                                                         text[at + m] == '\n')) {
+            at += (unsigned)m;
+            while (at < w->t->len && (text[at] == ' ' || text[at] == '\t' || text[at] == '\n'))
+                ++at;
+        }
+    }
+    bool ident_end = at + n >= w->t->len || !(isalnum((unsigned char)text[at + n]) || text[at + n] == '_');
+    if (at + n > w->t->len || strncmp(text + at, name, n) != 0 || !ident_end) {
+        macro_ref(w, c, name, true); /* spelled in a macro body: renamed there, after the walk */
+        return 0;
+    }
+    GROW(w->t->renames, w->t->nrenames, w->nrenames_cap);
+    w->t->renames[w->t->nrenames++] = (ndg_rename){at, n, kernel};
+    return 0;
+}
+
+static bool is_kernel(const walk *w, CXCursor decl)
+{
+    return !clang_Cursor_isNull(w->kernel) &&
+           clang_equalCursors(clang_getCanonicalCursor(decl), clang_getCanonicalCursor(w->kernel));
+}
+
+/* A file-scope declaration of the template: its name is made unique per variant. */
+static int declare_renamed(walk *w, CXCursor c)
+{
+    char *name = spelling(c);
+    int rc = 0;
+    if (name[0]) {
+        if (!is_renamed(w, c)) {
+            GROW(w->renamed, w->nrenamed, w->nrenamed_cap);
+            w->renamed[w->nrenamed++] = clang_getCanonicalCursor(c);
+            add_name(&w->renamed_names, &w->nrenamed_names, &w->nrenamed_names_cap, name);
+        }
+        rc = add_rename(w, c, name, is_kernel(w, c));
+    }
+    free(name);
+    return rc;
+}
+
+/* A reference: to a bound variable, an iterator, args, an accessor function, or a renamed name. */
 static int visit_ref(walk *w, CXCursor ref)
 {
-    CXCursor var = clang_getCursorReferenced(ref);
+    CXCursor d = clang_getCursorReferenced(ref);
     unsigned at = file_offset(clang_getCursorLocation(ref));
-    for (int i = 0; i < w->t->nloops; ++i) {
-        if (!clang_equalCursors(var, w->iter_var[i]))
-            continue;
-        for (int k = 0; k < w->nallowed; ++k)
-            if (at >= w->allowed[k][0] && at < w->allowed[k][1])
-                return 0;
-        return fail_at(w, ref, "use the iterator only as nda_iter_page(&it) and nda_iter_ptr(&it)");
+    enum CXCursorKind k = clang_getCursorKind(d);
+    if (k == CXCursor_FunctionDecl) {
+        char *name = spelling(d);
+        bool direct = true;
+        if (accessor_name(name) && !LISTED(kept_calls, name)) {
+            direct = false;
+            for (int i = 0; i < w->ncallees && !direct; ++i)
+                direct = w->callees[i] == at;
+        }
+        int rc = direct ? 0 : fail_at(w, ref, "%s is used other than in a direct call; ndgen specializes only the "
+                                              "calls it sees", name);
+        free(name);
+        if (rc)
+            return rc;
     }
+    int b = k == CXCursor_VarDecl ? bound_index(w, d) : -1;
+    if (b >= 0 && !allowed_at(w, at)) {
+        char *name = spelling(d);
+        fail_at(w, ref, "'%s' is bound to operand %d: use it only as the tensor argument of nda_* calls (never "
+                        "assign it, store it, pass it elsewhere or take its address)", name, w->bound_operand[b]);
+        free(name);
+        return -1;
+    }
+    for (int i = 0; i < w->t->nloops; ++i)
+        if (clang_equalCursors(d, w->iter_var[i]) && !allowed_at(w, at))
+            return fail_at(w, ref, "use the iterator only as nda_iter_page(&it) and nda_iter_ptr(&it)");
+    if (!clang_Cursor_isNull(w->args) && clang_equalCursors(d, w->args) && !allowed_at(w, at))
+        return fail_at(w, ref, "use the kernel's args only as nda_operand(args, K), args->scalars and args->nscalars");
+    if (is_renamed(w, d)) {
+        char *name = spelling(d);
+        int rc = add_rename(w, ref, name, is_kernel(w, d));
+        free(name);
+        return rc;
+    }
+    unsigned exp;
+    clang_getExpansionLocation(clang_getCursorLocation(ref), NULL, NULL, NULL, &exp);
+    char *name = spelling(d);
+    if (k == CXCursor_VarDecl || k == CXCursor_ParmDecl || k == CXCursor_FunctionDecl || k == CXCursor_TypedefDecl) {
+        size_t n = strlen(name);
+        if (exp + n > w->t->len || strncmp(w->t->text + exp, name, n) != 0)
+            macro_ref(w, ref, name, false);
+    }
+    free(name);
     return 0;
 }
 
 /* ---------------------------------------------------------------- file scope */
 
-static void add_unique(char ***list, int *n, int *cap, char *name)
-{
-    for (int i = 0; i < *n; ++i)
-        if (strcmp((*list)[i], name) == 0) {
-            free(name);
-            return;
-        }
-    GROW(*list, *n, *cap);
-    (*list)[(*n)++] = name;
-}
-
 static int visit_file_scope(walk *w, CXCursor c)
 {
     enum CXCursorKind k = clang_getCursorKind(c);
-    char *name = spelling(c);
     if (k == CXCursor_FunctionDecl && clang_getCursorLinkage(c) == CXLinkage_External) {
+        char *name = spelling(c);
         bool def = clang_isCursorDefinition(c);
-        if (def && w->t->kernel && strcmp(w->t->kernel, name) != 0) {
-            free(name);
-            return fail_at(w, c, "a second external function; make helpers static, the kernel is '%s'", w->t->kernel);
-        }
-        if (def && clang_Cursor_getNumArguments(c) != 2) {
-            free(name);
-            return fail_at(w, c, "the kernel takes (const nda_core *core, const nda_args *args)");
-        }
-        if (def && !w->t->kernel)
+        int rc = 0;
+        if (def && w->t->kernel && strcmp(w->t->kernel, name) != 0)
+            rc = fail_at(w, c, "a second external function; make helpers static, the kernel is '%s'", w->t->kernel);
+        else if (def && clang_Cursor_getNumArguments(c) != 2)
+            rc = fail_at(w, c, "the kernel takes (const nda_core *core, const nda_args *args)");
+        else if (def && !w->t->kernel) {
             w->t->kernel = strdup(name);
+            w->kernel = c;
+            w->args = clang_Cursor_getArgument(c, 1);
+        }
         free(name);
-        return 0;
+        return rc ? rc : declare_renamed(w, c);
     }
-    if (k == CXCursor_VarDecl && clang_getCursorLinkage(c) == CXLinkage_External) {
-        free(name);
+    if (k == CXCursor_VarDecl && clang_getCursorLinkage(c) == CXLinkage_External)
         return fail_at(w, c, "file-scope variables must be static: a kernel library holds many variants");
-    }
-    bool named = name[0] != '\0' && strncmp(name, "NDT_", 4) != 0;
-    if (named && (k == CXCursor_FunctionDecl || k == CXCursor_VarDecl || k == CXCursor_TypedefDecl ||
-                  k == CXCursor_StructDecl || k == CXCursor_UnionDecl || k == CXCursor_EnumDecl))
-        add_unique(&w->t->renames, &w->t->nrenames, &w->nrenames_cap, name);
-    else
-        free(name);
+    if (k == CXCursor_FunctionDecl || k == CXCursor_VarDecl || k == CXCursor_TypedefDecl || k == CXCursor_StructDecl ||
+        k == CXCursor_UnionDecl || k == CXCursor_EnumDecl)
+        return declare_renamed(w, c);
     return 0;
+}
+
+/* Whether the parameter set (lines "NDT_X=v" or "NDT_X(a)=v") defines macro name. */
+static bool set_by(const char *defines, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *d = defines; *d;) {
+        if (strncmp(d, name, n) == 0 && (d[n] == '=' || d[n] == '('))
+            return true;
+        const char *eol = strchr(d, '\n');
+        if (!eol)
+            break;
+        d = eol + 1;
+    }
+    return false;
 }
 
 static void visit_macro(walk *w, CXCursor c)
 {
     char *name = spelling(c);
-    if (strncmp(name, "NDT_", 4) != 0) {
+    if (!in_main_file(c)) { /* a header of the template's own: generated code must not use its names */
+        add_name(&w->t->macros, &w->t->nmacros, &w->nmacros_cap, name);
         free(name);
         return;
     }
-    for (int i = 0; i < w->t->nparams; ++i)
-        if (strcmp(w->t->params[i].name, name + 4) == 0) {
-            free(name);
-            return;
-        }
-    w->t->params = realloc(w->t->params, (size_t)(w->t->nparams + 1) * sizeof *w->t->params);
-    ndg_tparam *p = &w->t->params[w->t->nparams++];
-    p->name = strdup(name + 4);
-    p->args = strdup("");
-    if (clang_Cursor_isMacroFunctionLike(c)) { /* the text after the name, up to its ')' */
-        unsigned s, e;
-        extent(c, &s, &e);
-        const char *open = w->t->text + s + strlen(name), *close = memchr(open, ')', e - (unsigned)(open - w->t->text));
-        if (close) {
-            free(p->args);
-            p->args = strndup(open, (size_t)(close - open + 1));
+    add_name(&w->t->macros, &w->t->nmacros, &w->nmacros_cap, name);
+    add_name(&w->t->undefs, &w->t->nundefs, &w->nundefs_cap, name);
+    GROW(w->spans, w->nspans, w->nspans_cap);
+    extent(c, &w->spans[w->nspans].lo, &w->spans[w->nspans].hi);
+    ++w->nspans;
+    if (!w->defaults && strncmp(name, "NDT_", 4) == 0 && set_by(w->t->defines, name)) {
+        fail_at(w, c, "%s is defined without #ifndef %s around it, so the spec's value for it would be replaced; "
+                      "give the template's default as #ifndef %s / #define ... / #endif", name, name, name);
+        free(name);
+        return;
+    }
+    bool known = strncmp(name, "NDT_", 4) != 0 || !w->defaults;
+    for (int i = 0; i < w->t->nparams && !known; ++i)
+        known = strcmp(w->t->params[i].name, name + 4) == 0;
+    if (!known) {
+        w->t->params = realloc(w->t->params, (size_t)(w->t->nparams + 1) * sizeof *w->t->params);
+        ndg_tparam *p = &w->t->params[w->t->nparams++];
+        p->name = strdup(name + 4);
+        p->args = strdup("");
+        if (clang_Cursor_isMacroFunctionLike(c)) { /* the text after the name, up to its ')' */
+            unsigned s, e;
+            extent(c, &s, &e);
+            const char *open = w->t->text + s + strlen(name);
+            const char *close = memchr(open, ')', e - (unsigned)(open - w->t->text));
+            if (close) {
+                free(p->args);
+                p->args = strndup(open, (size_t)(close - open + 1));
+            }
         }
     }
     free(name);
 }
 
-static void visit_include(walk *w, CXCursor c)
+/* Declarations whose names could collide with the generated code's. */
+static int check_reserved(walk *w, CXCursor c)
 {
-    unsigned s, e;
-    extent(c, &s, &e);
-    while (s > 0 && w->t->text[s - 1] != '\n')
-        --s;
-    const char *eol = strchr(w->t->text + s, '\n');
-    add_unique(&w->t->includes, &w->t->nincludes, &w->nincludes_cap,
-               strndup(w->t->text + s, eol ? (size_t)(eol - w->t->text - s) : strlen(w->t->text + s)));
+    enum CXCursorKind k = clang_getCursorKind(c);
+    if (!(clang_isDeclaration(k) || k == CXCursor_MacroDefinition || k == CXCursor_LabelStmt) || !in_main_file(c))
+        return 0;
+    char *name = spelling(c);
+    int rc = reserved_name(name) ? fail_at(w, c, "'%s': names starting with ndk and a digit are the generated code's",
+                                           name)
+                                 : 0;
+    free(name);
+    return rc;
+}
+
+/* Whether file is a header of the template's own: not a system header, not the accessor API's. */
+static bool own_header(const ndg_analyzer *a, CXFile file)
+{
+    CXString s = clang_getFileName(file);
+    char real[PATH_MAX];
+    bool own = clang_getCString(s) && realpath(clang_getCString(s), real) &&
+               strncmp(real, a->include_real, strlen(a->include_real)) != 0;
+    clang_disposeString(s);
+    return own;
+}
+
+/* In a header of the template's own, accessor calls are refused: ndgen rewrites only the template. */
+static enum CXChildVisitResult visit_header(CXCursor c, CXCursor parent, CXClientData data)
+{
+    (void)parent;
+    walk *w = data;
+    enum CXCursorKind k = clang_getCursorKind(c);
+    if (k == CXCursor_DeclRefExpr) {
+        CXCursor d = clang_getCursorReferenced(c);
+        char *name = clang_getCursorKind(d) == CXCursor_FunctionDecl ? spelling(d) : NULL;
+        if (name && accessor_name(name))
+            fail_at(w, c, "%s in a header; accessor calls belong in the template, where ndgen specializes them", name);
+        free(name);
+    }
+    return w->failed ? CXChildVisit_Break : CXChildVisit_Recurse;
 }
 
 static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData data)
@@ -520,29 +818,211 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
     walk *w = data;
     enum CXCursorKind k = clang_getCursorKind(c);
     bool top = clang_getCursorKind(parent) == CXCursor_TranslationUnit;
-    /* Headers' declarations are not the template's. Inside the template, a statement may start with a
-     * macro and so not be "from the main file"; its children still are, so recurse. */
-    if (top && !in_main_file(c))
-        return CXChildVisit_Continue;
-    if (top) {
-        if (k == CXCursor_MacroDefinition)
+    if (top && !in_main_file(c)) {
+        CXFile f;
+        clang_getFileLocation(clang_getCursorLocation(c), &f, NULL, NULL, NULL);
+        bool own = f && !clang_Location_isInSystemHeader(clang_getCursorLocation(c)) && own_header(w->a, f);
+        if (own && k == CXCursor_MacroDefinition)
             visit_macro(w, c);
-        else if (k == CXCursor_InclusionDirective)
-            visit_include(w, c);
-        else
-            visit_file_scope(w, c);
+        else if (own)
+            clang_visitChildren(c, visit_header, w);
+        return w->failed ? CXChildVisit_Break : CXChildVisit_Continue;
     }
-    if (k == CXCursor_EnumConstantDecl)
-        add_unique(&w->t->renames, &w->t->nrenames, &w->nrenames_cap, spelling(c));
-    else if (k == CXCursor_VarDecl)
+    /* Inside the template, a statement may start with a macro and so not be "from the main file"; its
+     * children still are, so recurse. */
+    if (check_reserved(w, c))
+        return CXChildVisit_Break;
+    if (top && k == CXCursor_MacroDefinition)
+        visit_macro(w, c);
+    else if (top)
+        visit_file_scope(w, c);
+    else if (k == CXCursor_EnumConstantDecl && clang_getCursorKind(clang_getCursorSemanticParent(
+                                                   clang_getCursorSemanticParent(c))) == CXCursor_TranslationUnit)
+        declare_renamed(w, c);
+    if (k == CXCursor_VarDecl)
         visit_var(w, c);
     else if (k == CXCursor_ForStmt)
         visit_for(w, c);
     else if (k == CXCursor_CallExpr)
         visit_call(w, c);
-    else if (k == CXCursor_DeclRefExpr)
+    else if (k == CXCursor_MemberRefExpr)
+        visit_member(w, c);
+    else if (k == CXCursor_DeclRefExpr || k == CXCursor_TypeRef)
         visit_ref(w, c);
     return w->failed ? CXChildVisit_Break : CXChildVisit_Recurse;
+}
+
+/* ---------------------------------------------------------------- names in macro bodies */
+
+static bool ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
+
+/* Calls f(w, name, offset) for each identifier of macro definition span, with the macro's own name and
+ * parameters left out, and members (after . or ->) too. Comments and strings are skipped. */
+static int each_body_ident(walk *w, range span, int (*f)(walk *, const char *, unsigned, unsigned))
+{
+    const char *t = w->t->text;
+    unsigned i = span.lo, hi = span.hi;
+    char params[16][64];
+    int nparams = 0;
+    while (i < hi && ident_char(t[i])) /* the macro's name */
+        ++i;
+    if (i < hi && t[i] == '(') { /* a function-like macro's parameters */
+        while (i < hi && t[i] != ')') {
+            if (ident_char(t[i]) && !isdigit((unsigned char)t[i])) {
+                unsigned j = i;
+                while (j < hi && ident_char(t[j]))
+                    ++j;
+                if (nparams < 16)
+                    snprintf(params[nparams++], sizeof params[0], "%.*s", (int)(j - i), t + i);
+                i = j;
+            } else {
+                ++i;
+            }
+        }
+    }
+    for (; i < hi; ++i) {
+        if (t[i] == '"' || t[i] == '\'') {
+            char q = t[i];
+            for (++i; i < hi && t[i] != q; ++i)
+                i += t[i] == '\\';
+        } else if (t[i] == '/' && i + 1 < hi && t[i + 1] == '*') {
+            for (i += 2; i + 1 < hi && !(t[i] == '*' && t[i + 1] == '/'); ++i)
+                ;
+        } else if (isdigit((unsigned char)t[i])) {
+            while (i + 1 < hi && ident_char(t[i + 1]))
+                ++i;
+        } else if (ident_char(t[i])) {
+            unsigned j = i;
+            while (j < hi && ident_char(t[j]))
+                ++j;
+            unsigned p = i;
+            while (p > span.lo && (t[p - 1] == ' ' || t[p - 1] == '\t'))
+                --p;
+            bool member = (p > span.lo && t[p - 1] == '.') || (p > span.lo + 1 && t[p - 1] == '>' && t[p - 2] == '-');
+            bool param = false;
+            for (int k = 0; k < nparams && !param; ++k)
+                param = strlen(params[k]) == j - i && strncmp(params[k], t + i, j - i) == 0;
+            if (!member && !param && f(w, t + i, i, j - i))
+                return -1;
+            i = j - 1;
+        }
+    }
+    return 0;
+}
+
+static int rename_body_ident(walk *w, const char *id, unsigned at, unsigned n)
+{
+    for (int i = 0; i < w->nrenamed_names; ++i)
+        if (strlen(w->renamed_names[i]) == n && strncmp(w->renamed_names[i], id, n) == 0) {
+            bool kernel = strcmp(w->renamed_names[i], w->t->kernel ? w->t->kernel : "") == 0;
+            GROW(w->t->renames, w->t->nrenames, w->nrenames_cap);
+            w->t->renames[w->t->nrenames++] = (ndg_rename){at, n, kernel};
+        }
+    return 0;
+}
+
+static const char *seeking; /* the name find_body_ident looks for: one walk at a time per analyzer */
+
+static int find_body_ident(walk *w, const char *id, unsigned at, unsigned n)
+{
+    (void)w;
+    (void)at;
+    return strlen(seeking) == n && strncmp(seeking, id, n) == 0;
+}
+
+/* A file-scope name spelled in the template's macro bodies is renamed there, token by token; refused
+ * when a macro body could mean another declaration of that name at some use, or when the name was
+ * pasted together or comes from a header's macro (then it is in no body of the template's to rename). */
+static int rename_in_macros(walk *w)
+{
+    for (int i = 0; i < w->nmacro_refs; ++i) {
+        const struct macro_ref *r = &w->macro_refs[i];
+        bool in_body = false, clash = false;
+        seeking = r->name;
+        for (int k = 0; k < w->nspans && !in_body; ++k)
+            in_body = each_body_ident(w, w->spans[k], find_body_ident) != 0;
+        for (int k = 0; k < w->nrenamed_names && !r->renamed; ++k)
+            clash |= strcmp(w->renamed_names[k], r->name) == 0;
+        if (r->renamed && !in_body)
+            return nd_fail(w->err, "%s:%d:%d: '%s', a file-scope name of the template, comes from a macro that pastes "
+                                   "it together or from a header; ndgen gives each kernel its own copy of such names and "
+                                   "cannot rename it there: name it in the template itself", w->path, r->line, r->col,
+                           r->name);
+        if (clash && in_body)
+            return nd_fail(w->err, "%s:%d:%d: a macro body names '%s', which here means a local declaration but is also "
+                                   "a file-scope name of the template; rename one of them", w->path, r->line, r->col,
+                           r->name);
+    }
+    for (int k = 0; k < w->nspans; ++k)
+        each_body_ident(w, w->spans[k], rename_body_ident);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- headers that use parameters */
+
+/* Refuses an NDT_ name in header text outside a #define body: a header is read once per generated
+ * file, with the first variant's parameters, so it may use them only in macros expanded later. */
+static int scan_header_params(const char *path, nd_error *err)
+{
+    char *text;
+    size_t len;
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return 0; /* libclang read it; nothing new to say */
+    fseek(fp, 0, SEEK_END);
+    len = (size_t)ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    text = malloc(len + 1);
+    len = fread(text, 1, len, fp);
+    text[len] = '\0';
+    fclose(fp);
+    int line = 1, rc = 0;
+    bool line_start = true, in_define = false;
+    for (size_t i = 0; i < len && !rc; ++i) {
+        char ch = text[i];
+        if (ch == '\\' && text[i + 1] == '\n') {
+            ++i, ++line;
+        } else if (ch == '\n') {
+            ++line, line_start = true, in_define = false;
+        } else if (ch == '/' && text[i + 1] == '*') {
+            for (i += 2; i + 1 < len && !(text[i] == '*' && text[i + 1] == '/'); ++i)
+                line += text[i] == '\n';
+            ++i;
+        } else if (ch == '/' && text[i + 1] == '/') {
+            while (i + 1 < len && text[i + 1] != '\n')
+                ++i;
+        } else if (ch == '"' || ch == '\'') {
+            for (++i; i < len && text[i] != ch && text[i] != '\n'; ++i)
+                i += text[i] == '\\';
+        } else if (ch == '#' && line_start) {
+            size_t j = i + 1;
+            while (text[j] == ' ' || text[j] == '\t')
+                ++j;
+            in_define = strncmp(text + j, "define", 6) == 0;
+            line_start = false;
+        } else if (isalpha((unsigned char)ch) || ch == '_') {
+            size_t j = i;
+            while (isalnum((unsigned char)text[j]) || text[j] == '_')
+                ++j;
+            if (!in_define && strncmp(text + i, "NDT_", 4) == 0)
+                rc = nd_fail(err, "%s:%d: uses the template parameter %.*s outside a macro body; a header is read once "
+                                  "per generated file, so only the template itself and macros may use parameters",
+                             path, line, (int)(j - i), text + i);
+            i = j - 1;
+            line_start = false;
+        } else if (ch != ' ' && ch != '\t') {
+            line_start = false;
+        }
+    }
+    free(text);
+    return rc;
+}
+
+static void free_list(char **list, int n)
+{
+    for (int i = 0; i < n; ++i)
+        free(list[i]);
+    free(list);
 }
 
 /* ---------------------------------------------------------------- parsing */
@@ -555,6 +1035,10 @@ static int read_file(const char *path, char **text, size_t *len, nd_error *err)
     fseek(fp, 0, SEEK_END);
     long n = ftell(fp);
     fseek(fp, 0, SEEK_SET);
+    if (n < 0) {
+        fclose(fp);
+        return nd_fail(err, "%s:1: cannot read the template (not a regular file)", path);
+    }
     *text = malloc((size_t)n + 1);
     size_t got = fread(*text, 1, (size_t)n, fp);
     fclose(fp);
@@ -595,36 +1079,100 @@ static void inclusion(CXFile file, CXSourceLocation *stack, unsigned depth, CXCl
     clang_disposeString(name);
 }
 
+enum { MAX_ARGS = 8 + 2 * NDG_MAX_TEMPLATE_DIRS + NDG_MAX_PARAMS + 2 };
+
+typedef struct clang_args {
+    int n;
+    const char *v[MAX_ARGS];
+    char store[MAX_ARGS][4200];
+} clang_args;
+
+/* One argument: prefix then s. */
+static void arg(clang_args *c, const char *prefix, const char *s)
+{
+    snprintf(c->store[c->n], sizeof c->store[c->n], "%s%s", prefix, s);
+    c->v[c->n] = c->store[c->n];
+    ++c->n;
+}
+
+/* The compiler's view: C17, the accessor's and the template folders' headers, and each define. */
+static void clang_args_init(clang_args *c, const ndg_analyzer *a, const char *defines)
+{
+    c->n = 0;
+    arg(c, "", "-xc");
+    arg(c, "", "-std=c17");
+    arg(c, "-I", a->include_dir);
+    for (int i = 0; i < a->ndirs; ++i)
+        arg(c, "-I", a->dirs[i]);
+    if (a->resource_dir) {
+        arg(c, "", "-resource-dir");
+        arg(c, "", a->resource_dir);
+    }
+    for (const char *d = defines; d && *d && c->n < MAX_ARGS;) {
+        const char *eol = strchr(d, '\n');
+        size_t n = eol ? (size_t)(eol - d) : strlen(d);
+        snprintf(c->store[c->n], sizeof c->store[c->n], "-D%.*s", (int)n, d);
+        c->v[c->n] = c->store[c->n];
+        ++c->n;
+        d += n + (eol != NULL);
+    }
+}
+
+static int rename_cmp(const void *x, const void *y)
+{
+    const ndg_rename *a = x, *b = y;
+    return (a->at > b->at) - (a->at < b->at);
+}
+
+/* Sorts renames by offset and drops repeats (a location may be reached twice). */
+static void sort_renames(ndg_template *t)
+{
+    qsort(t->renames, (size_t)t->nrenames, sizeof *t->renames, rename_cmp);
+    int n = 0;
+    for (int i = 0; i < t->nrenames; ++i)
+        if (n == 0 || t->renames[n - 1].at != t->renames[i].at)
+            t->renames[n++] = t->renames[i];
+    t->nrenames = n;
+}
+
 static int parse(ndg_analyzer *a, const char *path, ndg_template *t, nd_error *err)
 {
-    const char *args[8];
-    int nargs = 0;
-    char inc[4200];
-    snprintf(inc, sizeof inc, "-I%s", a->include_dir);
-    args[nargs++] = "-xc";
-    args[nargs++] = "-std=c17";
-    args[nargs++] = inc;
-    if (a->resource_dir) {
-        args[nargs++] = "-resource-dir";
-        args[nargs++] = a->resource_dir;
-    }
+    clang_args args;
+    clang_args_init(&args, a, t->defines);
     struct CXUnsavedFile unsaved = {path, t->text, (unsigned long)t->len};
     CXTranslationUnit tu;
-    enum CXErrorCode rc = clang_parseTranslationUnit2(a->index, path, args, nargs, &unsaved, 1,
+    enum CXErrorCode rc = clang_parseTranslationUnit2(a->index, path, args.v, args.n, &unsaved, 1,
                                                       CXTranslationUnit_DetailedPreprocessingRecord, &tu);
     if (rc != CXError_Success)
         return nd_fail(err, "%s:1: libclang could not parse the template (error %d)", path, (int)rc);
     int result = check_diagnostics(tu, err);
     if (result == 0) {
-        walk w = {.t = t, .path = path, .err = err};
+        walk w = {.a = a, .t = t, .path = path, .err = err, .defaults = !t->defines[0],
+                  .kernel = clang_getNullCursor(), .args = clang_getNullCursor()};
         clang_visitChildren(clang_getTranslationUnitCursor(tu), visit, &w);
         if (!w.failed && !t->kernel)
             result = nd_fail(err, "%s:1: the template defines no kernel: one external function "
                                   "void NAME(const nda_core *core, const nda_args *args)", path);
         result = w.failed ? -1 : result;
+        if (result == 0)
+            result = rename_in_macros(&w);
+        free(w.allowed);
+        free(w.callees);
+        free(w.renamed);
+        free_list(w.renamed_names, w.nrenamed_names);
+        for (int i = 0; i < w.nmacro_refs; ++i)
+            free(w.macro_refs[i].name);
+        free(w.macro_refs);
+        free(w.spans);
         clang_getInclusions(tu, inclusion, t);
+        sort_renames(t);
     }
     clang_disposeTranslationUnit(tu);
+    for (int i = 0; i < t->ndeps && result == 0; ++i) {
+        char real[PATH_MAX];
+        if (realpath(t->deps[i], real) && strncmp(real, a->include_real, strlen(a->include_real)) != 0)
+            result = scan_header_params(t->deps[i], err);
+    }
     return result;
 }
 
@@ -642,32 +1190,39 @@ static void template_free(ndg_template *t)
         free(t->params[i].name);
         free(t->params[i].args);
     }
-    for (int i = 0; i < t->nrenames; ++i)
-        free(t->renames[i]);
-    for (int i = 0; i < t->nincludes; ++i)
-        free(t->includes[i]);
-    for (int i = 0; i < t->ndeps; ++i)
-        free(t->deps[i]);
+    free_list(t->undefs, t->nundefs);
+    free_list(t->macros, t->nmacros);
+    free_list(t->deps, t->ndeps);
     free(t->renames);
-    free(t->includes);
-    free(t->deps);
     free(t->params);
     free(t->loops);
     free(t->calls);
     free(t->kernel);
     free(t->text);
+    free(t->defines);
+    free(t->path_c);
     free(t->path);
     free(t);
 }
 
-int ndg_analyzer_open(const char *include_dir, const char *resource_dir, ndg_analyzer **out, nd_error *err)
+int ndg_analyzer_open(const char *include_dir, const char *resource_dir, int ntemplate_dirs,
+                      const char *const *template_dirs, ndg_analyzer **out, nd_error *err)
 {
+    char real[PATH_MAX];
+    if (!realpath(include_dir, real))
+        return nd_fail(err, "--include %s: no such folder", include_dir);
     ndg_analyzer *a = calloc(1, sizeof *a);
     if (!a)
         return nd_fail(err, "analyzer: out of memory");
     a->index = clang_createIndex(0, 0);
     a->include_dir = strdup(include_dir);
+    size_t n = strlen(real);
+    a->include_real = malloc(n + 2);
+    snprintf(a->include_real, n + 2, "%s/", real);
     a->resource_dir = resource_dir ? strdup(resource_dir) : NULL;
+    a->dirs = calloc((size_t)(ntemplate_dirs ? ntemplate_dirs : 1), sizeof *a->dirs);
+    for (int i = 0; i < ntemplate_dirs; ++i)
+        a->dirs[a->ndirs++] = strdup(template_dirs[i]);
     *out = a;
     return 0;
 }
@@ -679,24 +1234,83 @@ void ndg_analyzer_close(ndg_analyzer *a)
     for (int i = 0; i < a->ntemplates; ++i)
         template_free(a->templates[i]);
     free(a->templates);
+    free_list(a->dirs, a->ndirs);
     free(a->include_dir);
+    free(a->include_real);
     free(a->resource_dir);
     clang_disposeIndex(a->index);
     free(a);
 }
 
-int ndg_template_get(ndg_analyzer *a, const char *path, const ndg_template **out, nd_error *err)
+void ndg_param_define(char *out, size_t len, const ndg_template *defaults, const ndg_op *op, int i)
 {
-    char real[PATH_MAX];
-    if (!realpath(path, real))
-        return nd_fail(err, "%s:1: cannot read the template", path);
+    const char *args = "";
+    for (int k = 0; k < defaults->nparams; ++k)
+        if (strcmp(defaults->params[k].name, op->params[i].name) == 0)
+            args = defaults->params[k].args;
+    snprintf(out, len, "NDT_%s%s=%s", op->params[i].name, args, op->params[i].value);
+}
+
+void ndg_indices_define(char *out, size_t len, const ndg_op *op)
+{
+    size_t n = (size_t)snprintf(out, len, "NDT_INDICES={");
+    for (int k = 0; k < op->noperands && n < len; ++k)
+        n += (size_t)snprintf(out + n, len - n, "%s\"%s\"", k ? ", " : "", op->operands[k].index);
+    if (n < len)
+        snprintf(out + n, len - n, "}");
+}
+
+static bool declares(const ndg_template *t, const char *param)
+{
+    for (int i = 0; i < t->nparams; ++i)
+        if (strcmp(t->params[i].name, param) == 0)
+            return true;
+    return false;
+}
+
+/* The op's parameter set: one define per line, in the op's order, then INDICES. */
+static char *defines_of(const ndg_template *defaults, const ndg_op *op)
+{
+    ndg_buf b = {0};
+    char line[4200];
+    ndg_buf_put(&b, "", 0);
+    for (int i = 0; op && i < op->nparams; ++i) {
+        ndg_param_define(line, sizeof line, defaults, op, i);
+        ndg_buf_printf(&b, "%s\n", line);
+    }
+    if (op && declares(defaults, "INDICES")) {
+        ndg_indices_define(line, sizeof line, op);
+        ndg_buf_printf(&b, "%s\n", line);
+    }
+    return b.data;
+}
+
+static int lookup(ndg_analyzer *a, const char *real, const char *defines, const ndg_template **out)
+{
     for (int i = 0; i < a->ntemplates; ++i)
-        if (strcmp(a->templates[i]->path, real) == 0) {
+        if (strcmp(a->templates[i]->path, real) == 0 && strcmp(a->templates[i]->defines, defines) == 0) {
             *out = a->templates[i];
-            return 0;
+            return 1;
         }
+    return 0;
+}
+
+static int analyze(ndg_analyzer *a, const char *path, const char *real, char *defines, const ndg_template *defaults,
+                   const ndg_template **out, nd_error *err)
+{
     ndg_template *t = calloc(1, sizeof *t);
+    char quoted[4 * PATH_MAX];
+    ndg_c_string(quoted, sizeof quoted, real);
     t->path = strdup(real);
+    t->path_c = strdup(quoted);
+    t->defines = defines;
+    if (defaults) { /* parameters are what the template declares, whatever this set hides with #ifndef */
+        t->params = calloc((size_t)(defaults->nparams ? defaults->nparams : 1), sizeof *t->params);
+        for (int i = 0; i < defaults->nparams; ++i, ++t->nparams) {
+            t->params[i].name = strdup(defaults->params[i].name);
+            t->params[i].args = strdup(defaults->params[i].args);
+        }
+    }
     if (read_file(path, &t->text, &t->len, err) || parse(a, path, t, err)) {
         template_free(t);
         return -1;
@@ -705,4 +1319,84 @@ int ndg_template_get(ndg_analyzer *a, const char *path, const ndg_template **out
     a->templates[a->ntemplates++] = t;
     *out = t;
     return 0;
+}
+
+int ndg_template_get(ndg_analyzer *a, const char *path, const ndg_op *op, const ndg_template **out, nd_error *err)
+{
+    char real[PATH_MAX];
+    struct stat st;
+    if (!realpath(path, real) || stat(real, &st) != 0)
+        return nd_fail(err, "%s:1: cannot read the template", path);
+    if (!S_ISREG(st.st_mode))
+        return nd_fail(err, "%s:1: the template is not a regular file", path);
+    const ndg_template *defaults;
+    if (!lookup(a, real, "", &defaults) && analyze(a, path, real, strdup(""), NULL, &defaults, err))
+        return -1;
+    if (!op) {
+        *out = defaults;
+        return 0;
+    }
+    char *defines = defines_of(defaults, op);
+    if (lookup(a, real, defines, out)) {
+        free(defines);
+        return 0;
+    }
+    return analyze(a, path, real, defines, defaults, out, err);
+}
+
+/* ---------------------------------------------------------------- translation validation */
+
+typedef struct validation {
+    walk w;
+    int nranges;
+    const unsigned (*ranges)[2];
+} validation;
+
+static enum CXChildVisitResult visit_generated(CXCursor c, CXCursor parent, CXClientData data)
+{
+    (void)parent;
+    validation *v = data;
+    if (clang_getCursorKind(c) != CXCursor_DeclRefExpr || !in_main_file(c))
+        return CXChildVisit_Recurse;
+    CXCursor d = clang_getCursorReferenced(c);
+    if (clang_getCursorKind(d) != CXCursor_FunctionDecl)
+        return CXChildVisit_Recurse;
+    char *name = spelling(d);
+    unsigned at;
+    clang_getExpansionLocation(clang_getCursorLocation(c), NULL, NULL, NULL, &at);
+    bool specialized = false;
+    for (int i = 0; i < v->nranges && !specialized; ++i)
+        specialized = at >= v->ranges[i][0] && at < v->ranges[i][1];
+    if (specialized && accessor_name(name) && !LISTED(kept_calls, name)) {
+        CXString file;
+        unsigned line, col;
+        clang_getPresumedLocation(clang_getCursorLocation(c), &file, &line, &col);
+        nd_fail(v->w.err, "%s:%u:%u: %s is left in a specialized kernel; ndgen refuses to emit it (a generator bug: "
+                          "please report it with the spec and template)", clang_getCString(file), line, col, name);
+        clang_disposeString(file);
+        v->w.failed = true;
+    }
+    free(name);
+    return v->w.failed ? CXChildVisit_Break : CXChildVisit_Recurse;
+}
+
+int ndg_validate(ndg_analyzer *a, const char *name, const char *text, size_t len, int nranges,
+                 const unsigned (*ranges)[2], nd_error *err)
+{
+    clang_args args;
+    clang_args_init(&args, a, NULL);
+    struct CXUnsavedFile unsaved = {name, text, (unsigned long)len};
+    CXTranslationUnit tu;
+    enum CXErrorCode rc = clang_parseTranslationUnit2(a->index, name, args.v, args.n, &unsaved, 1,
+                                                      CXTranslationUnit_None, &tu);
+    if (rc != CXError_Success)
+        return nd_fail(err, "%s:1: libclang could not parse the generated file (error %d)", name, (int)rc);
+    int result = check_diagnostics(tu, err);
+    if (result == 0) {
+        validation v = {.w = {.a = a, .path = name, .err = err}, .nranges = nranges, .ranges = ranges};
+        clang_visitChildren(clang_getTranslationUnitCursor(tu), visit_generated, &v);
+        result = v.w.failed ? -1 : 0;
+    }
+    clang_disposeTranslationUnit(tu);
+    return result;
 }

@@ -7,6 +7,7 @@
  * template's own #includes are hoisted to the top, before any renaming, so headers are seen once.
  */
 #include <ctype.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,22 +21,39 @@ void ndg_c_name(char *out, size_t len, const char *name)
     out[i] = '\0';
 }
 
-static bool is_identifier(const char *s)
+void ndg_c_string(char *out, size_t len, const char *s)
 {
-    if (!(isalpha((unsigned char)*s) || *s == '_'))
-        return false;
-    for (; *s; ++s)
-        if (!(isalnum((unsigned char)*s) || *s == '_'))
-            return false;
-    return true;
+    size_t n = 0;
+    for (; *s && n + 5 < len; ++s) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            n += (size_t)snprintf(out + n, len - n, "\\%c", c);
+        else if (c < 0x20 || c == 0x7f)
+            n += (size_t)snprintf(out + n, len - n, "\\%03o", c);
+        else
+            out[n++] = (char)c;
+    }
+    out[n] = '\0';
 }
 
-/* The op against its template: operands bound, parameters declared. */
+/* s inside a C comment: a "*" + "/" would end it, a control character would end the line. */
+static void comment_text(char *out, size_t len, const char *s)
+{
+    size_t n = 0;
+    for (; *s && n + 3 < len; ++s) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '*' && s[1] == '/')
+            out[n++] = '*', out[n++] = ' ';
+        else
+            out[n++] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+    }
+    out[n] = '\0';
+}
+
+/* The op against its template (analyzed with its defaults): operands bound, parameters declared. */
 static int check_op(const ndg_spec *spec, const ndg_op *op, const ndg_template *t, nd_error *err)
 {
     const char *file = spec->path;
-    if (!is_identifier(op->name))
-        return nd_fail(err, "%s:%d: op '%s': the name must be a C identifier", file, op->line, op->name);
     if (op->noperands != t->noperands)
         return nd_fail(err, "%s:%d: op '%s': declares %d operands, but template %s binds %d (nda_operand 0..%d)",
                        file, op->line, op->name, op->noperands, t->path, t->noperands, t->noperands - 1);
@@ -53,28 +71,136 @@ static int check_op(const ndg_spec *spec, const ndg_op *op, const ndg_template *
             return nd_fail(err, "%s:%d: op '%s': unknown parameter '%s'; template %s declares: %s", file, op->line,
                            op->name, op->params[i].name, t->path, t->nparams ? list : "none");
         }
-        if (strchr(op->params[i].value, '\n'))
-            return nd_fail(err, "%s:%d: op '%s': parameter '%s' must be one line of C", file, op->line, op->name,
-                           op->params[i].name);
     }
     return 0;
 }
 
+/* ---------------------------------------------------------------- element types from dtypes */
+
+/* How a dtype is stored (NDT_T) and the functions that convert it to and from the type math is done
+ * in (NDT_LOAD and NDT_STORE; "" for none): bf16 is stored as uint16_t and computed in f32. */
+static void dtype_storage(nd_dtype dt, const char **type, const char **load, const char **store)
+{
+    *load = *store = "";
+    switch (dt) {
+    case ND_F32: *type = "float"; return;
+    case ND_BF16:
+        *type = "uint16_t";
+        *load = "nda_bf16_to_f32";
+        *store = "nda_f32_to_bf16";
+        return;
+    case ND_I32: *type = "int32_t"; return;
+    case ND_U8: *type = "uint8_t"; return;
+    }
+    *type = "?";
+}
+
+static const ndg_tparam *declared(const ndg_template *t, const char *name)
+{
+    for (int i = 0; i < t->nparams; ++i)
+        if (strcmp(t->params[i].name, name) == 0)
+            return &t->params[i];
+    return NULL;
+}
+
+static ndg_param *op_param(ndg_op *op, const char *name)
+{
+    for (int i = 0; i < op->nparams; ++i)
+        if (strcmp(op->params[i].name, name) == 0)
+            return &op->params[i];
+    return NULL;
+}
+
+/* The text between the parentheses of a one-argument macro's "(x)", or "v". */
+static void macro_arg(const ndg_tparam *p, char *out, size_t len)
+{
+    const char *a = p->args;
+    size_t n = strlen(a);
+    if (n >= 3 && a[0] == '(' && a[n - 1] == ')' && !memchr(a, ',', n))
+        snprintf(out, len, "%.*s", (int)(n - 2), a + 1);
+    else
+        snprintf(out, len, "v");
+}
+
+static int add_param(const ndg_spec *spec, ndg_op *op, const char *name, const char *value, nd_error *err)
+{
+    if (op->nparams == NDG_MAX_PARAMS)
+        return nd_fail(err, "%s:%d: op '%s': more than %d parameters with the element types", spec->path, op->line,
+                       op->name, NDG_MAX_PARAMS);
+    op->params[op->nparams].name = strdup(name);
+    op->params[op->nparams++].value = strdup(value);
+    return 0;
+}
+
+/* T (or Tk), LOAD and STORE for dtype dt, unless the spec gives them; a T that disagrees is refused. */
+static int derive_type(const ndg_spec *spec, ndg_op *op, const ndg_template *t, const char *suffix, int k, nd_error *err)
+{
+    const char *type, *conv[2];
+    static const char *const names[2] = {"LOAD", "STORE"};
+    char name[32];
+    nd_dtype dt = op->operands[k].dtype;
+    dtype_storage(dt, &type, &conv[0], &conv[1]);
+    snprintf(name, sizeof name, "T%s", suffix);
+    const ndg_param *given = op_param(op, name);
+    if (given && strcmp(given->value, type) != 0)
+        return nd_fail(err, "%s:%d: op '%s': parameter %s is '%s', but operand '%s' is %s, stored as %s; leave %s out "
+                            "and ndgen derives it from the dtype", spec->path, op->line, op->name, name, given->value,
+                       op->operands[k].name, nd_dtype_name(dt), type, name);
+    if (!given && add_param(spec, op, name, type, err))
+        return -1;
+    for (int i = 0; i < 2; ++i) {
+        snprintf(name, sizeof name, "%s%s", names[i], suffix);
+        const ndg_tparam *p = declared(t, name);
+        if (!p || op_param(op, name))
+            continue;
+        char x[64], value[128];
+        macro_arg(p, x, sizeof x);
+        snprintf(value, sizeof value, "%s(%s)", conv[i], x);
+        if (add_param(spec, op, name, value, err))
+            return -1;
+    }
+    return 0;
+}
+
+/* Each variant's element types follow the operands' dtypes: NDT_T for a template whose operands share
+ * one dtype, NDT_T<k> for operand k of a template that declares a type per operand. */
+static int derive_types(const ndg_spec *spec, ndg_op *op, const ndg_template *t, nd_error *err)
+{
+    bool shared = declared(t, "T") != NULL;
+    for (int k = 0; k < op->noperands; ++k) {
+        char suffix[16];
+        snprintf(suffix, sizeof suffix, "%d", k);
+        char name[24];
+        snprintf(name, sizeof name, "T%s", suffix);
+        if (declared(t, name)) {
+            if (derive_type(spec, op, t, suffix, k, err))
+                return -1;
+        } else if (shared && op->operands[k].dtype != op->operands[0].dtype) {
+            return nd_fail(err, "%s:%d: op '%s': operands '%s' (%s) and '%s' (%s) differ in dtype, but template %s "
+                                "declares one element type NDT_T; declare NDT_T%d (and NDT_T0, ...) for operands of "
+                                "their own type", spec->path, op->line, op->name, op->operands[0].name,
+                           nd_dtype_name(op->operands[0].dtype), op->operands[k].name,
+                           nd_dtype_name(op->operands[k].dtype), t->path, k);
+        }
+    }
+    return shared ? derive_type(spec, op, t, "", 0, err) : 0;
+}
+
 static void emit_header(ndg_buf *b, const ndg_spec *spec, const ndg_template *const *tmpl)
 {
-    ndg_buf_printf(b, "/*\n * Generated by ndgen %s from the spec %s and the template%s", NDGEN_VERSION, spec->path,
+    char text[4 * PATH_MAX];
+    comment_text(text, sizeof text, spec->path);
+    ndg_buf_printf(b, "/*\n * Generated by ndgen %s from the spec %s and the template%s", NDGEN_VERSION, text,
                    spec->nops > 1 ? "s" : "");
     for (int i = 0; i < spec->nops; ++i) {
         bool seen = false;
         for (int k = 0; k < i; ++k)
-            seen |= tmpl[k] == tmpl[i];
+            seen |= strcmp(tmpl[k]->path, tmpl[i]->path) == 0;
+        comment_text(text, sizeof text, spec->ops[i].template_path);
         if (!seen)
-            ndg_buf_printf(b, "%s %s", i ? "," : "", spec->ops[i].template_path);
+            ndg_buf_printf(b, "%s %s", i ? "," : "", text);
     }
     ndg_buf_printf(b, ".\n * Do not edit: edit the spec or the template, and rebuild.\n */\n#include \"nd_accessor.h\"\n");
-    for (int i = 0; i < spec->nops; ++i)
-        for (int k = 0; k < tmpl[i]->nincludes; ++k)
-            ndg_buf_printf(b, "%s\n", tmpl[i]->includes[k]); /* include guards make repeats harmless */
 }
 
 /* nd_<op>__<dtype>__generic or __t<k>; <dtype> lists every operand's dtype when they differ. */
@@ -143,7 +269,9 @@ static void emit_registry_group(ndg_buf *b, const ndg_spec *spec)
                 ndg_buf_printf(b, "NULL, 0x%xu},\n", partial);
         }
     }
-    ndg_buf_printf(b, "};\nconst nda_kernel_group ndk_group_%s = {\"%s\", %d, ndk_entries};\n", cname, spec->name, n);
+    char quoted[1024];
+    ndg_c_string(quoted, sizeof quoted, spec->name);
+    ndg_buf_printf(b, "};\nconst nda_kernel_group ndk_group_%s = {\"%s\", %d, ndk_entries};\n", cname, quoted, n);
 }
 
 static int write_depfile(const char *path, const char *target, const ndg_spec *spec,
@@ -174,19 +302,28 @@ int ndg_touch(const char *path, nd_error *err)
 
 static void registry_text(ndg_buf *b, char *const *spec_names, int n);
 
+/* Every variant of every op, in order; ranges gets the byte range of each specialized one. */
 static int build_text(ndg_buf *b, const ndg_spec *spec, const ndg_template *const *tmpl, const char *out_path,
-                      const ndg_emit_options *o)
+                      const ndg_emit_options *o, unsigned (*ranges)[2], int *kernels, nd_error *err)
 {
-    int kernels = 0;
-    char sym[256], prefix[32];
+    char sym[256], prefix[32], out_c[4 * PATH_MAX];
+    int nranges = 0;
+    ndg_c_string(out_c, sizeof out_c, out_path ? out_path : "<stdout>");
     emit_header(b, spec, tmpl);
+    *kernels = 0;
     for (int i = 0; i < spec->nops; ++i) {
         const ndg_op *op = &spec->ops[i];
         for (int t = -1; t < op->ntargets; ++t) {
             symbol_of(sym, sizeof sym, op, t);
-            snprintf(prefix, sizeof prefix, "ndk%d_", kernels++);
-            ndg_variant v = {op, t < 0 ? NULL : &op->targets[t], prefix, sym, out_path, o->line_directives};
-            ndg_rewrite(b, tmpl[i], &v);
+            snprintf(prefix, sizeof prefix, "ndk%d_", (*kernels)++);
+            ndg_variant v = {op, t < 0 ? NULL : &op->targets[t], prefix, sym, out_c, o->line_directives};
+            unsigned start = (unsigned)b->len;
+            if (ndg_rewrite(b, tmpl[i], &v, err))
+                return -1;
+            if (t >= 0) {
+                ranges[nranges][0] = start;
+                ranges[nranges++][1] = (unsigned)b->len;
+            }
         }
     }
     emit_registry_group(b, spec);
@@ -195,23 +332,44 @@ static int build_text(ndg_buf *b, const ndg_spec *spec, const ndg_template *cons
         ndg_buf_printf(b, "\n/* ==== library root */\n");
         registry_text(b, &name, 1);
     }
-    return kernels;
+    return nranges;
 }
 
-int ndg_emit_spec(const ndg_spec *spec, ndg_analyzer *a, const char *out_path, const ndg_emit_options *o,
+/* Each op's template, analyzed with the op's parameters after its element types are derived. */
+static int analyze_ops(ndg_spec *spec, ndg_analyzer *a, const ndg_template **tmpl, nd_error *err)
+{
+    for (int i = 0; i < spec->nops; ++i) {
+        ndg_op *op = &spec->ops[i];
+        const ndg_template *defaults;
+        if (ndg_template_get(a, op->template_path, NULL, &defaults, err) || check_op(spec, op, defaults, err) ||
+            derive_types(spec, op, defaults, err) || ndg_template_get(a, op->template_path, op, &tmpl[i], err))
+            return -1;
+        if (tmpl[i]->noperands != op->noperands) /* a parameter chose other bindings */
+            return check_op(spec, op, tmpl[i], err);
+    }
+    return 0;
+}
+
+int ndg_emit_spec(ndg_spec *spec, ndg_analyzer *a, const char *out_path, const ndg_emit_options *o,
                   ndg_emit_stats *stats, nd_error *err)
 {
     const ndg_template **tmpl = calloc((size_t)spec->nops, sizeof *tmpl);
+    int nvariants = 0;
+    for (int i = 0; i < spec->nops; ++i)
+        nvariants += spec->ops[i].ntargets;
+    unsigned (*ranges)[2] = calloc((size_t)nvariants + 1, sizeof *ranges);
     ndg_buf b = {0};
     ndg_output out;
-    int rc = 0;
-    for (int i = 0; i < spec->nops && !rc; ++i)
-        rc = ndg_template_get(a, spec->ops[i].template_path, &tmpl[i], err) ||
-             check_op(spec, &spec->ops[i], tmpl[i], err);
-    if (!rc) {
-        stats->kernels = build_text(&b, spec, tmpl, out_path, o);
+    int rc = analyze_ops(spec, a, tmpl, err), nranges = 0;
+    if (!rc)
+        rc = (nranges = build_text(&b, spec, tmpl, out_path, o, ranges, &stats->kernels, err)) < 0;
+    /* Translation validation: what was written parses, and no generic accessor call is left in a
+     * specialized kernel. */
+    if (!rc)
+        rc = ndg_validate(a, out_path ? out_path : "generated.c", b.data, b.len, nranges, (const unsigned(*)[2])ranges,
+                          err);
+    if (!rc)
         rc = ndg_output_open(&out, out_path, err);
-    }
     if (!rc) {
         fwrite(b.data, 1, b.len, out.fp);
         rc = ndg_output_commit(&out, &stats->changed, err);
@@ -221,6 +379,7 @@ int ndg_emit_spec(const ndg_spec *spec, ndg_analyzer *a, const char *out_path, c
     if (!rc && o->stamp)
         rc = ndg_touch(o->stamp, err);
     ndg_buf_free(&b);
+    free(ranges);
     free(tmpl);
     return rc ? -1 : 0;
 }

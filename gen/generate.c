@@ -174,7 +174,8 @@ int ndg_generate_main(int argc, char **argv)
     int nspecs = argc - optind;
     double t0 = now_ms();
     int rc = check_outputs(&o, nspecs, &err) ||
-             ndg_analyzer_open(o.include, o.resource_dir[0] ? o.resource_dir : NULL, &a, &err);
+             ndg_analyzer_open(o.include, o.resource_dir[0] ? o.resource_dir : NULL, o.env.ntemplate_dirs,
+                               o.env.template_dirs, &a, &err);
     for (int i = 0; i < nspecs && !rc; ++i)
         rc = generate_one(argv[optind + i], &o, a, &err);
     ndg_analyzer_close(a);

@@ -7,7 +7,8 @@
 
 #include "nd_dist.h"
 
-enum { NDG_MAX_OPERANDS = 8, NDG_MAX_PARAMS = 32, NDG_MAX_TEMPLATE_DIRS = 8 };
+/* NDG_MAX_NAME: op, operand and parameter names, so every symbol made from them fits. */
+enum { NDG_MAX_OPERANDS = 8, NDG_MAX_PARAMS = 32, NDG_MAX_TEMPLATE_DIRS = 8, NDG_MAX_NAME = 64 };
 
 /* ---- spec.c: stage 1, op specs in sandboxed Lua 5.4. */
 typedef struct ndg_param {
@@ -65,13 +66,13 @@ int ndg_spec_select(ndg_spec *s, const char *op, const char *dtypes, char *const
 
 /* ---- analyze.c: stage 2, a template parsed with libclang, its accessor calls located by cursor. */
 typedef enum ndg_call_kind {
-    NDG_SELF, NDG_LOCATE, NDG_PAGE_ADDR, NDG_IS_LOCAL, NDG_PAGE_COORD, NDG_PAGE_ID, NDG_PAGE_READ,
-    NDG_PAGE_WRITE, NDG_SHARD_COUNT, NDG_SHARD_ID, NDG_PAGE_BYTES, NDG_RANK, NDG_DIM, NDG_PAGE_DIM, NDG_ELEM_READ,
-    NDG_SAME_PAGING, NDG_ITER_PAGE, NDG_ITER_PTR, NDG_PARTS, NDG_PART, NDG_PART_RANGE, NDG_PART_PAGE_READ,
+#define NDG_SPECIALIZED(KIND, name, tensor_arg) NDG_##KIND,
+#include "calls.def"
     NDG_CALL_KINDS
 } ndg_call_kind;
+_Static_assert(NDG_CALL_KINDS <= 32, "rewrite.c keeps sets of call kinds in 32-bit masks");
 
-extern const char *const ndg_call_names[NDG_CALL_KINDS]; /* "nda_self", ... */
+extern const char *const ndg_call_names[NDG_CALL_KINDS]; /* "nda_self", ...: calls.def */
 
 typedef struct ndg_call {
     ndg_call_kind kind;
@@ -84,6 +85,7 @@ typedef struct ndg_call {
                              is given as nda_iter_page(&it), else -1 */
     char *tensor_expr;    /* text of the tensor argument (NULL for iterator calls) */
     unsigned tensor_decl; /* where that variable is declared */
+    unsigned core_decl;   /* where its core argument's variable is declared; 0 when it has none */
 } ndg_call;
 
 typedef struct ndg_loop {
@@ -92,7 +94,8 @@ typedef struct ndg_loop {
     unsigned body_end;    /* just after the body's '}' */
     int line, col;
     int operand;          /* the tensor it iterates */
-    char *core_expr;      /* text of nda_iter_local's core argument */
+    char *core_expr;      /* text of nda_iter_local's core argument: a variable */
+    unsigned core_decl;   /* where that variable is declared */
     char *tensor_expr;    /* text of its tensor argument */
 } ndg_loop;
 
@@ -101,28 +104,56 @@ typedef struct ndg_tparam {
     char *args;           /* "(x)" for a function-like macro, "" otherwise */
 } ndg_tparam;
 
+/* An identifier of the template to rewrite in each variant: a file-scope name gets the variant's
+ * prefix, the kernel's name becomes the variant's symbol. Renaming is done by editing the text at
+ * these offsets, never by #define, so no header and no generated code can be touched by it. */
+typedef struct ndg_rename {
+    unsigned at, len;
+    bool kernel;
+} ndg_rename;
+
+/*
+ * A template analyzed for one parameter set: with each of an op's parameters defined exactly as the
+ * generated file defines them, so that bindings, tensor arguments and #if branches are those the
+ * compiler will see. The defaults (no op) give the parameters a template declares.
+ */
 typedef struct ndg_template {
     char *path;           /* absolute */
+    char *path_c;         /* path escaped for a C string literal, as in #line */
     char *text;
     size_t len;
+    char *defines;        /* the parameter set: "NDT_X=v" lines; "" for the defaults */
     char *kernel;         /* the one external function: the kernel */
     int noperands;        /* 1 + the highest operand index bound */
     int nparams;
-    ndg_tparam *params;
-    int ncalls, nloops, nrenames, nincludes, ndeps;
+    ndg_tparam *params;   /* declared by the template (from its defaults) */
+    int ncalls, nloops, nrenames, nundefs, nmacros, ndeps;
     ndg_call *calls;
     ndg_loop *loops;
-    char **renames;       /* file-scope names to make unique per variant */
-    char **includes;      /* the template's #include lines, verbatim */
+    ndg_rename *renames;  /* in offset order */
+    char **undefs;        /* macros the template text defines: #undef after each variant */
+    char **macros;        /* macros defined by the template and its own headers: generated code avoids them */
     char **deps;          /* files the template includes, outside system headers */
 } ndg_template;
 
 typedef struct ndg_analyzer ndg_analyzer;
-/* include_dir: where nd_accessor.h lives. resource_dir: clang's, so stddef.h is found (NULL: built-in). */
-int ndg_analyzer_open(const char *include_dir, const char *resource_dir, ndg_analyzer **out, nd_error *err);
+/* include_dir: where nd_accessor.h lives. resource_dir: clang's, so stddef.h is found (NULL: built-in).
+ * template_dirs: also searched for the templates' own #includes. */
+int ndg_analyzer_open(const char *include_dir, const char *resource_dir, int ntemplate_dirs,
+                      const char *const *template_dirs, ndg_analyzer **out, nd_error *err);
 void ndg_analyzer_close(ndg_analyzer *a);
-/* Parses path once per analyzer; later calls return the same template. */
-int ndg_template_get(ndg_analyzer *a, const char *path, const ndg_template **out, nd_error *err);
+/* Parses path once per analyzer and parameter set: op NULL for the template's defaults, else with
+ * op's parameters defined (see ndg_param_define). Later calls return the same template. */
+int ndg_template_get(ndg_analyzer *a, const char *path, const ndg_op *op, const ndg_template **out, nd_error *err);
+/* Parameter i of op as a -D argument body "NDT_NAME(args)=value", given the template's defaults. */
+void ndg_param_define(char *out, size_t len, const ndg_template *defaults, const ndg_op *op, int i);
+/* "NDT_INDICES={"ij", "jk"}": the operands' index notation, for templates that declare INDICES. */
+void ndg_indices_define(char *out, size_t len, const ndg_op *op);
+/* Parses generated text as one translation unit and refuses (with the template's file:line:col, through
+ * its #line directives) any accessor call other than NDG_KEPT ones whose offset lies in one of the
+ * nranges [start, end) byte ranges: the specialized kernels. */
+int ndg_validate(ndg_analyzer *a, const char *name, const char *text, size_t len, int nranges,
+                 const unsigned (*ranges)[2], nd_error *err);
 
 /* ---- rewrite.c: stage 3, one variant of a template as C text, specialized or generic. */
 typedef struct ndg_buf {
@@ -144,8 +175,10 @@ typedef struct ndg_variant {
     bool line_directives;
 } ndg_variant;
 
-/* Appends one variant: parameters, renames, specialized helpers, the (rewritten) template, #undefs. */
-void ndg_rewrite(ndg_buf *out, const ndg_template *t, const ndg_variant *v);
+/* Appends one variant: specialized helpers, the op's parameters, the template with its edits (renames,
+ * and for a target its accessor calls and loops), type assertions, #undefs. t is analyzed with the
+ * op's parameters. Fails when a macro of the template would change the generated code's meaning. */
+int ndg_rewrite(ndg_buf *out, const ndg_template *t, const ndg_variant *v, nd_error *err);
 
 /* ---- emit.c: stage 4, one C file per spec, plus its depfile. */
 typedef struct ndg_emit_options {
@@ -160,7 +193,7 @@ typedef struct ndg_emit_stats {
     bool changed;             /* the output's bytes changed */
 } ndg_emit_stats;
 
-int ndg_emit_spec(const ndg_spec *spec, ndg_analyzer *a, const char *out_path, const ndg_emit_options *o,
+int ndg_emit_spec(ndg_spec *spec, ndg_analyzer *a, const char *out_path, const ndg_emit_options *o,
                   ndg_emit_stats *stats, nd_error *err);
 /* The library's root registry: one group per spec name. */
 int ndg_emit_registry(const char *out_path, char *const *spec_names, int n, nd_error *err);
@@ -168,6 +201,8 @@ int ndg_emit_registry(const char *out_path, char *const *spec_names, int n, nd_e
 int ndg_touch(const char *path, nd_error *err);
 /* A C identifier from a spec file name. */
 void ndg_c_name(char *out, size_t len, const char *name);
+/* s as the inside of a C string literal ("\\", "\"", control characters escaped). */
+void ndg_c_string(char *out, size_t len, const char *s);
 
 /* ---- output.c: files written whole or not at all. */
 typedef struct ndg_output {

@@ -16,6 +16,7 @@
  * they are applied in offset order, skipping any edit inside the one before. Generated code that spans
  * lines is followed by a #line directive, so the template's lines stay true after it.
  */
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -537,7 +538,7 @@ static void loop_open(ndg_buf *b, const char *P, const loop_plan *p, const char 
         ndg_buf_printf(b, "%s        uint8_t *const %sshardp%d_%d = %sbase%d_%d + %sslot%d * %lld;\n", ind, P, n,
                        p->ptrs[i].operand, P, n, p->ptrs[i].operand, P, n, (long long)(l->shard_pages * p->ptrs[i].pb));
     /* rows: every dim but the last; each row starts from the coordinates of the outer loops */
-    char pad[64];
+    char pad[128]; /* ind (under 64), 8 spaces, and 4 per outer loop up to rank 8 */
     snprintf(pad, sizeof pad, "%s        ", ind);
     sum row_page = {0}, row_off = {0};
     for (int i = 0; i + 1 < R; ++i) {
@@ -582,6 +583,34 @@ static void loop_close(ndg_buf *b, const char *P, const loop_plan *p)
             ndg_buf_printf(b, " (%s)->stats->pages_written += %swrites%d_%d;", core, P, p->idx, q->operand);
     }
     ndg_buf_printf(b, " }");
+}
+
+/* Whether the text names a macro the template or its headers define: generated code must mean what
+ * it says, so no macro of theirs may stand for one of its identifiers. Comments and strings skipped. */
+static const char *macro_named(const ndg_template *t, const char *text, size_t len)
+{
+    for (size_t i = 0; i < len; ++i) {
+        char c = text[i];
+        if (c == '"') {
+            for (++i; i < len && text[i] != '"'; ++i)
+                i += text[i] == '\\';
+        } else if (c == '/' && i + 1 < len && text[i + 1] == '*') {
+            for (i += 2; i + 1 < len && !(text[i] == '*' && text[i + 1] == '/'); ++i)
+                ;
+        } else if (isalpha((unsigned char)c) || c == '_') {
+            size_t j = i;
+            while (j < len && (isalnum((unsigned char)text[j]) || text[j] == '_'))
+                ++j;
+            for (int m = 0; m < t->nmacros; ++m)
+                if (strlen(t->macros[m]) == j - i && strncmp(t->macros[m], text + i, j - i) == 0)
+                    return t->macros[m];
+            i = j - 1;
+        } else if (isdigit((unsigned char)c)) {
+            while (i + 1 < len && (isalnum((unsigned char)text[i + 1]) || text[i + 1] == '_'))
+                ++i;
+        }
+    }
+    return NULL;
 }
 
 /* ---------------------------------------------------------------- edits */
@@ -637,10 +666,26 @@ static void call_edit(const ndg_template *t, const ndg_variant *v, const ndg_cal
     }
 }
 
+/* A file-scope name gets the variant's prefix; the kernel's name becomes its symbol. */
+static void rename_edit(const ndg_template *t, const ndg_variant *v, const ndg_rename *r, edit *e)
+{
+    memset(e, 0, sizeof *e);
+    e->start = r->at;
+    e->end = r->at + r->len;
+    if (r->kernel)
+        ndg_buf_printf(&e->text, "%s", v->symbol);
+    else
+        ndg_buf_printf(&e->text, "%su_%.*s", v->prefix, (int)r->len, t->text + r->at);
+}
+
 static int collect_edits(const ndg_template *t, const ndg_variant *v, edit **out)
 {
     int n = 0;
-    edit *e = calloc((size_t)(t->ncalls + 2 * t->nloops + 1), sizeof *e);
+    edit *e = calloc((size_t)(t->ncalls + 2 * t->nloops + t->nrenames + 1), sizeof *e);
+    for (int i = 0; i < t->nrenames; ++i)
+        rename_edit(t, v, &t->renames[i], &e[n++]);
+    if (!v->target)
+        goto sort; /* the generic kernel: the template as written, with its own names */
     for (int i = 0; i < t->ncalls; ++i)
         call_edit(t, v, &t->calls[i], &e[n++]);
     for (int i = 0; i < t->nloops; ++i) {
@@ -654,6 +699,7 @@ static int collect_edits(const ndg_template *t, const ndg_variant *v, edit **out
         e[n].start = e[n].end = L->body_end;
         loop_close(&e[n++].text, v->prefix, &p);
     }
+sort:
     qsort(e, (size_t)n, sizeof *e, edit_cmp);
     *out = e;
     return n;
@@ -672,58 +718,77 @@ static void line_col_at(const ndg_template *t, unsigned at, int *line, int *col)
 }
 
 /* The template text with the variant's edits applied. */
-static void emit_body(ndg_buf *out, const ndg_template *t, const ndg_variant *v)
+static int emit_body(ndg_buf *out, const ndg_template *t, const ndg_variant *v, nd_error *err)
 {
     edit *e = NULL;
-    int n = v->target ? collect_edits(t, v, &e) : 0;
+    int n = collect_edits(t, v, &e), rc = 0;
     unsigned pos = 0;
-    for (int i = 0; i < n; ++i) {
+    for (int i = 0; i < n && !rc; ++i) {
         if (e[i].start < pos)
             continue; /* inside the edit before, which replaced it */
+        const char *m = macro_named(t, e[i].text.data, e[i].text.len);
+        if (m) {
+            int line, col;
+            line_col_at(t, e[i].start, &line, &col);
+            rc = nd_fail(err, "%s:%d:%d: the template or a header of its own defines the macro '%s', a name the code "
+                              "ndgen generates here uses; rename the macro", t->path, line, col, m);
+        }
         ndg_buf_put(out, t->text + pos, e[i].start - pos);
         ndg_buf_put(out, e[i].text.data, e[i].text.len);
         pos = e[i].end;
         if (v->line_directives && memchr(e[i].text.data, '\n', e[i].text.len)) {
             int line, col;
             line_col_at(t, pos, &line, &col);
-            ndg_buf_printf(out, "\n#line %d \"%s\"\n%*s", line, t->path, col - 1, "");
+            ndg_buf_printf(out, "\n#line %d \"%s\"\n%*s", line, t->path_c, col - 1, "");
         }
     }
     ndg_buf_put(out, t->text + pos, t->len - pos);
     for (int i = 0; i < n; ++i)
         ndg_buf_free(&e[i].text);
     free(e);
+    return rc;
 }
 
 /* ---------------------------------------------------------------- one variant */
 
-static const char *param_value(const ndg_op *op, const char *name)
+/* "#define NDT_X(args) value" from the define "NDT_X(args)=value". */
+static void put_define(ndg_buf *out, const char *define)
 {
-    for (int i = 0; i < op->nparams; ++i)
-        if (strcmp(op->params[i].name, name) == 0)
-            return op->params[i].value;
-    return NULL;
+    const char *eq = strchr(define, '=');
+    ndg_buf_printf(out, "#define %.*s %s\n", (int)(eq - define), define, eq + 1);
 }
 
-void ndg_rewrite(ndg_buf *out, const ndg_template *t, const ndg_variant *v)
+/* The element types a template declares, checked against the operands' dtypes: the second wall
+ * behind the generator's own check (emit.c), in case the template's default or a header differs. */
+static void type_asserts(ndg_buf *out, const ndg_template *t, const ndg_op *op)
+{
+    for (int k = 0; k < op->noperands; ++k) {
+        char param[16];
+        snprintf(param, sizeof param, "T%d", k);
+        bool own = false, shared = false;
+        for (int i = 0; i < t->nparams; ++i) {
+            own |= strcmp(t->params[i].name, param) == 0;
+            shared |= strcmp(t->params[i].name, "T") == 0;
+        }
+        if (!own && !shared)
+            continue;
+        nd_dtype dt = op->operands[k].dtype;
+        bool integer = dt != ND_F32; /* bf16 is stored as uint16_t */
+        const char *name = own ? param : "T";
+        ndg_buf_printf(out, "_Static_assert(sizeof(NDT_%s) == %d && _Generic((NDT_%s)0, float: %d, double: %d, "
+                            "long double: %d, default: %d), \"op %s: NDT_%s must be the %d-byte %s type that stores "
+                            "operand '%s' (%s)\");\n", name, nd_dtype_size(dt), name, !integer, !integer, !integer,
+                       integer, op->name, name, nd_dtype_size(dt), integer ? "integer" : "floating",
+                       op->operands[k].name, nd_dtype_name(dt));
+    }
+}
+
+int ndg_rewrite(ndg_buf *out, const ndg_template *t, const ndg_variant *v, nd_error *err)
 {
     const ndg_op *op = v->op;
+    size_t begin = out->len;
     ndg_buf_printf(out, "\n/* ==== op %s, %s kernel %s */\n", op->name, v->target ? "specialized" : "generic", v->symbol);
-    for (int i = 0; i < t->nparams; ++i) {
-        const char *value = param_value(op, t->params[i].name);
-        if (strcmp(t->params[i].name, "INDICES") == 0) { /* from the operands' index notation */
-            ndg_buf_printf(out, "#define NDT_INDICES {");
-            for (int k = 0; k < op->noperands; ++k)
-                ndg_buf_printf(out, "%s\"%s\"", k ? ", " : "", op->operands[k].index);
-            ndg_buf_printf(out, "}\n");
-        } else if (value) {
-            ndg_buf_printf(out, "#define NDT_%s%s %s\n", t->params[i].name, t->params[i].args, value);
-        }
-    }
-    ndg_buf_printf(out, "#define %s %s\n", t->kernel, v->symbol);
-    for (int i = 0; i < t->nrenames; ++i)
-        ndg_buf_printf(out, "#define %s %s%s\n", t->renames[i], v->prefix, t->renames[i]);
-    if (v->target) {
+    if (v->target) { /* helpers first: no macro of the template is defined yet */
         unsigned need[NDG_MAX_OPERANDS] = {0};
         for (int i = 0; i < t->ncalls; ++i) { /* calls that keep their arguments and call a helper */
             const ndg_call *c = &t->calls[i];
@@ -733,16 +798,29 @@ void ndg_rewrite(ndg_buf *out, const ndg_template *t, const ndg_variant *v)
         for (int k = 0; k < op->noperands; ++k)
             emit_operand_helpers(out, v->prefix, k, &op->operands[k], &v->target->dist[k], need[k]);
     }
+    const char *m = macro_named(t, out->data + begin, out->len - begin);
+    if (m)
+        return nd_fail(err, "%s:1: the template or a header of its own defines the macro '%s', a name the code ndgen "
+                            "generates uses; rename the macro", t->path, m);
+    for (const char *d = t->defines; *d;) {
+        const char *eol = strchr(d, '\n');
+        char line[4200];
+        snprintf(line, sizeof line, "%.*s", (int)(eol - d), d);
+        put_define(out, line);
+        d = eol + 1;
+    }
     if (v->line_directives)
-        ndg_buf_printf(out, "#line 1 \"%s\"\n", t->path);
-    emit_body(out, t, v);
+        ndg_buf_printf(out, "#line 1 \"%s\"\n", t->path_c);
+    if (emit_body(out, t, v, err))
+        return -1;
     if (out->len && out->data[out->len - 1] != '\n')
         ndg_buf_put(out, "\n", 1);
     if (v->line_directives)
         ndg_buf_printf(out, "#line %d \"%s\"\n", out->lines + 2, v->out_path);
-    for (int i = 0; i < t->nparams; ++i)
-        ndg_buf_printf(out, "#undef NDT_%s\n", t->params[i].name);
-    ndg_buf_printf(out, "#undef %s\n", t->kernel);
-    for (int i = 0; i < t->nrenames; ++i)
-        ndg_buf_printf(out, "#undef %s\n", t->renames[i]);
+    type_asserts(out, t, op);
+    for (const char *d = t->defines; *d; d = strchr(d, '\n') + 1)
+        ndg_buf_printf(out, "#undef %.*s\n", (int)strcspn(d, "(="), d);
+    for (int i = 0; i < t->nundefs; ++i)
+        ndg_buf_printf(out, "#undef %s\n", t->undefs[i]);
+    return 0;
 }

@@ -180,8 +180,56 @@ static int get_string(ctx *c, int t, const char *key, bool required, char **out)
         lua_pop(c->L, 1);
         return rc;
     }
-    *out = strdup(lua_tostring(c->L, -1));
+    size_t len;
+    const char *text = lua_tolstring(c->L, -1, &len);
+    if (strlen(text) != len) {
+        lua_pop(c->L, 1);
+        return FAIL(c, "field '%s' holds a NUL character", key);
+    }
+    *out = strdup(text);
     lua_pop(c->L, 1);
+    return 0;
+}
+
+/* A name that reaches C as an identifier, within a symbol's length. */
+static int check_name(ctx *c, const char *what, const char *name)
+{
+    bool ok = (name[0] >= 'a' && name[0] <= 'z') || (name[0] >= 'A' && name[0] <= 'Z') || name[0] == '_';
+    for (const char *p = name; *p && ok; ++p)
+        ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_';
+    if (!ok)
+        return FAIL(c, "%sthe name must be a C identifier", what);
+    if (strlen(name) > NDG_MAX_NAME)
+        return FAIL(c, "%sthe name is %zu characters long; at most %d fit in a kernel's symbol", what, strlen(name),
+                    NDG_MAX_NAME);
+    return 0;
+}
+
+/* A parameter's C text must stay on its #define line: no line break of any kind, no trailing
+ * backslash (which would join the next line) and no comment left open. */
+static int check_c_line(ctx *c, const char *name, const char *v)
+{
+    for (const char *p = v; *p; ++p) {
+        unsigned char ch = (unsigned char)*p;
+        if ((ch < 0x20 && ch != '\t') || ch == 0x7f)
+            return FAIL(c, "parameter '%s': character 0x%02x at column %d; the value must be one line of C", name, ch,
+                        (int)(p - v) + 1);
+        if (ch == '"' || ch == '\'') {
+            const char *q = p + 1;
+            while (*q && *q != (char)ch)
+                q += q[0] == '\\' && q[1] ? 2 : 1;
+            if (!*q)
+                return FAIL(c, "parameter '%s': a %s literal is not closed", name, ch == '"' ? "string" : "character");
+            p = q;
+        } else if (ch == '/' && p[1] == '*') {
+            const char *end = strstr(p + 2, "*/");
+            if (!end)
+                return FAIL(c, "parameter '%s': a /* comment is not closed", name);
+            p = end + 1;
+        } else if (ch == '\\' && p[1] == '\0') {
+            return FAIL(c, "parameter '%s': a trailing backslash would join the next line", name);
+        }
+    }
     return 0;
 }
 
@@ -484,9 +532,21 @@ static int convert_params(ctx *c, int t, ndg_op *op)
         } else if (op->nparams == NDG_MAX_PARAMS) {
             rc = FAIL(c, "params: more than %d", NDG_MAX_PARAMS);
         } else {
-            op->params[op->nparams].name = strdup(lua_tostring(L, -2));
-            op->params[op->nparams].value = strdup(lua_tostring(L, -1));
-            ++op->nparams;
+            const char *name = lua_tostring(L, -2);
+            size_t len;
+            const char *value = lua_tolstring(L, -1, &len);
+            char what[128];
+            snprintf(what, sizeof what, "parameter '%.64s': ", name);
+            rc = check_name(c, what, name);
+            if (!rc && strlen(value) != len)
+                rc = FAIL(c, "parameter '%s': the value holds a NUL character", name);
+            if (!rc)
+                rc = check_c_line(c, name, value);
+            if (!rc) {
+                op->params[op->nparams].name = strdup(name);
+                op->params[op->nparams].value = strdup(value);
+                ++op->nparams;
+            }
         }
         lua_pop(L, 1);
     }
@@ -610,16 +670,24 @@ static int convert_op(ctx *c, int t, const ndg_spec_env *env, ndg_op *op)
     int rc = check_keys(c, t, keys, "op") || get_string(c, t, "name", true, &op->name);
     if (rc)
         return -1;
-    snprintf(c->where, sizeof c->where, "op '%s': ", op->name);
+    snprintf(c->where, sizeof c->where, "op '%.80s': ", op->name);
+    if (check_name(c, "", op->name))
+        return -1;
     rc = get_string(c, t, "template", true, &tmpl) || resolve_template(c, tmpl, env, op) ||
          convert_operands(c, t, "inputs", false, op) || convert_operands(c, t, "outputs", true, op) ||
          check_output_indices(c, op) || convert_params(c, t, op) || get_string(c, t, "scalars", false, &op->scalars) ||
          check_scalars(c, op);
     free(tmpl);
-    for (int i = 0; i < op->noperands && !rc; ++i)
+    for (int i = 0; i < op->noperands && !rc; ++i) {
+        char what[128];
+        snprintf(what, sizeof what, "operand '%.64s': ", op->operands[i].name);
+        rc = check_name(c, what, op->operands[i].name);
+        if (!rc && strcmp(op->operands[i].name, "all") == 0)
+            rc = FAIL(c, "operand 'all': the name is reserved: a target's 'all' gives every operand's distribution");
         for (int j = 0; j < i && !rc; ++j)
-            if (strcmp(op->operands[i].name, op->operands[j].name) == 0 || strcmp(op->operands[i].name, "all") == 0)
-                rc = FAIL(c, "operand name '%s' is used twice or reserved", op->operands[i].name);
+            if (strcmp(op->operands[i].name, op->operands[j].name) == 0)
+                rc = FAIL(c, "operand '%s': the name is used twice", op->operands[i].name);
+    }
     return rc || convert_targets(c, t, op) ? -1 : 0;
 }
 
@@ -711,9 +779,17 @@ int ndg_spec_load(const char *path, const ndg_spec_env *env, ndg_spec *out, nd_e
     memset(out, 0, sizeof *out);
     out->path = strdup(path);
     out->name = spec_name(path);
+    if (strlen(out->name) == 0 || strlen(out->name) > NDG_MAX_NAME) {
+        nd_fail(err, "%s:1: the spec's file name gives a %zu-character kernel group name; it must have 1 to %d", path,
+                strlen(out->name), NDG_MAX_NAME);
+        ndg_spec_free(out);
+        return -1;
+    }
     lua_State *L = luaL_newstate();
-    if (!L)
+    if (!L) {
+        ndg_spec_free(out);
         return nd_fail(err, "%s:1: cannot create a Lua state", path);
+    }
     char *dir = env->spec_dir ? strdup(env->spec_dir) : dir_of(path);
     build_sandbox(L, dir);
     free(dir);

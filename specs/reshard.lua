@@ -23,9 +23,9 @@ for i, p in ipairs(pairs_of) do
   targets[i] = { a = p[1], out = p[2] }
   targets[#pairs_of + i] = { a = p[2], out = p[1] } -- and back
 end
-for dtype, T in pairs(storage) do
+for dtype in pairs(storage) do
   op {
-    name = "reshard", template = "eltwise_unary.c", params = { T = T, EXPR = "(x)" },
+    name = "reshard", template = "eltwise_unary.c", params = { EXPR = "(x)", LOAD = "(v)", STORE = "(v)" }, -- bits as they are
     inputs = { { name = "a", dtype = dtype, index = "..." } },
     outputs = { { name = "out", dtype = dtype, index = "..." } },
     targets = typed(targets, dtype),
