@@ -264,9 +264,13 @@ static void emit_registry_group(ndg_buf *b, const ndg_spec *spec)
             for (int k = 0; k < op->noperands; ++k)
                 partial |= (unsigned)op->operands[k].partial << k;
             if (op->scalars)
-                ndg_buf_printf(b, "\"%s\", 0x%xu},\n", op->scalars, partial);
+                ndg_buf_printf(b, "\"%s\", 0x%xu, ", op->scalars, partial);
             else
-                ndg_buf_printf(b, "NULL, 0x%xu},\n", partial);
+                ndg_buf_printf(b, "NULL, 0x%xu, ", partial);
+            if (op->requires)
+                ndg_buf_printf(b, "\"%s\"},\n", op->requires);
+            else
+                ndg_buf_printf(b, "NULL},\n");
         }
     }
     char quoted[1024];

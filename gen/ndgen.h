@@ -40,6 +40,7 @@ typedef struct ndg_op {
     int ntargets;
     ndg_target *targets;
     char *scalars;                   /* run-time axis arguments: "perm(a)", "axes(a)", or NULL */
+    char *requires;                  /* what the template assumes beyond the indices: nd_op_sig.requires */
 } ndg_op;
 
 typedef struct ndg_spec {

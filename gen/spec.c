@@ -646,6 +646,74 @@ static int check_scalars(ctx *c, const ndg_op *op)
     return FAIL(c, "scalars '%s': the name in parentheses must be an input of op '%s'", s, op->name);
 }
 
+/* requires = "same_paging(in, out)" or a list of such: kept as "same_paging(in,out);..." once each
+ * relation and operand is known. */
+static int convert_requires(ctx *c, int t, ndg_op *op)
+{
+    lua_State *L = c->L;
+    int ty = field(L, t, "requires"), rc = 0;
+    const char *names[NDG_MAX_OPERANDS];
+    for (int i = 0; i < op->noperands; ++i)
+        names[i] = op->operands[i].name;
+    if (ty == LUA_TSTRING) { /* one relation: as a list of one */
+        lua_createtable(L, 1, 0);
+        lua_insert(L, -2);
+        lua_rawseti(L, -2, 1);
+    } else if (ty != LUA_TTABLE) {
+        lua_pop(L, 1);
+        return ty == LUA_TNIL ? 0 : FAIL(c, "field 'requires' must be a string such as \"same_paging(in, out)\" or a list of them");
+    }
+    ndg_buf b = {0};
+    int n = (int)lua_rawlen(L, -1);
+    for (int i = 1; i <= n && !rc; ++i) {
+        nd_op_require q;
+        nd_error perr;
+        if (lua_rawgeti(L, -1, i) != LUA_TSTRING) {
+            rc = FAIL(c, "requires[%d] must be a string such as \"same_paging(in, out)\"", i);
+        } else if (nd_op_requires_parse(lua_tostring(L, -1), names, op->noperands, &q, &perr)) {
+            rc = FAIL(c, "%s", perr.msg);
+        } else {
+            const char *text = lua_tostring(L, -1);
+            ndg_buf_printf(&b, "%s%.*s(%s,%s)", b.len ? ";" : "", (int)strcspn(text, "( "), text, names[q.operand[0]],
+                           names[q.operand[1]]);
+        }
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    if (rc || !b.len)
+        ndg_buf_free(&b);
+    else
+        op->requires = b.data;
+    return rc;
+}
+
+/* Every target against the op's contract: the indices' ranks, axis sizes and broadcasting, and what
+ * the template requires; the same check the runtime makes at each launch. */
+static int check_targets(ctx *c, const ndg_op *op)
+{
+    const char *names[NDG_MAX_OPERANDS], *indices[NDG_MAX_OPERANDS];
+    int outputs = 0;
+    for (int i = 0; i < op->noperands; ++i) {
+        names[i] = op->operands[i].name;
+        indices[i] = op->operands[i].index;
+        outputs += op->operands[i].output;
+    }
+    nd_op_sig sig = {op->name, op->noperands, outputs, names, indices, op->scalars, op->requires};
+    for (int t = 0; t < op->ntargets; ++t) {
+        const nd_dist *d[NDG_MAX_OPERANDS];
+        nd_error perr;
+        for (int i = 0; i < op->noperands; ++i)
+            d[i] = &op->targets[t].dist[i];
+        if (nd_op_check_shapes(&sig, d, &perr)) {
+            char prefix[128];
+            snprintf(prefix, sizeof prefix, "op '%s': ", op->name);
+            size_t skip = strncmp(perr.msg, prefix, strlen(prefix)) == 0 ? strlen(prefix) : 0;
+            return FAIL(c, "target %d: %s", t + 1, perr.msg + skip);
+        }
+    }
+    return 0;
+}
+
 static int resolve_template(ctx *c, const char *name, const ndg_spec_env *env, ndg_op *op)
 {
     if (name[0] == '/' || strstr(name, ".."))
@@ -665,7 +733,8 @@ static int resolve_template(ctx *c, const char *name, const ndg_spec_env *env, n
 
 static int convert_op(ctx *c, int t, const ndg_spec_env *env, ndg_op *op)
 {
-    static const char *const keys[] = {"name", "template", "inputs", "outputs", "params", "targets", "scalars", NULL};
+    static const char *const keys[] = {"name",    "template", "inputs",   "outputs", "params",
+                                       "targets", "scalars",  "requires", NULL};
     char *tmpl = NULL;
     int rc = check_keys(c, t, keys, "op") || get_string(c, t, "name", true, &op->name);
     if (rc)
@@ -688,7 +757,7 @@ static int convert_op(ctx *c, int t, const ndg_spec_env *env, ndg_op *op)
             if (strcmp(op->operands[i].name, op->operands[j].name) == 0)
                 rc = FAIL(c, "operand '%s': the name is used twice", op->operands[i].name);
     }
-    return rc || convert_targets(c, t, op) ? -1 : 0;
+    return rc || convert_requires(c, t, op) || convert_targets(c, t, op) || check_targets(c, op) ? -1 : 0;
 }
 
 /* ---------------------------------------------------------------- driver */
@@ -808,6 +877,7 @@ static void free_op(ndg_op *op)
 {
     free(op->name);
     free(op->scalars);
+    free(op->requires);
     free(op->template_path);
     for (int k = 0; k < op->noperands; ++k) {
         free(op->operands[k].name);

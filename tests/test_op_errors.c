@@ -88,6 +88,21 @@ int main(int argc, char **argv)
     CHECK(nd_run(dev, kernels, "reduce_mean", (nd_tensor *[]){a, rows}, 2, (double[]){1}, 1, ND_VARIANT_AUTO, NULL,
                  NULL, &err) == 0, "mean over axis 1: %s", err.msg);
     nd_tensor_free(rows);
+    /* page_copy requires the same shape and page box: a tiled input into row pages is refused */
+    nd_dist_spec ts;
+    nd_dist td;
+    nd_tensor *tiles = NULL, *rowpages = tensor("64,64", "64,64", ND_F32, ND_L1);
+    nd_dist_spec_init(&ts);
+    CHECK(nd_parse_dims("shape", "64,64", ts.shape, &ts.rank, &err) == 0 &&
+          nd_parse_dims("shard", "64,64", ts.shard, &ts.shard_rank, &err) == 0 &&
+          nd_parse_dims("page", "32,32", ts.page, &ts.page_rank, &err) == 0 &&
+          (ts.page_kind = ND_PAGE_BOX, nd_dist_make(&ts, 1, 1, &td, &err) == 0) &&
+          nd_tensor_alloc(dev, &td, &tiles, &err) == 0, "tiled tensor: %s", err.msg);
+    expect("page_copy", (nd_tensor *[]){tiles, rowpages}, 2,
+           "op 'page_copy': operands 'in' and 'out' must have the same shape and page box (the op requires "
+           "same_paging(in,out))");
+    nd_tensor_free(tiles);
+    nd_tensor_free(rowpages);
     /* and launches that are fine: broadcasting a column, a transpose */
     CHECK(nd_run(dev, kernels, "permute", (nd_tensor *[]){a, tr}, 2, (double[]){1, 0}, 2, ND_VARIANT_AUTO, NULL, NULL,
                  &err) == 0, "transpose: %s", err.msg);

@@ -26,7 +26,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever nda_tensor, nda_core, nda_args or the kernel signature change. */
-#define NDA_ABI_VERSION 5u
+#define NDA_ABI_VERSION 6u
 
 /* Per-core traffic of one launch; padded to a cache line so cores on different threads never share. */
 typedef struct nda_stats {
@@ -88,6 +88,7 @@ typedef struct nda_kernel_entry {
     int noutputs;                    /* the last noutputs operands are outputs */
     const char *scalars;             /* run-time axis arguments: "perm(x)" or "axes(x)"; NULL: none */
     uint32_t partial;                /* bit i: operand i may be Partial (a pending sum over copies) */
+    const char *requires;            /* what the template assumes beyond the indices: nd_op_sig.requires */
 } nda_kernel_entry;
 
 typedef struct nda_kernel_group {    /* the entries generated from one spec file */

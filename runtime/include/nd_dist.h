@@ -428,6 +428,34 @@ void nd_dist_flags_set(nd_dist_flags *f, int which, const char *value);
 /* The --help lines for the flags above. */
 extern const char nd_dist_flags_help[];
 
+/* ---------------------------------------------------------------- an op's contract (opsig.c) */
+
+/*
+ * What an op requires of its operands' distributions, shared by the generator (each target, when
+ * generating) and the runtime (each launch). indices: each operand's index notation ("ij", "..."),
+ * which fixes ranks, equal axis sizes and numpy broadcasting; requires: ";"-separated relations the
+ * template assumes beyond that, such as "same_paging(in,out)" (the same shape and page box).
+ */
+typedef struct nd_op_sig {
+    const char *op;
+    int noperands, noutputs;          /* the last noutputs operands are outputs */
+    const char *const *operands;      /* names */
+    const char *const *indices;
+    const char *scalars;              /* non-NULL: the output's shape comes from axis scalars */
+    const char *requires;             /* NULL or "" for none */
+} nd_op_sig;
+
+typedef struct nd_op_require {
+    int relation;                     /* index into opsig.c's relations */
+    int operand[2];
+} nd_op_require;
+
+/* d[i] is operand i's distribution. Errors name the op, the operands and the reason. */
+int nd_op_check_shapes(const nd_op_sig *s, const nd_dist *const *d, nd_error *err);
+/* One requirement "RELATION(a, b)" with a and b operand names. */
+int nd_op_requires_parse(const char *text, const char *const *operands, int noperands, nd_op_require *out,
+                         nd_error *err);
+
 #ifdef __cplusplus
 }
 #endif

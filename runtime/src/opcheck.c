@@ -1,20 +1,13 @@
 /*
  * opcheck.c - a launch's tensors against its op's index notation and dtypes, before any kernel runs.
  *
- * Each operand's index names its axes: letters, and at most one "..." standing for any number of
- * leading, trailing or middle axes. A letter has one size across all operands (an einsum whose axis
- * sizes disagree is refused). The "..." parts of the inputs broadcast numpy-style (aligned on the right,
- * each dim equal or 1), and an output's "..." part must be exactly the broadcast shape.
+ * Dtypes and Partial operands are checked here; shapes against the index notation, and what the
+ * template requires, by nd_op_check_shapes (nd_dist), which the generator runs on every target too.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "runtime_internal.h"
-
-typedef struct letters {
-    int64_t size[128]; /* by letter; 0 = unbound */
-    int operand[128];  /* the operand that bound it */
-} letters;
 
 static const char *shape_text(char *buf, size_t len, const int64_t *d, int n)
 {
@@ -26,74 +19,25 @@ static const char *shape_text(char *buf, size_t len, const int64_t *d, int n)
     return buf;
 }
 
-/* Binds operand i's letters; writes its "..." dims to ell (count *nell). */
-static int bind(const nda_kernel_entry *e, int i, const nd_dist *d, letters *ax, int64_t *ell, int *nell, nd_error *err)
-{
-    const char *ix = e->indices[i], *dots = strstr(ix, "...");
-    int r = d->spec.rank, before = dots ? (int)(dots - ix) : (int)strlen(ix), after = dots ? (int)strlen(dots + 3) : 0;
-    if (dots ? r < before + after : r != before)
-        return nd_fail(err, "op '%s': operand '%s' has rank %d, but its index '%s' needs %s%d axes", e->op,
-                       e->operands[i], r, ix, dots ? "at least " : "", before + after);
-    *nell = r - before - after;
-    memcpy(ell, d->spec.shape + before, (size_t)*nell * sizeof *ell);
-    for (int k = 0; k < before + after; ++k) {
-        unsigned char letter = (unsigned char)(k < before ? ix[k] : dots[3 + k - before]);
-        int64_t size = d->spec.shape[k < before ? k : r - after + (k - before)];
-        if (ax->size[letter] && ax->size[letter] != size)
-            return nd_fail(err, "op '%s': axis '%c' is %lld in operand '%s' but %lld in operand '%s'", e->op, letter,
-                           (long long)ax->size[letter], e->operands[ax->operand[letter]], (long long)size,
-                           e->operands[i]);
-        ax->size[letter] = size;
-        ax->operand[letter] = i;
-    }
-    return 0;
-}
-
-/* Folds input shape s (n dims) into the broadcast shape b (*nb dims), numpy-style. */
-static int broadcast(const nda_kernel_entry *e, int i, const int64_t *s, int n, int64_t *b, int *nb, nd_error *err)
-{
-    char x[256], y[256];
-    int64_t out[ND_MAX_RANK];
-    int m = n > *nb ? n : *nb;
-    for (int k = 0; k < m; ++k) {
-        int64_t u = k < m - n ? 1 : s[k - (m - n)], v = k < m - *nb ? 1 : b[k - (m - *nb)];
-        if (u != v && u != 1 && v != 1)
-            return nd_fail(err, "op '%s': operand '%s' has '...' dims %s, which do not broadcast with %s", e->op,
-                           e->operands[i], shape_text(x, sizeof x, s, n), shape_text(y, sizeof y, b, *nb));
-        out[k] = u == 1 ? v : u;
-    }
-    memcpy(b, out, (size_t)m * sizeof *b);
-    *nb = m;
-    return 0;
-}
+enum { ND_MAX_OPERANDS_CHECKED = 32 };
 
 int nd_op_check(const nda_kernel_entry *e, nd_tensor *const *tensors, int n, nd_error *err)
 {
-    letters ax;
-    int64_t b[ND_MAX_RANK], ell[ND_MAX_RANK];
-    int nb = 0, nell = 0;
-    char x[256], y[256];
-    memset(&ax, 0, sizeof ax);
+    const nd_dist *d[ND_MAX_OPERANDS_CHECKED];
+    if (n > ND_MAX_OPERANDS_CHECKED || n != e->noperands)
+        return nd_fail(err, "op '%s': %d tensors for %d operands", e->op, n, e->noperands);
     for (int i = 0; i < n; ++i) {
-        const nd_dist *d = nd_tensor_dist(tensors[i]);
-        if (strcmp(nd_dtype_name(d->spec.dtype), e->dtypes[i]) != 0)
+        d[i] = nd_tensor_dist(tensors[i]);
+        if (strcmp(nd_dtype_name(d[i]->spec.dtype), e->dtypes[i]) != 0)
             return nd_fail(err, "op '%s': operand '%s' is %s, but the op takes %s there", e->op, e->operands[i],
-                           nd_dtype_name(d->spec.dtype), e->dtypes[i]);
-        if (d->spec.parts > 1 && !(e->partial >> i & 1u))
+                           nd_dtype_name(d[i]->spec.dtype), e->dtypes[i]);
+        if (d[i]->spec.parts > 1 && !(e->partial >> i & 1u))
             return nd_fail(err, "op '%s': operand '%s' is Partial, a pending sum of %d parts, but the op takes it "
                                 "whole; resolve it first with all_reduce or reduce_scatter", e->op, e->operands[i],
-                           (int)d->spec.parts);
-        if (bind(e, i, d, &ax, ell, &nell, err))
-            return -1;
-        bool output = i >= n - e->noutputs;
-        if (!output && strstr(e->indices[i], "...") && broadcast(e, i, ell, nell, b, &nb, err))
-            return -1;
-        /* an op with axis scalars says its output shape through them: see nd_op_check_scalars */
-        if (output && !e->scalars && strstr(e->indices[i], "...") && (nell != nb || memcmp(ell, b, (size_t)nb * sizeof *b) != 0))
-            return nd_fail(err, "op '%s': output '%s' has '...' dims %s, but the result's are %s", e->op,
-                           e->operands[i], shape_text(x, sizeof x, ell, nell), shape_text(y, sizeof y, b, nb));
+                           (int)d[i]->spec.parts);
     }
-    return 0;
+    nd_op_sig sig = {e->op, e->noperands, e->noutputs, e->operands, e->indices, e->scalars, e->requires};
+    return nd_op_check_shapes(&sig, d, err);
 }
 
 /* ---------------------------------------------------------------- axis scalars */

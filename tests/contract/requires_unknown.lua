@@ -1,0 +1,2 @@
+op { name = "copy", template = "page_copy.c", requires = { "same_paging(in, out)", "same_grid(in, out)" },
+     inputs = { { name = "in", dtype = "f32" } }, outputs = { { name = "out", dtype = "f32" } } }
