@@ -19,7 +19,7 @@ local hybrid = on8({ 8, 64 }, "placements", "[Shard(0), Partial(sum)]", "dp=2,tp
 local rows_replicated = on8({ 8, 64 }, "placements", "[Shard(0), Replicate()]", "dp=2,tp=4")
 
 for _, dtype in ipairs({ "f32", "bf16" }) do
-  local params = math_params(dtype)
+  local params = {}
   for _, c in ipairs({
     { "all_reduce", { { ["in"] = partial, out = replicated }, { ["in"] = hybrid, out = rows_replicated } } },
     { "reduce_scatter", { { ["in"] = partial, out = by_column } } },
@@ -32,7 +32,7 @@ for _, dtype in ipairs({ "f32", "bf16" }) do
     }
   end
   op {
-    name = "all_gather", template = "eltwise_unary.c", params = math_params(dtype, { EXPR = "(x)" }),
+    name = "all_gather", template = "eltwise_unary.c", params = { EXPR = "(x)" },
     inputs = { { name = "in", dtype = dtype } },
     outputs = { { name = "out", dtype = dtype } },
     targets = typed({ { ["in"] = by_column, out = replicated } }, dtype),

@@ -1,16 +1,8 @@
 -- Helpers shared by the op specs: include "common.lua".
 
--- How each dtype is stored in a template's NDT_T.
-storage = { f32 = "float", bf16 = "uint16_t", i32 = "int32_t", u8 = "uint8_t" }
-
--- Template parameters for a math dtype: bf16 is stored as uint16_t, computed in f32 and rounded to
--- nearest even on the way back. `extra` adds op parameters such as EXPR.
-function math_params(dtype, extra)
-  local p = { T = storage[dtype] }
-  if dtype == "bf16" then p.LOAD, p.STORE = "nda_bf16_to_f32(v)", "nda_f32_to_bf16(v)" end
-  for k, v in pairs(extra or {}) do p[k] = v end
-  return p
-end
+-- The dtypes ndgen knows (ndgen derives each template's element type NDT_T, and its conversions
+-- NDT_LOAD and NDT_STORE, from the operands' dtypes).
+storage = { f32 = true, bf16 = true, i32 = true, u8 = true }
 
 -- A distribution table: d({64, 64}, {shard = {16, 64}, grid = "2x2"}).
 function d(shape, fields)

@@ -15,9 +15,9 @@ local targets = {
     out = d({ 2, 7, 3, 5 }, { shard = { 1, 4, 3, 5 }, grid = "2x2", strategy = "contiguous" }) },
 }
 
-for dtype, T in pairs(storage) do
+for dtype in pairs(storage) do
   op {
-    name = "permute", template = "permute.c", params = { T = T }, scalars = "perm(a)",
+    name = "permute", template = "permute.c", scalars = "perm(a)",
     inputs = { { name = "a", dtype = dtype, index = "..." } },
     outputs = { { name = "out", dtype = dtype, index = "..." } },
     targets = typed(targets, dtype),

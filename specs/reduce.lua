@@ -26,7 +26,7 @@ local targets = {
 for name, r in pairs(reductions) do
   for _, dtype in ipairs({ "f32", "bf16" }) do
     op {
-      name = "reduce_" .. name, template = "reduce.c", params = math_params(dtype, r), scalars = "axes(a)",
+      name = "reduce_" .. name, template = "reduce.c", params = r, scalars = "axes(a)",
       inputs = { { name = "a", dtype = dtype, index = "..." } },
       outputs = { { name = "out", dtype = dtype, index = "..." } },
       targets = typed(targets, dtype),

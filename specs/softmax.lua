@@ -11,7 +11,7 @@ local targets = {
 }
 for _, dtype in ipairs({ "f32", "bf16" }) do
   op {
-    name = "softmax", template = "softmax.c", params = math_params(dtype),
+    name = "softmax", template = "softmax.c", params = {},
     inputs = { { name = "a", dtype = dtype, index = "..." } },
     outputs = { { name = "out", dtype = dtype, index = "..." } },
     targets = typed(targets, dtype),

@@ -1,8 +1,68 @@
-/* run_softplus LIBRARY: softplus on a 64x64 tensor, specialized and generic, against log1pf(expf(x)). */
+/* run_softplus LIBRARY: softplus on a 64x64 tensor, specialized and generic, against log1pf(expf(x));
+ * then square in each dtype against x * x, exact on small integers. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "nd_runtime.h"
+
+/* x * x for x in -8..7 (0..15 for u8), stored as the dtype stores it: bf16 as an f32's top half. */
+static double value(nd_dtype dt, int i) { return dt == ND_U8 ? i % 16 : i % 16 - 8; }
+
+static void store(nd_dtype dt, uint8_t *p, double v)
+{
+    float f = (float)v;
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if (dt == ND_F32)
+        memcpy(p, &f, 4);
+    else if (dt == ND_BF16)
+        p[0] = (uint8_t)(u >> 16), p[1] = (uint8_t)(u >> 24);
+    else if (dt == ND_I32)
+        memcpy(p, &(int32_t){(int32_t)v}, 4);
+    else
+        p[0] = (uint8_t)v;
+}
+
+/* Square in each dtype, specialized and generic: the number of runs that differ from x * x. */
+static int run_square(nd_device *dev, nd_kernels *k, const nd_dist_spec *like)
+{
+    enum { N = 64 * 64 };
+    static uint8_t x[N * 4], y[N * 4], want[N * 4];
+    const nd_dtype dtypes[] = {ND_F32, ND_BF16, ND_I32, ND_U8};
+    int failed = 0;
+    for (int j = 0; j < 4; ++j) {
+        nd_dist_spec spec = *like;
+        nd_dist d;
+        nd_tensor *t[2];
+        nd_error err;
+        spec.dtype = dtypes[j];
+        int size = nd_dtype_size(spec.dtype);
+        for (int i = 0; i < N; ++i) {
+            store(spec.dtype, x + i * size, value(spec.dtype, i));
+            store(spec.dtype, want + i * size, value(spec.dtype, i) * value(spec.dtype, i));
+        }
+        if (nd_dist_make(&spec, 2, 2, &d, &err) || nd_tensor_alloc(dev, &d, &t[0], &err) ||
+            nd_tensor_alloc(dev, &d, &t[1], &err) || nd_tensor_write(t[0], x, (size_t)N * size, &err)) {
+            fprintf(stderr, "run_softplus: %s\n", err.msg);
+            return 8;
+        }
+        const nd_variant variants[] = {ND_VARIANT_SPECIALIZED, ND_VARIANT_GENERIC};
+        err.msg[0] = '\0';
+        for (int v = 0; v < 2; ++v) {
+            nd_kernel_pick pick = {0};
+            int bad = nd_run(dev, k, "square", t, 2, NULL, 0, variants[v], &pick, NULL, &err) ||
+                      nd_tensor_read(t[1], y, (size_t)N * size, &err) || memcmp(y, want, (size_t)N * size) != 0;
+            printf("%s: %s\n", bad && err.msg[0] ? err.msg : pick.symbol ? pick.symbol : "?", bad ? "differs from x * x" : "equals x * x");
+            failed += bad;
+            err.msg[0] = '\0';
+        }
+        nd_tensor_free(t[0]);
+        nd_tensor_free(t[1]);
+    }
+    return failed;
+}
 
 int main(int argc, char **argv)
 {
@@ -46,9 +106,10 @@ int main(int argc, char **argv)
                (double)y[0], bad, N);
         failed += bad != 0;
     }
-    printf("%d passed, %d failed\n", 2 - failed, failed);
     nd_tensor_free(t[0]);
     nd_tensor_free(t[1]);
+    failed += run_square(dev, k, &spec);
+    printf("%d passed, %d failed\n", 10 - failed, failed);
     nd_kernels_close(k);
     nd_device_close(dev);
     return failed != 0;

@@ -25,21 +25,21 @@ local z_partial = on8({ B, Z }, "placements", "[Partial(sum)]", "8")
 local z_rep = on8({ B, Z }, "einshard", "... -> * ...")
 
 op {
-  name = "matmul", template = "matmul.c", params = math_params("f32"),
+  name = "matmul", template = "matmul.c", params = {},
   inputs = { { name = "a", dtype = "f32", index = "ik" }, { name = "b", dtype = "f32", index = "kj" } },
   outputs = { { name = "out", dtype = "f32", index = "ij", partial = true } },
   targets = { { a = x_rep, b = w1, out = y_split }, { a = y_split, b = w2, out = z_partial } },
 }
 
 op {
-  name = "relu", template = "eltwise_unary.c", params = math_params("f32", { EXPR = "((x) > 0.0f ? (x) : 0.0f)" }),
+  name = "relu", template = "eltwise_unary.c", params = { EXPR = "((x) > 0.0f ? (x) : 0.0f)" },
   inputs = { { name = "a", dtype = "f32" } },
   outputs = { { name = "out", dtype = "f32" } },
   targets = { { all = y_split } },
 }
 
 op {
-  name = "all_reduce", template = "all_reduce.c", params = math_params("f32"),
+  name = "all_reduce", template = "all_reduce.c", params = {},
   inputs = { { name = "in", dtype = "f32", partial = true } },
   outputs = { { name = "out", dtype = "f32" } },
   targets = { { ["in"] = z_partial, out = z_rep } },

@@ -17,5 +17,5 @@ for i = 1, 90 do
   add[i] = { dtype, { a = random_dist(shape, dtype), b = random_dist(bshape, dtype), out = random_dist(shape, dtype) } }
 end
 declare("relu", "eltwise_unary.c", { "a" }, relu,
-        function(dt) return math_params(dt, { EXPR = "((x) > 0.0f ? (x) : 0.0f)" }) end)
-declare("add", "eltwise_binary.c", { "a", "b" }, add, function(dt) return math_params(dt, { EXPR = "((x) + (y))" }) end)
+        function() return { EXPR = "((x) > 0.0f ? (x) : 0.0f)" } end)
+declare("add", "eltwise_binary.c", { "a", "b" }, add, function() return { EXPR = "((x) + (y))" } end)

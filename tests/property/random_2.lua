@@ -19,5 +19,5 @@ for i = 1, 80 do
   for k = 1, #shape do out[k] = shape[perm[k]] end
   permute[i] = { dtype, { a = random_dist(shape, dtype), out = random_dist(out, dtype) } }
 end
-declare("reshard", "eltwise_unary.c", { "a" }, reshard, function(dt) return { T = storage[dt], EXPR = "(x)" } end)
-declare("permute", "permute.c", { "a" }, permute, function(dt) return { T = storage[dt] } end, "perm(a)")
+declare("reshard", "eltwise_unary.c", { "a" }, reshard, function() return { EXPR = "(x)", LOAD = "(v)", STORE = "(v)" } end)
+declare("permute", "permute.c", { "a" }, permute, function() return {} end, "perm(a)")

@@ -70,15 +70,6 @@ function random_shape(lo, hi, hi_dim, max_elems)
   return s
 end
 
--- How each dtype is stored and converted, as the op library's specs do it.
-storage = { f32 = "float", bf16 = "uint16_t", i32 = "int32_t", u8 = "uint8_t" }
-function math_params(dtype, extra)
-  local p = { T = storage[dtype] }
-  if dtype == "bf16" then p.LOAD, p.STORE = "nda_bf16_to_f32(v)", "nda_f32_to_bf16(v)" end
-  for k, v in pairs(extra or {}) do p[k] = v end
-  return p
-end
-
 -- Declares `name` once per dtype that has targets; targets is a list of { dtype, target }.
 function declare(name, template, inputs, targets, params_for, scalars, index)
   local by = {}
