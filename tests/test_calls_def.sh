@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# test_calls_def.sh ACCESSOR_H CALLS_DEF - gen/calls.def lists every function of the accessor API once,
+# and nothing else: a function added to nd_accessor.h without a row would be refused in templates, and a
+# row without a function would be a call ndgen thinks it can rewrite.
+set -u
+api=$(grep -oE '^static inline [^(]*\bnda_[a-z0-9_]+\(' "$1" | grep -oE 'nda_[a-z0-9_]+' | sort)
+def=$(grep -E '^NDG_(SPECIALIZED|LOOP|KEPT)\(' "$2" | grep -oE 'nda_[a-z0-9_]+' | sort)
+dups=$(echo "$def" | uniq -d)
+if [ "$api" = "$def" ] && [ -z "$dups" ] && [ -n "$api" ]; then
+  echo "$(echo "$api" | wc -l) functions agree; 1 passed, 0 failed"
+else
+  echo "nd_accessor.h and calls.def disagree (< header only, > calls.def only):" >&2
+  diff <(echo "$api") <(echo "$def") >&2
+  [ -n "$dups" ] && echo "listed twice: $dups" >&2
+  echo "0 passed, 1 failed"; exit 1
+fi
