@@ -3,7 +3,7 @@
 # and nothing else: a function added to nd_accessor.h without a row would be refused in templates, and a
 # row without a function would be a call ndgen thinks it can rewrite.
 set -u
-api=$(grep -oE '^static inline [^(]*\bnda_[a-z0-9_]+\(' "$1" | grep -oE 'nda_[a-z0-9_]+' | sort)
+api=$(grep -oE '^static inline [^(]*\bnda_[a-z0-9_]+\(' "$1" | grep -oE 'nda_[a-z0-9_]+\($' | tr -d '(' | sort)
 def=$(grep -E '^NDG_(SPECIALIZED|LOOP|KEPT)\(' "$2" | grep -oE 'nda_[a-z0-9_]+' | sort)
 dups=$(echo "$def" | uniq -d)
 if [ "$api" = "$def" ] && [ -z "$dups" ] && [ -n "$api" ]; then
