@@ -61,6 +61,7 @@ void reduce(const nda_core *core, const nda_args *args)
         count *= red[i] ? ad[i] : 1;
         red_outer[i] = red[i] && i < r - 1;
     }
+    (void)count; /* for NDT_FINISH, which may not need it (a sum, a max) */
     for (nda_iter it = nda_iter_local(core, out); nda_iter_valid(&it); nda_iter_next(&it)) {
         int64_t pc[ROWS_MAX_RANK], x[ROWS_MAX_RANK] = {0}, y[ROWS_MAX_RANK] = {0}, off;
         rows w;
