@@ -103,6 +103,10 @@ typedef struct walk {
     } *macro_refs;
     int nspans, nspans_cap;     /* the template's own macro definitions */
     range *spans;
+    int nhmacros, nhmacros_cap; /* macros its own headers define, and the real path of each one's header */
+    struct header_macro {
+        char *name, *file;
+    } *hmacros;
     int ncalls_cap, nloops_cap, nrenames_cap, nundefs_cap, nmacros_cap;
 } walk;
 
@@ -736,7 +740,14 @@ static void visit_macro(walk *w, CXCursor c)
     char *name = spelling(c);
     if (!in_main_file(c)) { /* a header of the template's own: generated code must not use its names */
         add_name(&w->t->macros, &w->t->nmacros, &w->nmacros_cap, name);
-        free(name);
+        CXFile f;
+        clang_getFileLocation(clang_getCursorLocation(c), &f, NULL, NULL, NULL);
+        CXString file = clang_getFileName(f);
+        char real[PATH_MAX];
+        GROW(w->hmacros, w->nhmacros, w->nhmacros_cap);
+        w->hmacros[w->nhmacros].name = name;
+        w->hmacros[w->nhmacros++].file = strdup(realpath(clang_getCString(file), real) ? real : "");
+        clang_disposeString(file);
         return;
     }
     add_name(&w->t->macros, &w->t->nmacros, &w->nmacros_cap, name);
@@ -958,17 +969,143 @@ static int rename_in_macros(walk *w)
     return 0;
 }
 
-/* ---------------------------------------------------------------- headers that use parameters */
+/* ---------------------------------------------------------------- text read once per generated file */
 
-/* Refuses an NDT_ name in header text outside a #define body: a header is read once per generated
- * file, with the first variant's parameters, so it may use them only in macros expanded later. */
-static int scan_header_params(const char *path, nd_error *err)
+/*
+ * A template's own header is read once per generated file, in the context of the first variant that
+ * includes it, while each variant's code is expanded in its own. So outside its macro bodies a header
+ * may depend on nothing a variant changes: no template parameter (NDT_*); no macro of the template's
+ * own, which one variant may define before the #include and another not; and in its directives no
+ * macro of another header of the template's, which one template includes before it and another
+ * after. __COUNTER__ may appear nowhere, template or header: each variant would count on from the last.
+ */
+
+typedef struct ident {
+    const char *s;
+    size_t n;
+    int line, col;
+    bool body;      /* in a #define after the macro's name: expanded where the macro is used */
+    bool directive; /* elsewhere in a preprocessor line, the name a #define defines included */
+} ident;
+
+static bool is_ident(const ident *id, const char *name) { return strlen(name) == id->n && !strncmp(id->s, name, id->n); }
+
+/* The directive of the line whose '#' is at text[i]: sets *define and *include; returns its end. */
+static size_t directive_name(const char *text, size_t len, size_t i, bool *define, bool *include)
 {
-    char *text;
+    size_t j = i + 1;
+    while (j < len && (text[j] == ' ' || text[j] == '\t'))
+        ++j;
+    size_t k = j;
+    while (k < len && ident_char(text[k]))
+        ++k;
+    *define = k - j == 6 && strncmp(text + j, "define", 6) == 0;
+    *include = k - j == 7 && strncmp(text + j, "include", 7) == 0;
+    return k;
+}
+
+/* Calls f for each identifier of C text outside comments, strings, numbers and #include lines, until
+ * f returns nonzero. */
+static int each_ident(const char *text, size_t len, int (*f)(const ident *, void *), void *data)
+{
+    int line = 1, rc = 0;
+    size_t line_at = 0; /* offset of the line's first character */
+    bool line_start = true, directive = false, define = false, named = false, include = false;
+    for (size_t i = 0; i < len && !rc; ++i) {
+        char ch = text[i];
+        if (ch == '\\' && i + 1 < len && text[i + 1] == '\n') {
+            ++i, ++line, line_at = i + 1;
+        } else if (ch == '\n') {
+            ++line, line_at = i + 1;
+            line_start = true, directive = define = named = include = false;
+        } else if (ch == '/' && i + 1 < len && text[i + 1] == '*') {
+            for (i += 2; i + 1 < len && !(text[i] == '*' && text[i + 1] == '/'); ++i)
+                if (text[i] == '\n')
+                    ++line, line_at = i + 1;
+            ++i;
+        } else if (ch == '/' && i + 1 < len && text[i + 1] == '/') {
+            while (i + 1 < len && text[i + 1] != '\n')
+                ++i;
+        } else if (ch == '"' || ch == '\'') {
+            for (++i; i < len && text[i] != ch && text[i] != '\n'; ++i)
+                i += text[i] == '\\';
+        } else if (ch == '#' && line_start) {
+            directive = true;
+            line_start = false;
+            i = directive_name(text, len, i, &define, &include) - 1;
+        } else if (isdigit((unsigned char)ch) || (ch == '.' && i + 1 < len && isdigit((unsigned char)text[i + 1]))) {
+            while (i + 1 < len && (ident_char(text[i + 1]) || text[i + 1] == '.'))
+                ++i; /* a number, suffixes and exponents included */
+            line_start = false;
+        } else if (ident_char(ch) && !include) {
+            size_t j = i;
+            while (j < len && ident_char(text[j]))
+                ++j;
+            ident id = {text + i, j - i, line, (int)(i - line_at) + 1, define && named, directive && !(define && named)};
+            named |= define;
+            rc = f(&id, data);
+            i = j - 1;
+            line_start = false;
+        } else if (ch != ' ' && ch != '\t') {
+            line_start = false;
+        }
+    }
+    return rc;
+}
+
+typedef struct text_check {
+    const char *path; /* the file, as messages name it */
+    const char *real; /* its real path, to tell its own macros from another header's */
+    const walk *w;
+    nd_error *err;
+} text_check;
+
+static int no_counter(const ident *id, void *data)
+{
+    const text_check *c = data;
+    if (!is_ident(id, "__COUNTER__"))
+        return 0;
+    return nd_fail(c->err, "%s:%d:%d: __COUNTER__ counts on through the generated file, so each kernel made from the "
+                           "template would see another value", c->path, id->line, id->col);
+}
+
+static int header_ident(const ident *id, void *data)
+{
+    const text_check *c = data;
+    const char *why = NULL, *whose = "";
+    if (no_counter(id, data))
+        return -1;
+    if (id->body)
+        return 0;
+    if (id->n > 4 && strncmp(id->s, "NDT_", 4) == 0)
+        why = "a template parameter";
+    for (int i = 0; i < c->w->t->nundefs && !why; ++i)
+        if (is_ident(id, c->w->t->undefs[i]))
+            why = "a macro of the template's own";
+    for (int i = 0; i < c->w->nhmacros && !why && id->directive; ++i)
+        if (is_ident(id, c->w->hmacros[i].name) && strcmp(c->w->hmacros[i].file, c->real) != 0) {
+            why = "a macro of the header ";
+            whose = c->w->hmacros[i].file;
+        }
+    if (!why)
+        return 0;
+    return nd_fail(c->err, "%s:%d:%d: %.*s, %s%s, is named outside a macro body; a header is read once per generated "
+                           "file, in the first variant that includes it, so only its macro bodies may use parameters, "
+                           "the template's macros or, in directives, other headers' macros", c->path, id->line, id->col,
+                   (int)id->n, id->s, why, whose);
+}
+
+/* Checks a header of the template's own (see above). */
+static int check_header(const walk *w, const char *path, nd_error *err)
+{
+    char *text, real[PATH_MAX];
     size_t len;
     FILE *fp = fopen(path, "rb");
-    if (!fp)
+    if (!fp || !realpath(path, real)) {
+        if (fp)
+            fclose(fp);
         return 0; /* libclang read it; nothing new to say */
+    }
     fseek(fp, 0, SEEK_END);
     len = (size_t)ftell(fp);
     fseek(fp, 0, SEEK_SET);
@@ -976,46 +1113,48 @@ static int scan_header_params(const char *path, nd_error *err)
     len = fread(text, 1, len, fp);
     text[len] = '\0';
     fclose(fp);
-    int line = 1, rc = 0;
-    bool line_start = true, in_define = false;
-    for (size_t i = 0; i < len && !rc; ++i) {
-        char ch = text[i];
-        if (ch == '\\' && text[i + 1] == '\n') {
-            ++i, ++line;
-        } else if (ch == '\n') {
-            ++line, line_start = true, in_define = false;
-        } else if (ch == '/' && text[i + 1] == '*') {
-            for (i += 2; i + 1 < len && !(text[i] == '*' && text[i + 1] == '/'); ++i)
-                line += text[i] == '\n';
-            ++i;
-        } else if (ch == '/' && text[i + 1] == '/') {
-            while (i + 1 < len && text[i + 1] != '\n')
-                ++i;
-        } else if (ch == '"' || ch == '\'') {
-            for (++i; i < len && text[i] != ch && text[i] != '\n'; ++i)
-                i += text[i] == '\\';
-        } else if (ch == '#' && line_start) {
-            size_t j = i + 1;
-            while (text[j] == ' ' || text[j] == '\t')
-                ++j;
-            in_define = strncmp(text + j, "define", 6) == 0;
-            line_start = false;
-        } else if (isalpha((unsigned char)ch) || ch == '_') {
-            size_t j = i;
-            while (isalnum((unsigned char)text[j]) || text[j] == '_')
-                ++j;
-            if (!in_define && strncmp(text + i, "NDT_", 4) == 0)
-                rc = nd_fail(err, "%s:%d: uses the template parameter %.*s outside a macro body; a header is read once "
-                                  "per generated file, so only the template itself and macros may use parameters",
-                             path, line, (int)(j - i), text + i);
-            i = j - 1;
-            line_start = false;
-        } else if (ch != ' ' && ch != '\t') {
-            line_start = false;
-        }
-    }
+    text_check c = {path, real, w, err};
+    int rc = each_ident(text, len, header_ident, &c);
     free(text);
     return rc;
+}
+
+/* Whether real (a real path) is under folder dir. */
+static bool under(const char *dir, const char *real)
+{
+    char d[PATH_MAX];
+    size_t n;
+    if (!realpath(dir, d))
+        return false;
+    n = strlen(d);
+    return strncmp(real, d, n) == 0 && real[n] == '/';
+}
+
+/* A header of the template's own: in its folder or a template folder, and not the accessor API's. */
+static bool own_dep(const walk *w, const char *path)
+{
+    char real[PATH_MAX], dir[PATH_MAX];
+    if (!realpath(path, real) || strncmp(real, w->a->include_real, strlen(w->a->include_real)) == 0)
+        return false;
+    snprintf(dir, sizeof dir, "%s", w->t->path);
+    if (strrchr(dir, '/'))
+        *strrchr(dir, '/') = '\0';
+    bool own = under(dir, real);
+    for (int i = 0; i < w->a->ndirs && !own; ++i)
+        own = under(w->a->dirs[i], real);
+    return own;
+}
+
+/* The template's text and each header of its own, once the walk has listed their macros. */
+static int check_texts(const walk *w)
+{
+    text_check c = {w->path, "", w, w->err};
+    if (each_ident(w->t->text, w->t->len, no_counter, &c))
+        return -1;
+    for (int i = 0; i < w->t->ndeps; ++i)
+        if (own_dep(w, w->t->deps[i]) && check_header(w, w->t->deps[i], w->err))
+            return -1;
+    return 0;
 }
 
 static void free_list(char **list, int n)
@@ -1156,6 +1295,9 @@ static int parse(ndg_analyzer *a, const char *path, ndg_template *t, nd_error *e
         result = w.failed ? -1 : result;
         if (result == 0)
             result = rename_in_macros(&w);
+        clang_getInclusions(tu, inclusion, t);
+        if (result == 0)
+            result = check_texts(&w);
         free(w.allowed);
         free(w.callees);
         free(w.renamed);
@@ -1164,15 +1306,14 @@ static int parse(ndg_analyzer *a, const char *path, ndg_template *t, nd_error *e
             free(w.macro_refs[i].name);
         free(w.macro_refs);
         free(w.spans);
-        clang_getInclusions(tu, inclusion, t);
+        for (int i = 0; i < w.nhmacros; ++i) {
+            free(w.hmacros[i].name);
+            free(w.hmacros[i].file);
+        }
+        free(w.hmacros);
         sort_renames(t);
     }
     clang_disposeTranslationUnit(tu);
-    for (int i = 0; i < t->ndeps && result == 0; ++i) {
-        char real[PATH_MAX];
-        if (realpath(t->deps[i], real) && strncmp(real, a->include_real, strlen(a->include_real)) != 0)
-            result = scan_header_params(t->deps[i], err);
-    }
     return result;
 }
 

@@ -261,16 +261,19 @@ static void emit_registry_group(ndg_buf *b, const ndg_spec *spec)
                 outputs += op->operands[k].output;
             ndg_buf_printf(b, "ndk_indices_%d, ndk_dtypes_%d, %d, ", i, i, outputs);
             unsigned partial = 0;
-            for (int k = 0; k < op->noperands; ++k)
-                partial |= (unsigned)op->operands[k].partial << k;
+            unsigned long long reduces = 0; /* 8 bits per operand: nda_kernel_entry.partial_reduce */
+            for (int k = 0; k < op->noperands; ++k) {
+                partial |= (unsigned)(op->operands[k].partial != 0) << k;
+                reduces |= (unsigned long long)op->operands[k].partial << 8 * k;
+            }
             if (op->scalars)
                 ndg_buf_printf(b, "\"%s\", 0x%xu, ", op->scalars, partial);
             else
                 ndg_buf_printf(b, "NULL, 0x%xu, ", partial);
             if (op->requires)
-                ndg_buf_printf(b, "\"%s\"},\n", op->requires);
+                ndg_buf_printf(b, "\"%s\", 0x%llxull},\n", op->requires, reduces);
             else
-                ndg_buf_printf(b, "NULL},\n");
+                ndg_buf_printf(b, "NULL, 0x%llxull},\n", reduces);
         }
     }
     char quoted[1024];

@@ -9,6 +9,7 @@
 
 /* NDG_MAX_NAME: op, operand and parameter names, so every symbol made from them fits. */
 enum { NDG_MAX_OPERANDS = 8, NDG_MAX_PARAMS = 32, NDG_MAX_TEMPLATE_DIRS = 8, NDG_MAX_NAME = 64 };
+_Static_assert(NDG_MAX_OPERANDS * 8 <= 64 && ND_REDUCES <= 8, "nda_kernel_entry.partial_reduce: 8 bits per operand");
 
 /* ---- spec.c: stage 1, op specs in sandboxed Lua 5.4. */
 typedef struct ndg_param {
@@ -21,7 +22,7 @@ typedef struct ndg_operand {
     char *index; /* index notation, such as "ij" */
     nd_dtype dtype;
     bool output;
-    bool partial; /* the kernel takes it as a Partial tensor (a pending sum), such as a collective's input */
+    unsigned partial; /* bit r: the kernel takes it as a Partial tensor pending nd_reduce r (0: only whole) */
 } ndg_operand;
 
 typedef struct ndg_target {

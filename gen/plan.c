@@ -595,6 +595,10 @@ static int bind_input(const plan_opts *o, const plan_env *env, step *steps, int 
             return nd_fail(err, "einsum '%s': its first input has %d axes, but the previous result has %d",
                            steps[i].einsum, (int)strlen(letters), p->rank);
         snprintf(p->letters, sizeof p->letters, "%.8s", letters); /* the same tensor, renamed axes */
+        if (ways(p->partial, p->npartial) > 1)
+            return nd_fail(err, "einsum '%s': its first input, the previous result, is kept Partial; ndgen plan does "
+                                "not plan over pending reductions (a contraction of one stays pending): choose a "
+                                "resolution of the previous result with --out", steps[i].einsum);
         return 0;
     }
     if (*next_in == o->nins)
@@ -607,6 +611,10 @@ static int bind_input(const plan_opts *o, const plan_env *env, step *steps, int 
             return nd_fail(err, "--shape: no size for axis '%c' of '%s'", *c, steps[i].einsum);
     if (parse_sharding(eq + 1, letters, env, p, err))
         return -1;
+    if (ways(p->partial, p->npartial) > 1)
+        return nd_fail(err, "--in %s: the input is Partial; ndgen plan does not plan over pending reductions (a "
+                            "contraction of one stays pending, and only a sum may): resolve it first and give the "
+                            "result's sharding", arg);
     snprintf(p->name, sizeof p->name, "%.*s", (int)(eq - arg), arg);
     return 0;
 }

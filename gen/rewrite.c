@@ -333,6 +333,12 @@ static void helper_part_range(const operand_ctx *o)
         o->P, o->k, (int)o->d->spec.parts - 1, (int)o->d->spec.parts, o->P, o->k);
 }
 
+static void helper_part_reduce(const operand_ctx *o)
+{
+    ndg_buf_printf(o->b, "static inline int %spart_reduce_%d(const nda_tensor *t)\n{\n    (void)t;\n    return %d; /* %s */\n}\n",
+                   o->P, o->k, (int)o->d->spec.reduce, nd_reduce_name(o->d->spec.reduce));
+}
+
 /* Part q's page from the copy of part q in the same position as this core's own. */
 static void helper_part_page_read(const operand_ctx *o)
 {
@@ -374,7 +380,12 @@ static const struct {
     {NDG_PART, helper_part, 0},
     {NDG_PART_RANGE, helper_part_range, 1u << NDG_PART},
     {NDG_PART_PAGE_READ, helper_part_page_read, 1u << NDG_LOCATE},
+    {NDG_PART_REDUCE, helper_part_reduce, 0},
 };
+
+/* Every kind has a helper but those rewritten in place: nda_same_paging (a constant) and the iterator's
+ * nda_iter_page and nda_iter_ptr (the loop nest's variables). */
+_Static_assert(sizeof helpers / sizeof *helpers == NDG_CALL_KINDS - 3, "a call kind of calls.def has no helper");
 
 /* Emits the helpers in `need` (bits of ndg_call_kind) and those they call. */
 static void emit_operand_helpers(ndg_buf *b, const char *P, int k, const ndg_operand *op, const nd_dist *d,
@@ -416,14 +427,16 @@ typedef struct loop_plan {
     loop_ptr ptrs[NDG_MAX_OPERANDS]; /* [0] is the iterated operand when its pointer is used */
 } loop_plan;
 
-/* A read or write of the loop's current page of an operand placed exactly like the iterated one. */
+/* A read or write of the loop's current page of an operand placed exactly like the iterated one, by the
+ * loop's own core variable: the loop counts its traffic on that core when it ends. */
 static bool known_local(const ndg_template *t, const ndg_variant *v, const ndg_call *c)
 {
     if (!v->target || c->loop < 0 || (c->kind != NDG_PAGE_READ && c->kind != NDG_PAGE_WRITE))
         return false;
     const ndg_loop *L = &t->loops[c->loop];
     const nd_dist *x = &v->target->dist[L->operand], *y = &v->target->dist[c->operand];
-    return x->spec.buffer == ND_L1 && nd_dist_same_placement(x, y) && c->tensor_decl < L->start;
+    return x->spec.buffer == ND_L1 && nd_dist_same_placement(x, y) && c->tensor_decl < L->start &&
+           c->core_decl == L->core_decl;
 }
 
 static bool inside_known_local(const ndg_template *t, const ndg_variant *v, const ndg_call *c)

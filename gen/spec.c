@@ -279,6 +279,35 @@ static int get_bool(ctx *c, int t, const char *key, bool *out)
     return rc;
 }
 
+/* partial = true (a pending sum) or a list of reduce ops such as {"sum", "max"}: the Partial values the
+ * operand may be, as a mask of nd_reduce bits; 0 when absent or false. */
+static int get_partial(ctx *c, int t, const char *name, unsigned *mask)
+{
+    lua_State *L = c->L;
+    int ty = field(L, t, "partial"), rc = 0;
+    *mask = 0;
+    if (ty == LUA_TBOOLEAN) {
+        *mask = lua_toboolean(L, -1) ? 1u << ND_REDUCE_SUM : 0;
+    } else if (ty == LUA_TTABLE) {
+        int n = (int)lua_rawlen(L, -1);
+        for (int i = 1; i <= n && !rc; ++i) {
+            int r = lua_rawgeti(L, -1, i) == LUA_TSTRING ? nd_reduce_parse(lua_tostring(L, -1)) : -1;
+            if (r < 0)
+                rc = FAIL(c, "operand '%s': partial[%d] must be one of \"sum\", \"avg\", \"max\", \"min\", \"product\"",
+                          name, i);
+            *mask |= r >= 0 ? 1u << r : 0;
+            lua_pop(L, 1);
+        }
+        if (!rc && !*mask)
+            rc = FAIL(c, "operand '%s': partial = {} allows no reduce op; leave it out instead", name);
+    } else if (ty != LUA_TNIL) {
+        rc = FAIL(c, "operand '%s': partial must be true (a pending sum) or a list of reduce ops such as "
+                     "{\"sum\", \"max\"}, not a %s", name, type_name(L, -1));
+    }
+    lua_pop(L, 1);
+    return rc;
+}
+
 /* Fails on any key of table t not in allowed[] (a typo would otherwise be silently ignored). */
 static int check_keys(ctx *c, int t, const char *const *allowed, const char *what)
 {
@@ -477,7 +506,7 @@ static int convert_operands(ctx *c, int t, const char *key, bool output, ndg_op 
         if (lua_rawgeti(L, -1, i) != LUA_TTABLE)
             rc = FAIL(c, "%s[%d] must be a table", key, i);
         else if (!(rc = check_keys(c, -1, keys, "operand")) && !(rc = get_string(c, -1, "name", true, &o->name)) &&
-                 !(rc = get_string(c, -1, "index", false, &o->index)) && !(rc = get_bool(c, -1, "partial", &o->partial)) &&
+                 !(rc = get_string(c, -1, "index", false, &o->index)) && !(rc = get_partial(c, -1, o->name, &o->partial)) &&
                  !(rc = get_string(c, -1, "dtype", true, &dtype)))
             rc = nd_parse_dtype("dtype", dtype, &o->dtype, &perr) ? FAIL(c, "operand '%s': %s", o->name, perr.msg) : 0;
         free(dtype);

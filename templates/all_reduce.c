@@ -1,17 +1,20 @@
 /*
- * all_reduce.c - out = the sum of the parts of a Partial tensor `in`: the collective that resolves a
- * pending reduction. Owner computes: each core fills the pages of `out` its own copy holds, reading
- * part q of each from the copy of part q in the same position as its own (so one part is local).
- * With `out` replicated this is an all-reduce; with `out` sharded over the cores that held the parts, a
- * reduce-scatter. Parts are added in order 0, 1, ..., so every copy of `out` is bitwise the same.
+ * all_reduce.c - out = the parts of a Partial tensor `in` combined by its reduce op (sum, avg, max, min or
+ * product): the collective that resolves a pending reduction. Owner computes: each core fills the pages
+ * of `out` its own copy holds, reading part q of each from the copy of part q in the same position as
+ * its own (so one part is local). With `out` replicated this is an all-reduce; with `out` sharded over
+ * the cores that held the parts, a reduce-scatter. Parts are combined in order 0, 1, ..., so every copy
+ * of `out` is bitwise the same; avg sums them and divides once, at the end. The reduce op is a run-time
+ * value of the generic kernel and a constant of a specialized one, whose other branches fold away.
  *
  * When in and out share shape and page box the kernel works page by page; otherwise it walks each
  * output page row by row and reads runs of in's pages.
  *
  * Operands: 0 in (input, Partial), 1 out (output), indexed "...".
  * Parameters: NDT_T, the stored element type; NDT_LOAD(v) and NDT_STORE(v), conversions to and from
- * float, in which the sum is computed.
+ * float, in which the parts are combined.
  */
+#include <math.h>
 #include <stdint.h>
 
 #include "eltwise_rows.h"
@@ -29,18 +32,37 @@
 
 enum { AR_MAX_PAGE = 4096 }; /* elements of one output page summed on the stack */
 
-/* Adds a run of m elements of one part into acc, or stores it there for the first part. */
-static void ar_add(float *acc, const NDT_T *x, int64_t m, int first)
+/* Combines a run of m elements of one part into acc by reduce op op, or stores it there for the first
+ * part. */
+static void ar_combine(float *acc, const NDT_T *x, int64_t m, int first, int op)
 {
-    for (int64_t e = 0; e < m; ++e)
-        acc[e] = first ? NDT_LOAD(x[e]) : acc[e] + NDT_LOAD(x[e]);
+    if (first) {
+        for (int64_t e = 0; e < m; ++e)
+            acc[e] = NDT_LOAD(x[e]);
+    } else if (op == ND_REDUCE_MAX) {
+        for (int64_t e = 0; e < m; ++e)
+            acc[e] = fmaxf(acc[e], NDT_LOAD(x[e]));
+    } else if (op == ND_REDUCE_MIN) {
+        for (int64_t e = 0; e < m; ++e)
+            acc[e] = fminf(acc[e], NDT_LOAD(x[e]));
+    } else if (op == ND_REDUCE_PRODUCT) {
+        for (int64_t e = 0; e < m; ++e)
+            acc[e] *= NDT_LOAD(x[e]);
+    } else { /* sum, and avg before its division */
+        for (int64_t e = 0; e < m; ++e)
+            acc[e] += NDT_LOAD(x[e]);
+    }
 }
+
+/* The combined value of acc[e]: avg divides the sum by the number of parts. */
+static float ar_value(float acc, int op, int64_t parts) { return op == ND_REDUCE_AVG ? acc / (float)parts : acc; }
 
 void all_reduce(const nda_core *core, const nda_args *args)
 {
     const nda_tensor *in = nda_operand(args, 0);
     const nda_tensor *out = nda_operand(args, 1);
     const int64_t parts = nda_parts(in), r = nda_rank(out);
+    const int op = nda_part_reduce(in);
     const int64_t n = nda_page_bytes(out) / (int64_t)sizeof(NDT_T);
     float acc[AR_MAX_PAGE];
     int64_t od[ROWS_MAX_RANK], pd[ROWS_MAX_RANK], id[ROWS_MAX_RANK], ip[ROWS_MAX_RANK];
@@ -56,9 +78,10 @@ void all_reduce(const nda_core *core, const nda_args *args)
             for (int64_t base = 0; base < n; base += AR_MAX_PAGE) {
                 const int64_t len = n - base < AR_MAX_PAGE ? n - base : AR_MAX_PAGE;
                 for (int64_t q = 0; q < parts; ++q)
-                    ar_add(acc, (const NDT_T *)nda_part_page_read(core, in, q, nda_iter_page(&it)) + base, len, q == 0);
+                    ar_combine(acc, (const NDT_T *)nda_part_page_read(core, in, q, nda_iter_page(&it)) + base, len,
+                               q == 0, op);
                 for (int64_t e = 0; e < len; ++e)
-                    y[base + e] = NDT_STORE(acc[e]);
+                    y[base + e] = NDT_STORE(ar_value(acc[e], op, parts));
             }
         }
         return;
@@ -81,9 +104,9 @@ void all_reduce(const nda_core *core, const nda_args *args)
                 int64_t run = rows_min(m - j, rows_min(ip[last] - x[last] % ip[last], id[last] - x[last]));
                 run = rows_min(run, AR_MAX_PAGE);
                 for (int64_t q = 0; q < parts; ++q)
-                    ar_add(acc, (const NDT_T *)nda_part_page_read(core, in, q, page) + in_off, run, q == 0);
+                    ar_combine(acc, (const NDT_T *)nda_part_page_read(core, in, q, page) + in_off, run, q == 0, op);
                 for (int64_t e = 0; e < run; ++e)
-                    y[off + j + e] = NDT_STORE(acc[e]);
+                    y[off + j + e] = NDT_STORE(ar_value(acc[e], op, parts));
                 j += run;
                 x[last] += run;
             }

@@ -365,8 +365,9 @@ static void free_setup(setup *s)
     nd_device_close(s->dev);
 }
 
-/* acc[j] += element j of part (first: acc = part), in f32. */
-static void add_part(float *acc, const uint8_t *part, nd_dtype t, int64_t n, bool first)
+/* acc[j] combined with element j of part by reduce op r (first: acc = part), in f32, as DTensor
+ * defines each op: written out here, independently of the collective under test. */
+static void add_part(float *acc, const uint8_t *part, nd_dtype t, int64_t n, bool first, nd_reduce r)
 {
     for (int64_t j = 0; j < n; ++j) {
         float f;
@@ -376,23 +377,34 @@ static void add_part(float *acc, const uint8_t *part, nd_dtype t, int64_t n, boo
         } else {
             memcpy(&f, part + 4 * j, 4);
         }
-        acc[j] = first ? f : acc[j] + f;
+        if (first)
+            acc[j] = f;
+        else if (r == ND_REDUCE_MAX)
+            acc[j] = f > acc[j] ? f : acc[j];
+        else if (r == ND_REDUCE_MIN)
+            acc[j] = f < acc[j] ? f : acc[j];
+        else if (r == ND_REDUCE_PRODUCT)
+            acc[j] = acc[j] * f;
+        else
+            acc[j] = acc[j] + f;
     }
 }
 
-static void store_sum(uint8_t *out, const float *acc, nd_dtype t, int64_t n)
+/* The combined value into out; avg divides the sum by the number of parts. */
+static void store_sum(uint8_t *out, const float *acc, nd_dtype t, int64_t n, nd_reduce r, int parts)
 {
     for (int64_t j = 0; j < n; ++j) {
+        float v = r == ND_REDUCE_AVG ? acc[j] / (float)parts : acc[j];
         if (t == ND_BF16) {
-            uint16_t h = ref_to_bf16(acc[j]);
+            uint16_t h = ref_to_bf16(v);
             memcpy(out + 2 * j, &h, 2);
         } else {
-            memcpy(out + 4 * j, &acc[j], 4);
+            memcpy(out + 4 * j, &v, 4);
         }
     }
 }
 
-/* The value of tensor t: the tensor itself, or the sum of its parts when it is Partial. */
+/* The value of tensor t: the tensor itself, or its parts combined by its reduce op when it is Partial. */
 static void read_value(nd_tensor *t, uint8_t *out, int64_t elems)
 {
     const nd_dist *d = nd_tensor_dist(t);
@@ -405,9 +417,9 @@ static void read_value(nd_tensor *t, uint8_t *out, int64_t elems)
     float *acc = malloc((size_t)elems * sizeof *acc);
     for (int q = 0; q < d->spec.parts; ++q) {
         CHECK(nd_tensor_read_part(t, q, out, bytes, &err) == 0, "%s", err.msg);
-        add_part(acc, out, d->spec.dtype, elems, q == 0);
+        add_part(acc, out, d->spec.dtype, elems, q == 0, d->spec.reduce);
     }
-    store_sum(out, acc, d->spec.dtype, elems);
+    store_sum(out, acc, d->spec.dtype, elems, d->spec.reduce, d->spec.parts);
     free(acc);
 }
 
@@ -461,10 +473,10 @@ static uint8_t *random_input(nd_tensor *t, int64_t elems)
         int rc = d->spec.parts > 1 ? nd_tensor_write_part(t, q, x, bytes, &err) : nd_tensor_write(t, x, bytes, &err);
         CHECK(rc == 0, "%s", err.msg);
         if (acc)
-            add_part(acc, x, d->spec.dtype, elems, q == 0);
+            add_part(acc, x, d->spec.dtype, elems, q == 0, d->spec.reduce);
     }
     if (acc)
-        store_sum(x, acc, d->spec.dtype, elems);
+        store_sum(x, acc, d->spec.dtype, elems, d->spec.reduce, d->spec.parts);
     free(acc);
     return x;
 }

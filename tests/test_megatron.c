@@ -141,8 +141,21 @@ int main(int argc, char **argv)
     nd_tensor *bad[2] = {m.z, m.z};
     test_case = "relu of a Partial tensor";
     CHECK(nd_run(m.dev, k, "relu", bad, 2, NULL, 0, ND_VARIANT_AUTO, NULL, NULL, &err) != 0 &&
-              strstr(err.msg, "is Partial, a pending sum of 8 parts"), "relu accepted Z: %s", err.msg);
+              strstr(err.msg, "is Partial, 8 parts pending a sum"), "relu accepted Z: %s", err.msg);
+    /* matmul may leave a pending sum in its output, never a pending max: adding partial products and
+     * then taking their max would be a wrong answer */
+    nd_tensor *zmax = NULL;
+    test_case = "matmul into a Partial(max) output";
+    CHECK(tensor(m.dev, "8,64", NULL, "[Partial(max)]", &zmax, &err) == 0, "%s", err.msg);
+    CHECK(nd_run(m.dev, k, "matmul", (nd_tensor *[]){m.h, m.w2, zmax}, 3, NULL, 0, ND_VARIANT_AUTO, NULL, NULL,
+                 &err) != 0 && strstr(err.msg, "op 'matmul': operand 'out' is Partial(max), but the op takes Partial "
+                                               "operands only pending sum"), "matmul wrote a Partial(max): %s", err.msg);
+    test_case = "all_reduce (sum only here) of a Partial(max)";
+    CHECK(nd_run(m.dev, k, "all_reduce", (nd_tensor *[]){zmax, m.zr}, 2, NULL, 0, ND_VARIANT_AUTO, NULL, NULL,
+                 &err) != 0 && strstr(err.msg, "operand 'in' is Partial(max), but the op takes Partial operands "
+                                               "only pending sum"), "all_reduce took a Partial(max): %s", err.msg);
+    nd_tensor_free(zmax);
     nd_kernels_close(k);
     release(&m);
-    return test_finish(3);
+    return test_finish(5);
 }

@@ -84,6 +84,10 @@ refuse "plan 'bx,xy' --in X='b x -> b x*' --in W='x y -> x y*' --shape b=8,x=8,y
 refuse "plan 'bx,xy->bq' --in X='b x -> b x*' --in W='x y -> x y*' --shape b=8,x=8,y=8 --grid 8x1" 1 "output axis 'q' is in no input"
 refuse "plan 'bx,xy->by' --in X='b x -> b x*' --in W='x y -> x y*' --shape b=8,x=8 --grid 8x1" 1 "no size for axis 'y'"
 refuse "plan 'bx,xy->by' --in X='b x -> b x*' --shape b=8,x=8,y=8 --grid 8x1" 1 "needs another --in"
+refuse "plan 'bx,xy->by' --in 'X=placements:[Partial(max)]' --in W='x y -> x y*' --mesh 8 --shape b=8,x=8,y=8 --grid 8x1" 1 "the input is Partial; ndgen plan does not plan over pending reductions"
+refuse "$show --placements '[Partial(max), Partial(sum)]' --mesh 2,4 --shape 8,8" 1 "are Partial(max) and Partial(sum): parts pending different reductions cannot be held as one tensor"
+check "$show --placements \"[Partial(reduce_op='product')]\" --mesh 8 --shape 8,8" '.replicas == 8'
+check "$show --placements '[Shard(dim=0), Partial(avg)]' --mesh 2,4 --shape 8,8" '.replicas == 4'
 refuse "plan 'bx,xy->by' --in X='b x -> b x2' --in W='x y -> x y*' --shape b=8,x=8,y=8 --grid 8x1" 1 "the mesh holds 2 devices, but there are 8 cores"
 refuse "plan 'bx,xy->by' --in X='b x -> b* x' --in W='... -> * ...' --shape b=8,x=8,y=8 --grid 8x1 --out 'b y -> b y*'" 1 "no plan here reaches that sharding"
 refuse "plan --in X='b x -> b* x' --shape b=8 --grid 8x1" 2 "give 1 to 8 einsums"

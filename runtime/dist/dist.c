@@ -51,6 +51,7 @@ void nd_dist_spec_init(nd_dist_spec *spec)
     spec->cores.orientation = ND_ROW_MAJOR;
     spec->buffer = ND_L1;
     spec->replicas = spec->parts = 1;
+    spec->reduce = ND_REDUCE_SUM;
 }
 
 /* ---------------------------------------------------------------- validation */
@@ -206,6 +207,8 @@ static int check_replicas(const nd_dist_spec *s, int64_t list_cores, nd_error *e
     if (list_cores % s->replicas)
         return nd_fail(err, "replicas %d: the core list has %lld cores, which do not split into %d equal copies",
                        (int)s->replicas, (long long)list_cores, (int)s->replicas);
+    if ((unsigned)s->reduce >= ND_REDUCES)
+        return nd_fail(err, "reduce %d: not a reduce op", (int)s->reduce);
     if (s->replicas > 1 && (s->buffer != ND_L1 || s->interleaved))
         return nd_fail(err, "replicas %d: copies live in L1 core groups; an interleaved or DRAM tensor has one copy",
                        (int)s->replicas);
@@ -229,6 +232,8 @@ int nd_dist_make(const nd_dist_spec *spec, int grid_x, int grid_y, nd_dist *out,
     if (check_replicas(s, d.list_cores, err))
         return -1;
     l->ncores = d.list_cores / s->replicas;
+    if (s->parts == 1) /* one part is the value, whatever the op: one form, so signatures compare */
+        s->reduce = ND_REDUCE_SUM;
     for (int i = 0; i < s->rank; ++i) {
         l->pages[i] = ceil_div(s->shape[i], s->page[i]);
         l->shard[i] = s->shard[i] / s->page[i];
@@ -364,6 +369,8 @@ int nd_dist_signature(const nd_dist *d, char *buf, size_t len)
            nd_buffer_name(s->buffer));
     if (s->replicas > 1) /* absent for one copy, so ordinary signatures read as before */
         nd_appendf(buf, len, &n, " replicas=%d parts=%d", (int)s->replicas, (int)s->parts);
+    if (s->parts > 1 && s->reduce != ND_REDUCE_SUM) /* a pending sum reads as before */
+        nd_appendf(buf, len, &n, " reduce=%s", nd_reduce_name(s->reduce));
     return n;
 }
 
@@ -391,7 +398,7 @@ bool nd_dist_same_paging(const nd_dist *a, const nd_dist *b)
 bool nd_dist_same_placement(const nd_dist *a, const nd_dist *b)
 {
     if (a->spec.buffer != b->spec.buffer || !same_layout(&a->squeezed, &b->squeezed) ||
-        a->spec.replicas != b->spec.replicas || a->spec.parts != b->spec.parts)
+        a->spec.replicas != b->spec.replicas || a->spec.parts != b->spec.parts || a->spec.reduce != b->spec.reduce)
         return false;
     for (int64_t i = 0; i < a->list_cores; ++i) {
         nd_core ca = nd_dist_core(a, i), cb = nd_dist_core(b, i);

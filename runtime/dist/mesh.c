@@ -8,10 +8,16 @@
 
 #include "dist_internal.h"
 
-const char *nd_reduce_name(nd_reduce r)
+static const char *const reduce_names[ND_REDUCES] = {"sum", "avg", "max", "min", "product"};
+
+const char *nd_reduce_name(nd_reduce r) { return (unsigned)r < ND_REDUCES ? reduce_names[r] : "?"; }
+
+int nd_reduce_parse(const char *name)
 {
-    static const char *const names[] = {"sum", "avg", "max", "min"};
-    return (unsigned)r <= ND_REDUCE_MIN ? names[r] : "?";
+    for (int i = 0; i < ND_REDUCES; ++i)
+        if (strcmp(name, reduce_names[i]) == 0)
+            return i;
+    return -1;
 }
 
 const char *nd_mesh_axis_name(const nd_sharding *sh, int axis, char *buf, size_t len)
@@ -53,6 +59,28 @@ static int64_t product_of(const nd_sharding *sh, bool partial_only)
 
 int64_t nd_sharding_copies(const nd_sharding *sh) { return product_of(sh, false); }
 int64_t nd_sharding_parts(const nd_sharding *sh) { return product_of(sh, true); }
+
+/* The one reduce op of the Partial axes: parts from axes with different ops would combine into no single
+ * op (DTensor resolves them axis by axis; ndgen's tensors hold one reduction), so that is refused. */
+static int partial_reduce(const nd_sharding *sh, nd_reduce *out, nd_error *err)
+{
+    int first = -1;
+    char a[ND_MESH_NAME + 8], b[ND_MESH_NAME + 8];
+    *out = ND_REDUCE_SUM;
+    for (int i = 0; i < sh->naxes; ++i) {
+        if (sh->axes[i].kind != ND_MESH_PARTIAL)
+            continue;
+        if (first >= 0 && sh->axes[i].reduce != sh->axes[first].reduce)
+            return nd_fail(err, "mesh axes %s and %s are Partial(%s) and Partial(%s): parts pending different "
+                                "reductions cannot be held as one tensor; resolve one first",
+                           nd_mesh_axis_name(sh, first, a, sizeof a), nd_mesh_axis_name(sh, i, b, sizeof b),
+                           nd_reduce_name(sh->axes[first].reduce), nd_reduce_name(sh->axes[i].reduce));
+        if (first < 0)
+            first = i;
+        *out = sh->axes[i].reduce;
+    }
+    return 0;
+}
 
 /* The axes of size > 1, in order: axes of size 1 place nothing, whatever their role. */
 static int nonunit_axes(const nd_sharding *sh, int *pos)
@@ -405,6 +433,8 @@ int nd_sharding_dist(const nd_sharding *sh, const nd_dist_spec *base, int gx, in
     s.strategy = ND_ROUND_ROBIN;
     s.replicas = (int32_t)nd_sharding_copies(sh);
     s.parts = (int32_t)nd_sharding_parts(sh);
+    if (partial_reduce(sh, &s.reduce, err))
+        return -1;
     if (build_core_list(sh, grid, &devices, shards, &s.cores, err))
         return -1;
     return nd_dist_make(&s, gx, gy, out, err);

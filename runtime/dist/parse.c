@@ -222,14 +222,19 @@ static int sig_field(const char *sig, const char *key, char *out, size_t len, nd
     return 0;
 }
 
-/* The optional " replicas=R parts=P" of a signature. */
+/* The optional " replicas=R parts=P" of a signature, and " reduce=OP" after it (absent: sum). */
 static int sig_copies(const char *sig, nd_dist_spec *s, nd_error *err)
 {
     const char *p = strstr(sig, " replicas=");
+    char op[16];
     if (!p)
         return 0;
     if (sscanf(p, " replicas=%d parts=%d", &s->replicas, &s->parts) != 2)
         return nd_fail(err, "signature '%s': expected replicas=R parts=P", sig);
+    const char *r = strstr(p, " reduce=");
+    if (r && (sscanf(r, " reduce=%15s", op) != 1 || nd_reduce_parse(op) < 0))
+        return nd_fail(err, "signature '%s': expected reduce=sum|avg|max|min|product", sig);
+    s->reduce = r ? (nd_reduce)nd_reduce_parse(op) : ND_REDUCE_SUM;
     return 0;
 }
 

@@ -334,9 +334,9 @@ int nd_pspec_format(const nd_sharding *sh, char *buf, size_t len, nd_error *err)
 
 /* ---------------------------------------------------------------- DTensor placements */
 
+/* Partial's reduce op: "", "sum", "reduce_op=sum" or "reduce_op='sum'" (DTensor's printed form). */
 static int reduce_op(lexer *lx, nd_reduce *out)
 {
-    static const char *const names[] = {"sum", "avg", "max", "min"};
     char name[ND_MESH_NAME];
     *out = ND_REDUCE_SUM;
     blanks(lx);
@@ -345,15 +345,16 @@ static int reduce_op(lexer *lx, nd_reduce *out)
     if (accept_word(lx, "reduce_op") && expect(lx, '='))
         return -1;
     const char *at = (blanks(lx), lx->p);
-    if (take_ident(lx, name))
+    char quote = *lx->p == '\'' || *lx->p == '"' ? *lx->p++ : 0;
+    if (take_ident(lx, name) || (quote && expect(lx, quote)))
         return -1;
-    for (int i = 0; i < 4; ++i)
-        if (strcmp(name, names[i]) == 0) {
-            *out = (nd_reduce)i;
-            return 0;
-        }
+    int r = nd_reduce_parse(name);
+    if (r >= 0) {
+        *out = (nd_reduce)r;
+        return 0;
+    }
     lx->p = at;
-    return lex_fail(lx, "unknown reduction '%s'; expected sum, avg, max or min", name);
+    return lex_fail(lx, "unknown reduction '%s'; expected sum, avg, max, min or product", name);
 }
 
 static int placement(lexer *lx, nd_sharding *sh, int axis)
@@ -368,7 +369,8 @@ static int placement(lexer *lx, nd_sharding *sh, int axis)
     if (!accept_word(lx, "Shard"))
         return lex_fail(lx, "expected Shard(d), Replicate() or Partial()");
     int64_t d;
-    if (expect(lx, '(') || take_int(lx, -sh->rank, sh->rank - 1, &d) || expect(lx, ')'))
+    if (expect(lx, '(') || (accept_word(lx, "dim") && expect(lx, '=')) || /* DTensor prints Shard(dim=0) */
+        take_int(lx, -sh->rank, sh->rank - 1, &d) || expect(lx, ')'))
         return -1;
     a->kind = ND_MESH_SHARD;
     a->dim = (int)(d < 0 ? d + sh->rank : d);

@@ -50,9 +50,10 @@ typedef struct nda_tensor {
     const int32_t *owner_of; /* device core id -> the core-list entry whose pages it writes, or -1: the same
                                 as index_of in L1; in DRAM, device core c writes bank c of the list */
     int64_t page_bytes;
-    int32_t replicas, parts; /* copies, and the partial sums they form (parts == 1: every copy is whole) */
+    int32_t replicas, parts; /* copies, and the parts they form (parts == 1: every copy is whole) */
     int32_t replica;         /* the copy this core sees */
     uint8_t *const *all_base;/* every copy: copy r's core i at all_base[r * layout->ncores + i] */
+    int32_t reduce;          /* nd_reduce: how the parts combine */
 } nda_tensor;
 
 /* The virtual core a kernel invocation runs on. */
@@ -89,6 +90,7 @@ typedef struct nda_kernel_entry {
     const char *scalars;             /* run-time axis arguments: "perm(x)" or "axes(x)"; NULL: none */
     uint32_t partial;                /* bit i: operand i may be Partial (a pending sum over copies) */
     const char *requires;            /* what the template assumes beyond the indices: nd_op_sig.requires */
+    uint64_t partial_reduce;         /* bit 8i + r: operand i may be Partial pending nd_reduce r */
 } nda_kernel_entry;
 
 typedef struct nda_kernel_group {    /* the entries generated from one spec file */
@@ -272,11 +274,15 @@ static inline uint16_t nda_f32_to_bf16(float f)
 /* ---------------------------------------------------------------- partial sums */
 
 /*
- * A Partial tensor's value is the sum of its parts. A kernel writing one computes the part its core's
- * copy holds: nda_part() of nda_parts(). Reading part q of a page is how a collective combines them;
+ * A Partial tensor's value is its parts combined by its reduce op (nda_part_reduce), a sum unless the
+ * distribution says otherwise. A kernel writing one computes the part its core's copy holds: nda_part()
+ * of nda_parts(). Reading part q of a page is how a collective combines them;
  * among the copies holding part q it reads the one in the same position as this core's copy.
  */
 static inline int64_t nda_parts(const nda_tensor *t) { return t->parts; }
+/* How the parts combine (an nd_reduce): a collective combines them with this op, for avg summing and
+ * dividing by nda_parts once at the end. */
+static inline int nda_part_reduce(const nda_tensor *t) { return t->reduce; }
 static inline int64_t nda_part(const nda_core *core, const nda_tensor *t)
 {
     (void)core;

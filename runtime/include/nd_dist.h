@@ -54,12 +54,19 @@ typedef enum nd_page_kind { ND_PAGE_ROW, ND_PAGE_TILE, ND_PAGE_BOX } nd_page_kin
 typedef enum nd_orientation { ND_ROW_MAJOR, ND_COL_MAJOR } nd_orientation;
 typedef enum nd_strategy { ND_ROUND_ROBIN, ND_CONTIGUOUS } nd_strategy;
 typedef enum nd_buffer { ND_L1, ND_DRAM } nd_buffer;
+/* How the parts of a Partial tensor combine into its value, as DTensor's Partial(reduce_op): avg is
+ * the sum divided by the number of parts. */
+typedef enum nd_reduce { ND_REDUCE_SUM, ND_REDUCE_AVG, ND_REDUCE_MAX, ND_REDUCE_MIN, ND_REDUCE_PRODUCT } nd_reduce;
+enum { ND_REDUCES = ND_REDUCE_PRODUCT + 1 };
 
 int nd_dtype_size(nd_dtype t);
 const char *nd_dtype_name(nd_dtype t);
 const char *nd_strategy_name(nd_strategy s);
 const char *nd_orientation_name(nd_orientation o);
 const char *nd_buffer_name(nd_buffer b);
+const char *nd_reduce_name(nd_reduce r);
+/* The reduce op named name ("sum", "avg", "max", "min", "product"), or -1. */
+int nd_reduce_parse(const char *name);
 
 /* ---------------------------------------------------------------- what the user states */
 
@@ -102,9 +109,10 @@ typedef struct nd_dist_spec {
     /* Copies of the whole tensor (mesh-level Replicate and Partial, see nd_sharding below). The core
      * list holds the copies one after another: copy r is entries [r*n, (r+1)*n), n = cores / replicas,
      * and every copy places pages identically within its n cores. The copies fall into `parts`
-     * partial sums whose total is the tensor's value: copy r holds part r / (replicas / parts).
-     * 1 and 1: one whole copy, as an ordinary distribution. L1 only. */
+     * partial results whose combination by `reduce` is the tensor's value: copy r holds part
+     * r / (replicas / parts). 1 and 1: one whole copy, as an ordinary distribution. L1 only. */
     int32_t replicas, parts;
+    nd_reduce reduce;              /* parts > 1: how they combine; always ND_REDUCE_SUM otherwise */
 } nd_dist_spec;
 
 /* A spec with defaults: f32, row pages, round robin, row-major orientation, L1. */
@@ -321,9 +329,6 @@ int nd_parse_size(const char *what, const char *text, int64_t *out, nd_error *er
 enum { ND_MAX_MESH = 16, ND_MESH_NAME = 24 };
 
 typedef enum nd_mesh_kind { ND_MESH_REPLICATE, ND_MESH_SHARD, ND_MESH_PARTIAL } nd_mesh_kind;
-typedef enum nd_reduce { ND_REDUCE_SUM, ND_REDUCE_AVG, ND_REDUCE_MAX, ND_REDUCE_MIN } nd_reduce;
-
-const char *nd_reduce_name(nd_reduce r);
 
 typedef struct nd_mesh_axis {
     char name[ND_MESH_NAME]; /* "" when unnamed */

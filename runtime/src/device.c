@@ -219,7 +219,7 @@ int nd_tensor_alloc(nd_device *dev, const nd_dist *d, nd_tensor **out, nd_error 
     if (place(t, err))
         return -1;
     t->view = (nda_tensor){&t->dist, &t->dist.squeezed, t->base, t->index_of, t->owner_of, d->page_bytes,
-                           d->spec.replicas, d->spec.parts, 0, t->base};
+                           d->spec.replicas, d->spec.parts, 0, t->base, (int32_t)d->spec.reduce};
     ++dev->live_tensors;
     *out = t;
     return 0;

@@ -68,21 +68,43 @@ static void copy_all(const nd_tensor *t, int64_t r, uint8_t *host, bool to_devic
     }
 }
 
-/* Every copy of part 0 receives the array; the copies of other parts are zeroed, so the parts still sum
- * to the tensor's value. */
+/* Fills every page of copy r with the element one, as the dtype stores it. */
+static void fill_ones(const nd_tensor *t, int64_t r)
+{
+    const nd_dist *d = &t->dist;
+    uint8_t one[4];
+    float f = 1.0f;
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    switch (d->spec.dtype) {
+    case ND_F32: memcpy(one, &f, 4); break;
+    case ND_BF16: one[0] = (uint8_t)(u >> 16), one[1] = (uint8_t)(u >> 24); break;
+    case ND_I32: memcpy(one, &(int32_t){1}, 4); break;
+    case ND_U8: one[0] = 1; break;
+    }
+    for (int64_t i = 0; i < d->layout.ncores; ++i)
+        for (int64_t b = 0; b + d->elem_bytes <= d->bytes_per_core; b += d->elem_bytes)
+            memcpy(t->base[r * d->layout.ncores + i] + b, one, (size_t)d->elem_bytes);
+}
+
+/* The array becomes the tensor's value. Whole copies each receive it; a Partial tensor's part 0 does,
+ * and the other parts hold what leaves the value as it is under the reduce op: zeros for a sum, ones
+ * for a product, the array again for avg, max and min. */
 int nd_tensor_write(nd_tensor *t, const void *host, int64_t bytes, nd_error *err)
 {
     const nd_dist_spec *s = &t->dist.spec;
     int64_t per = s->replicas / s->parts, n = t->dist.layout.ncores;
+    bool again = s->reduce == ND_REDUCE_AVG || s->reduce == ND_REDUCE_MAX || s->reduce == ND_REDUCE_MIN;
     if (check_host_bytes(t, bytes, "tensor write", err))
         return -1;
     for (int64_t r = 0; r < s->replicas; ++r) {
-        if (r < per) {
+        if (r < per || again)
             copy_all(t, r, (uint8_t *)host, true); /* the host array is only read in this direction */
-            continue;
-        }
-        for (int64_t i = 0; i < n; ++i)
-            memset(t->base[r * n + i], 0, (size_t)t->dist.bytes_per_core);
+        else if (s->reduce == ND_REDUCE_PRODUCT)
+            fill_ones(t, r);
+        else
+            for (int64_t i = 0; i < n; ++i)
+                memset(t->base[r * n + i], 0, (size_t)t->dist.bytes_per_core);
     }
     return 0;
 }
@@ -103,9 +125,9 @@ int nd_tensor_write_part(nd_tensor *t, int part, const void *host, int64_t bytes
 int nd_tensor_read(const nd_tensor *t, void *host, int64_t bytes, nd_error *err)
 {
     if (t->dist.spec.parts > 1)
-        return nd_fail(err, "tensor read: the tensor is Partial, a pending sum of %d parts; resolve it with an "
+        return nd_fail(err, "tensor read: the tensor is Partial, %d parts pending a %s; resolve it with an "
                             "all_reduce or reduce_scatter first, or read one part with nd_tensor_read_part",
-                        (int)t->dist.spec.parts);
+                        (int)t->dist.spec.parts, nd_reduce_name(t->dist.spec.reduce));
     return nd_tensor_read_part(t, 0, host, bytes, err);
 }
 

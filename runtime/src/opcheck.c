@@ -21,9 +21,22 @@ static const char *shape_text(char *buf, size_t len, const int64_t *d, int n)
 
 enum { ND_MAX_OPERANDS_CHECKED = 32 };
 
+/* "sum or max": the reduce ops in mask. */
+static const char *reduce_list(char *buf, size_t len, uint32_t mask)
+{
+    size_t n = 0;
+    int seen = 0;
+    buf[0] = '\0';
+    for (int r = 0; r < ND_REDUCES && n < len; ++r)
+        if (mask >> r & 1u)
+            n += (size_t)snprintf(buf + n, len - n, "%s%s", seen++ ? " or " : "", nd_reduce_name((nd_reduce)r));
+    return seen ? buf : "nothing";
+}
+
 int nd_op_check(const nda_kernel_entry *e, nd_tensor *const *tensors, int n, nd_error *err)
 {
     const nd_dist *d[ND_MAX_OPERANDS_CHECKED];
+    char buf[64];
     if (n > ND_MAX_OPERANDS_CHECKED || n != e->noperands)
         return nd_fail(err, "op '%s': %d tensors for %d operands", e->op, n, e->noperands);
     for (int i = 0; i < n; ++i) {
@@ -31,10 +44,16 @@ int nd_op_check(const nda_kernel_entry *e, nd_tensor *const *tensors, int n, nd_
         if (strcmp(nd_dtype_name(d[i]->spec.dtype), e->dtypes[i]) != 0)
             return nd_fail(err, "op '%s': operand '%s' is %s, but the op takes %s there", e->op, e->operands[i],
                            nd_dtype_name(d[i]->spec.dtype), e->dtypes[i]);
-        if (d[i]->spec.parts > 1 && !(e->partial >> i & 1u))
-            return nd_fail(err, "op '%s': operand '%s' is Partial, a pending sum of %d parts, but the op takes it "
+        const nd_dist_spec *s = &d[i]->spec;
+        if (s->parts > 1 && !(e->partial >> i & 1u))
+            return nd_fail(err, "op '%s': operand '%s' is Partial, %d parts pending a %s, but the op takes it "
                                 "whole; resolve it first with all_reduce or reduce_scatter", e->op, e->operands[i],
-                           (int)d[i]->spec.parts);
+                           (int)s->parts, nd_reduce_name(s->reduce));
+        uint32_t takes = (uint32_t)(e->partial_reduce >> 8 * i & 0xffu);
+        if (s->parts > 1 && !(takes >> s->reduce & 1u))
+            return nd_fail(err, "op '%s': operand '%s' is Partial(%s), but the op takes Partial operands only "
+                                "pending %s; resolve it first with all_reduce or reduce_scatter", e->op,
+                           e->operands[i], nd_reduce_name(s->reduce), reduce_list(buf, sizeof buf, takes));
     }
     nd_op_sig sig = {e->op, e->noperands, e->noutputs, e->operands, e->indices, e->scalars, e->requires};
     return nd_op_check_shapes(&sig, d, err);
