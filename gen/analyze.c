@@ -16,7 +16,9 @@
  *     using the iterator only through nda_iter_page(&it) and nda_iter_ptr(&it), and with no break,
  *     return or goto leaving the body (the specialized loop nest could not honour them);
  *   - declare parameters as macros named NDT_*, with defaults under #ifndef, which specs override;
- *     its own headers use them only inside macro bodies (a header is read once per generated file);
+ *     its own headers use them and the template's own macros only inside macro bodies, and name no
+ *     other header's macros in their directives (a header is read once per generated file, in the
+ *     context of the first variant that includes it); __COUNTER__ appears nowhere;
  *   - define one external function, the kernel; everything else at file scope is static;
  *   - use no identifier starting with ndk and a digit: those are the generated code's.
  */

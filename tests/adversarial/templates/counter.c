@@ -1,0 +1,16 @@
+/* __COUNTER__ counts expansions through the whole generated file, so each variant would see another
+ * value: out = a + __COUNTER__ % 3, which is a + 0 in the template compiled as written. */
+#include "nd_accessor.h"
+
+void counter(const nda_core *core, const nda_args *args)
+{
+    const nda_tensor *a = nda_operand(args, 0);
+    const nda_tensor *out = nda_operand(args, 1);
+    const int64_t n = nda_page_bytes(out) / (int64_t)sizeof(float);
+    for (nda_iter it = nda_iter_local(core, out); nda_iter_valid(&it); nda_iter_next(&it)) {
+        const float *x = nda_page_read(core, a, nda_iter_page(&it));
+        float *y = (float *)nda_iter_ptr(&it);
+        for (int64_t e = 0; e < n; ++e)
+            y[e] = x[e] + (float)(__COUNTER__ % 3);
+    }
+}

@@ -1,0 +1,15 @@
+/* Refused: an accessor call written as a macro's argument: its text is not where the expansion is. */
+#include "nd_accessor.h"
+
+#define AS_FLOATS(p) ((const float *)(p))
+
+void macro_arg(const nda_core *core, const nda_args *args)
+{
+    const nda_tensor *a = nda_operand(args, 0);
+    const nda_tensor *out = nda_operand(args, 1);
+    for (nda_iter it = nda_iter_local(core, out); nda_iter_valid(&it); nda_iter_next(&it)) {
+        const float *x = AS_FLOATS(nda_page_read(core, a, nda_iter_page(&it)));
+        float *y = (float *)nda_iter_ptr(&it);
+        y[0] = x[0];
+    }
+}

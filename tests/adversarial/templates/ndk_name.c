@@ -1,0 +1,13 @@
+/* Refused: a variable named like the generated code's names (ndk, a digit, ...). */
+#include "nd_accessor.h"
+
+void ndk_name(const nda_core *core, const nda_args *args)
+{
+    const nda_tensor *a = nda_operand(args, 0);
+    const nda_tensor *out = nda_operand(args, 1);
+    for (nda_iter it = nda_iter_local(core, out); nda_iter_valid(&it); nda_iter_next(&it)) {
+        const float *ndk0_x = nda_page_read(core, a, nda_iter_page(&it));
+        float *y = (float *)nda_iter_ptr(&it);
+        y[0] = ndk0_x[0];
+    }
+}
