@@ -19,6 +19,8 @@ local targets = {
   { a = d({ 4, 64, 64 }, { shard = { 2, 32, 32 }, tile = "32x32", grid = "2x2" }), out = d({ 64 }, { shard = { 32 }, grid = "2x1" }) },
   -- DRAM interleaved, uneven: [5,7,9] over {1} -> [5,9]
   { a = d({ 5, 7, 9 }, { interleaved = true, buffer = "dram", banks = 3 }), out = d({ 5, 9 }, { shard = { 2, 9 }, grid = "2x2" }) },
+  -- output rows longer than one accumulation chunk (256), the last axis kept: [8,600] over {0} -> [600]
+  { a = d({ 8, 600 }, { shard = { 4, 600 }, grid = "2x1" }), out = d({ 600 }, { shard = { 300 }, grid = "2x1" }) },
   -- everything, keepdims: [8,16] -> [1,1]
   { a = d({ 8, 16 }, { shard = { 4, 16 }, grid = "2x1" }), out = d({ 1, 1 }, { shard = { 1, 1 }, grid = "1x1" }) },
 }

@@ -79,7 +79,7 @@ void reduce(const nda_core *core, const nda_args *args)
                     y[i] = 0;
                 for (int j = 0; j < ro; ++j)
                     y[map[j]] = red[map[j]] ? 0 : x[j];
-                y[r - 1] = red[r - 1] ? 0 : x[ro - 1] + j0;
+                y[r - 1] = red[r - 1] ? 0 : x[ro - 1]; /* x[ro - 1] already advanced past j0 */
                 do { /* every combination of the reduced axes but the last */
                     const int64_t start = y[r - 1], span = red[r - 1] ? ad[r - 1] : m;
                     for (int64_t k = 0; k < span;) {
