@@ -19,6 +19,7 @@ static const char generate_help[] =
     "  --output-dir DIR      write DIR/<spec name>.c for each SPEC (default: the current folder)\n"
     "  --templates DIR       a folder templates are looked up in; repeat for more (default: templates)\n"
     "  --spec-dir DIR        the folder include() reads from (default: each spec's own folder)\n"
+    "  --spec-memory MB      the memory a spec's Lua state may use (default: 1024)\n"
     "  --include DIR         the folder holding nd_accessor.h (default: " NDGEN_INCLUDE_DIR ")\n"
     "  --resource-dir DIR    libclang's resource folder (default: " NDGEN_CLANG_RESOURCE_DIR ")\n"
     "  --depfile FILE        also write make-style dependencies of the output (one SPEC only)\n"
@@ -38,7 +39,7 @@ static const char registry_help[] =
     "is touched after every successful run, as with ndgen generate.\n";
 
 enum { OPT_OUTPUT = 256, OPT_OUTPUT_DIR, OPT_TEMPLATES, OPT_SPEC_DIR, OPT_INCLUDE, OPT_RESOURCE, OPT_DEPFILE,
-       OPT_NO_LINE, OPT_STATS, OPT_STAMP, OPT_HELP, OPT_OP, OPT_DTYPES, OPT_TARGET, OPT_LIBRARY };
+       OPT_NO_LINE, OPT_STATS, OPT_STAMP, OPT_HELP, OPT_OP, OPT_DTYPES, OPT_TARGET, OPT_LIBRARY, OPT_SPEC_MEMORY };
 
 static const struct option longopts[] = {
     {"output", required_argument, NULL, OPT_OUTPUT},     {"output-dir", required_argument, NULL, OPT_OUTPUT_DIR},
@@ -48,7 +49,7 @@ static const struct option longopts[] = {
     {"stats", no_argument, NULL, OPT_STATS},             {"help", no_argument, NULL, OPT_HELP},
     {"stamp", required_argument, NULL, OPT_STAMP},       {"op", required_argument, NULL, OPT_OP},
     {"dtypes", required_argument, NULL, OPT_DTYPES},     {"target", required_argument, NULL, OPT_TARGET},
-    {"library", no_argument, NULL, OPT_LIBRARY},
+    {"library", no_argument, NULL, OPT_LIBRARY},         {"spec-memory", required_argument, NULL, OPT_SPEC_MEMORY},
     {NULL, 0, NULL, 0},
 };
 
@@ -89,6 +90,17 @@ static int parse_options(int argc, char **argv, gen_opts *o, int *status)
         case OPT_OP: o->op = optarg; break;
         case OPT_DTYPES: o->dtypes = optarg; break;
         case OPT_LIBRARY: o->emit.library = true; break;
+        case OPT_SPEC_MEMORY: {
+            char *end;
+            long mb = strtol(optarg, &end, 10);
+            if (*optarg == '\0' || *end != '\0' || mb < 1 || mb > 1L << 20) {
+                fprintf(stderr, "ndgen generate: --spec-memory %s: expected megabytes from 1 to %ld\n", optarg, 1L << 20);
+                *status = 2;
+                return -1;
+            }
+            o->env.memory_limit = (size_t)mb << 20;
+            break;
+        }
         case OPT_TARGET:
             if (o->ntargets == NDG_MAX_OPERANDS) {
                 fprintf(stderr, "ndgen generate: --target: at most %d, one per operand\n", NDG_MAX_OPERANDS);

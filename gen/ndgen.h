@@ -53,8 +53,11 @@ typedef struct ndg_spec {
     char **deps; /* every spec file read: the spec and what it included */
 } ndg_spec;
 
+enum { NDG_SPEC_MEMORY_DEFAULT = 1024 << 20 }; /* bytes a spec's Lua state may hold */
+
 typedef struct ndg_spec_env {
     const char *spec_dir;                        /* include() resolves here; NULL: the spec's own dir */
+    size_t memory_limit;                         /* bytes; 0: NDG_SPEC_MEMORY_DEFAULT */
     int ntemplate_dirs;
     const char *template_dirs[NDG_MAX_TEMPLATE_DIRS];
 } ndg_spec_env;

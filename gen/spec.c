@@ -3,8 +3,11 @@
  *
  * The sandbox: chunks are loaded as text only ("t": a crafted bytecode chunk can crash the VM); the
  * environment holds the safe parts of the base library plus string, table and math, and no io, os,
- * debug, load, dofile or require; include() reads only files below the spec folder; a hook stops a
- * spec that runs too long. Chunks are named "@file", so Lua's own errors read "file:line: ...".
+ * debug, coroutine, load, dofile or require; include() reads only regular files whose real path is
+ * below the spec folder. Two budgets hold whatever the spec does: an instruction count (once spent,
+ * every later instruction fails again, so no pcall, xpcall, metamethod or finalizer outlives it, and
+ * lua_close runs with it spent) and a memory cap enforced by the allocator. Chunks are named "@file",
+ * and every error that reaches the user reads "file:line: ...", whatever value was thrown.
  *
  * A spec calls op{...} once per op. op() only records the table and the line it was called from;
  * the tables are converted afterwards with raw accesses (no metamethods run), and every conversion
@@ -17,7 +20,9 @@
 #include <lualib.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ndgen.h"
@@ -26,17 +31,87 @@ enum { INSTRUCTION_BUDGET = 200 * 1000 * 1000 }; /* the count hook fires once, a
 
 static const char REG_OPS[] = "ndgen.ops";       /* registry: list of {table, line} */
 static const char REG_DEPS[] = "ndgen.deps";     /* registry: list of files read */
-static const char REG_DIR[] = "ndgen.specdir";   /* registry: the include folder */
+static const char REG_DIR[] = "ndgen.specdir";   /* registry: the include folder, a real path */
 
 /* ---------------------------------------------------------------- sandbox */
 
+/* The budgets of one Lua state, kept as its allocator's data. */
+typedef struct sandbox {
+    size_t used, limit;  /* bytes the state holds, and the cap */
+    bool spent;          /* the instruction budget ran out: every later instruction fails */
+} sandbox;
+
+static void *limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+    sandbox *sb = ud;
+    size_t old = ptr ? osize : 0;
+    if (nsize == 0) {
+        free(ptr);
+        sb->used -= old;
+        return NULL;
+    }
+    if (nsize > old && sb->used - old + nsize > sb->limit)
+        return NULL; /* Lua raises a memory error */
+    void *p = realloc(ptr, nsize);
+    if (p)
+        sb->used = sb->used - old + nsize;
+    return p;
+}
+
+static sandbox *sandbox_of(lua_State *L)
+{
+    void *ud;
+    lua_getallocf(L, &ud);
+    return ud;
+}
+
 static void budget_hook(lua_State *L, lua_Debug *ar)
 {
+    sandbox *sb = sandbox_of(L);
+    if (!sb->spent) { /* from now on, every instruction fails: a caught error buys nothing */
+        sb->spent = true;
+        lua_sethook(L, budget_hook, LUA_MASKCOUNT, 1);
+    }
     /* ar is the function running when the budget ran out: report its file:line, as every error does */
     lua_getinfo(L, "Sl", ar);
     lua_pushfstring(L, "%s:%d: the spec ran for more than %d Lua instructions; is there an endless loop?",
                     ar->source[0] == '@' ? ar->source + 1 : ar->short_src, ar->currentline, INSTRUCTION_BUDGET);
     lua_error(L);
+}
+
+/* Whether msg starts with a position, "file:line:". */
+static bool has_position(const char *msg)
+{
+    const char *colon = strchr(msg, ':');
+    if (!colon || colon == msg || colon[1] < '0' || colon[1] > '9')
+        return false;
+    const char *p = colon + 1;
+    while (*p >= '0' && *p <= '9')
+        ++p;
+    return *p == ':';
+}
+
+/* The message handler of every protected call: the error as "file:line: message", with the position
+ * of the innermost spec function on the stack when the thrown value carries none. */
+static int locate_error(lua_State *L)
+{
+    const char *msg = lua_type(L, 1) == LUA_TSTRING ? lua_tostring(L, 1) : NULL;
+    if (msg && has_position(msg))
+        return 1;
+    lua_Debug ar;
+    const char *file = "?";
+    int line = 0;
+    for (int level = 1; lua_getstack(L, level, &ar); ++level)
+        if (lua_getinfo(L, "Sl", &ar) && ar.currentline > 0 && ar.source[0] == '@') {
+            file = ar.source + 1;
+            line = ar.currentline;
+            break;
+        }
+    if (msg)
+        lua_pushfstring(L, "%s:%d: %s", file, line, msg);
+    else
+        lua_pushfstring(L, "%s:%d: error raised with a %s value instead of a message", file, line, luaL_typename(L, 1));
+    return 1;
 }
 
 static void push_list_append(lua_State *L, const char *key)
@@ -75,22 +150,131 @@ static int load_sandboxed(lua_State *L, const char *path)
     return LUA_OK;
 }
 
-/* include("name.lua"): runs another spec file from the spec folder, in the same sandbox. */
+/* include("name.lua"): runs another spec file from the spec folder, in the same sandbox. The name is
+ * resolved to its real path, which must be a regular file inside the spec folder: a symlink pointing out
+ * is refused. */
 static int lua_include(lua_State *L)
 {
     const char *name = luaL_checkstring(L, 1);
+    char real[PATH_MAX];
+    struct stat st;
     if (name[0] == '/' || strstr(name, "..") || strchr(name, '\\'))
         return luaL_error(L, "include '%s': only files inside the spec folder can be included", name);
     lua_getfield(L, LUA_REGISTRYINDEX, REG_DIR);
     const char *dir = lua_tostring(L, -1);
     lua_pushfstring(L, "%s/%s", dir, name);
     const char *path = lua_tostring(L, -1);
-    if (access(path, R_OK) != 0)
+    if (!realpath(path, real) || stat(real, &st) != 0)
         return luaL_error(L, "include '%s': no such file in %s", name, dir);
-    if (load_sandboxed(L, path) != LUA_OK)
+    size_t n = strlen(dir);
+    if (strncmp(real, dir, n) != 0 || (real[n] != '/' && real[n] != '\0'))
+        return luaL_error(L, "include '%s': it resolves to %s, outside the spec folder %s", name, real, dir);
+    if (!S_ISREG(st.st_mode))
+        return luaL_error(L, "include '%s': not a regular file", name);
+    if (load_sandboxed(L, real) != LUA_OK)
         return lua_error(L);
     lua_call(L, 0, 0);
     return 0;
+}
+
+/* setmetatable without finalizers: Lua runs __gc with debug hooks off, so a finalizer could loop past
+ * the instruction budget (and would run in lua_close). A metatable with __gc is refused. */
+static int lua_setmetatable_safe(lua_State *L)
+{
+    if (lua_type(L, 2) == LUA_TTABLE && lua_getfield(L, 2, "__gc") != LUA_TNIL)
+        return luaL_error(L, "setmetatable: __gc finalizers are not allowed in specs");
+    lua_settop(L, 2);
+    lua_getfield(L, LUA_REGISTRYINDEX, "ndgen.setmetatable");
+    lua_insert(L, 1);
+    lua_call(L, 2, 1);
+    return 1;
+}
+
+/* xpcall(f, handler, ...) whose handler runs after the call has failed, as an ordinary call: Lua runs a
+ * message handler with debug hooks off when the error came from a hook, which would let it loop past the
+ * instruction budget. The handler gets the error value; its own errors propagate. */
+static int lua_xpcall_safe(lua_State *L)
+{
+    luaL_checktype(L, 2, LUA_TFUNCTION);
+    int n = lua_gettop(L);
+    lua_pushvalue(L, 1);
+    for (int i = 3; i <= n; ++i)
+        lua_pushvalue(L, i);
+    if (lua_pcall(L, n - 2, LUA_MULTRET, 0) == LUA_OK) {
+        lua_pushboolean(L, 1);
+        lua_insert(L, n + 1);
+        return lua_gettop(L) - n;
+    }
+    lua_pushvalue(L, 2);
+    lua_insert(L, -2);
+    lua_call(L, 1, 1);
+    lua_pushboolean(L, 0);
+    lua_insert(L, -2);
+    return 2;
+}
+
+/*
+ * Lua's pattern matching runs in C, where the instruction budget cannot stop it, and backtracks: a
+ * pattern with k quantifiers over an n-byte subject may take about n^k steps (more for gsub and gmatch,
+ * which match from every position). The wrappers below refuse a call whose bound exceeds
+ * PATTERN_BUDGET before it starts; the ones within it finish in well under a second.
+ */
+enum { PATTERN_BUDGET = 100 * 1000 * 1000 };
+
+static double pattern_bound(size_t n, const char *pat, size_t m, bool plain, bool every_position)
+{
+    int k = 0;
+    for (size_t i = 0; i < m && !plain; ++i) {
+        if (pat[i] == '%')
+            ++i; /* an escaped character is literal */
+        else if (pat[i] == '*' || pat[i] == '+' || pat[i] == '-' || pat[i] == '?')
+            ++k;
+    }
+    double bound = (double)(m + 1);
+    for (int i = 0; i <= k; ++i) /* (n+1) positions per quantifier, and the start */
+        bound *= (double)(n + 1);
+    return every_position ? bound * (double)(n + 1) : bound;
+}
+
+static int pattern_call(lua_State *L, const char *name, bool every_position)
+{
+    size_t n, m;
+    luaL_checklstring(L, 1, &n);
+    const char *pat = luaL_checklstring(L, 2, &m);
+    bool plain = strcmp(name, "find") == 0 && lua_toboolean(L, 4);
+    if (pattern_bound(n, pat, m, plain, every_position) > PATTERN_BUDGET)
+        return luaL_error(L, "string.%s: a %I-byte pattern over a %I-byte subject could backtrack past the "
+                             "spec's budget; use a shorter subject or fewer repetitions", name, (lua_Integer)m,
+                          (lua_Integer)n);
+    lua_getfield(L, LUA_REGISTRYINDEX, "ndgen.string");
+    lua_getfield(L, -1, name);
+    lua_insert(L, 1);
+    lua_pop(L, 1);
+    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+    return lua_gettop(L);
+}
+
+static int lua_find_safe(lua_State *L) { return pattern_call(L, "find", false); }
+static int lua_match_safe(lua_State *L) { return pattern_call(L, "match", false); }
+static int lua_gmatch_safe(lua_State *L) { return pattern_call(L, "gmatch", true); }
+static int lua_gsub_safe(lua_State *L) { return pattern_call(L, "gsub", true); }
+
+/* Replaces the pattern functions of the string library (at index lib) in place, so that method calls
+ * on strings, which go through the same table, are bounded too; the originals go to the registry. */
+static void bound_patterns(lua_State *L, int lib)
+{
+    static const luaL_Reg safe[] = {{"find", lua_find_safe}, {"match", lua_match_safe}, {"gmatch", lua_gmatch_safe},
+                                    {"gsub", lua_gsub_safe}, {NULL, NULL}};
+    lib = lua_absindex(L, lib);
+    lua_newtable(L);
+    for (const luaL_Reg *r = safe; r->name; ++r) {
+        lua_getfield(L, lib, r->name);
+        lua_setfield(L, -2, r->name);
+    }
+    lua_setfield(L, LUA_REGISTRYINDEX, "ndgen.string");
+    lua_pushvalue(L, lib);
+    luaL_setfuncs(L, safe, 0);
+    lua_pop(L, 1);
 }
 
 static int lua_print_stderr(lua_State *L)
@@ -106,12 +290,13 @@ static int lua_print_stderr(lua_State *L)
 static void build_sandbox(lua_State *L, const char *spec_dir)
 {
     static const char *const base_names[] = {"assert", "error", "ipairs", "next", "pairs", "pcall", "rawequal",
-                                             "rawget", "rawlen", "rawset", "select", "setmetatable",
-                                             "getmetatable", "tonumber", "tostring", "type", "xpcall"};
+                                             "rawget", "rawlen", "rawset", "select", "getmetatable",
+                                             "tonumber", "tostring", "type"};
     luaL_requiref(L, "_G", luaopen_base, 1);
     luaL_requiref(L, "string", luaopen_string, 0);
     luaL_requiref(L, "table", luaopen_table, 0);
     luaL_requiref(L, "math", luaopen_math, 0);
+    bound_patterns(L, -3); /* string, under table and math */
     lua_newtable(L); /* the environment */
     for (size_t i = 0; i < sizeof base_names / sizeof *base_names; ++i) {
         lua_getfield(L, -5, base_names[i]);
@@ -122,8 +307,15 @@ static void build_sandbox(lua_State *L, const char *spec_dir)
         lua_pushvalue(L, -4 + i);
         lua_setfield(L, -2, libs[i]);
     }
-    static const luaL_Reg funcs[] = {{"op", lua_op}, {"include", lua_include}, {"print", lua_print_stderr}, {NULL, NULL}};
+    static const luaL_Reg funcs[] = {{"op", lua_op},
+                                     {"include", lua_include},
+                                     {"print", lua_print_stderr},
+                                     {"setmetatable", lua_setmetatable_safe},
+                                     {"xpcall", lua_xpcall_safe},
+                                     {NULL, NULL}};
     luaL_setfuncs(L, funcs, 0);
+    lua_getfield(L, -5, "setmetatable"); /* the real one, for lua_setmetatable_safe */
+    lua_setfield(L, LUA_REGISTRYINDEX, "ndgen.setmetatable");
     lua_setfield(L, LUA_REGISTRYINDEX, "ndgen.env");
     lua_pop(L, 4);
     lua_newtable(L);
@@ -807,15 +999,28 @@ static char *dir_of(const char *path)
     return slash ? strndup(path, (size_t)(slash - path)) : strdup(".");
 }
 
+/* The error on top of the stack, after a failed protected call with status rc. */
+static int chunk_error(lua_State *L, int rc, const char *path, nd_error *err)
+{
+    const char *msg = lua_tostring(L, -1);
+    if (rc == LUA_ERRMEM)
+        return nd_fail(err, "%s: the spec used more than %zu MB of memory (--spec-memory sets the cap)", path,
+                       sandbox_of(L)->limit >> 20);
+    /* a missing file reads "cannot open <path>"; give it the file:line form too */
+    if (msg && (strncmp(msg, "cannot open", 11) == 0 || strncmp(msg, "cannot read", 11) == 0))
+        return nd_fail(err, "%s:1: %s", path, msg);
+    return nd_fail(err, "%s", msg && has_position(msg) ? msg : "?:0: error without a message");
+}
+
 static int run_chunk(lua_State *L, const char *path, nd_error *err)
 {
-    if (load_sandboxed(L, path) != LUA_OK || lua_pcall(L, 0, 0, 0) != LUA_OK) {
-        const char *msg = lua_tostring(L, -1);
-        /* a missing file reads "cannot open <path>"; give it the file:line form too */
-        if (msg && strncmp(msg, "cannot open", 11) == 0)
-            return nd_fail(err, "%s:1: %s", path, msg);
-        return nd_fail(err, "%s", msg ? msg : "error object is not a string");
-    }
+    lua_pushcfunction(L, locate_error);
+    int rc = load_sandboxed(L, path);
+    if (rc == LUA_OK)
+        rc = lua_pcall(L, 0, 0, -2);
+    if (rc != LUA_OK)
+        return chunk_error(L, rc, path, err);
+    lua_pop(L, 1);
     return 0;
 }
 
@@ -872,8 +1077,27 @@ static int collect(lua_State *L, const ndg_spec_env *env, ndg_spec *out, nd_erro
     return 0;
 }
 
+typedef struct collect_args {
+    const ndg_spec_env *env;
+    ndg_spec *out;
+    nd_error *err;
+    int rc;
+} collect_args;
+
+/* collect() as a protected call: a metamethod run while reading the spec's tables (a __tostring in a
+ * message) is the spec's code too, and its errors must not escape. */
+static int collect_protected(lua_State *L)
+{
+    collect_args *a = lua_touserdata(L, 1);
+    lua_pop(L, 1);
+    a->rc = collect(L, a->env, a->out, a->err);
+    return 0;
+}
+
 int ndg_spec_load(const char *path, const ndg_spec_env *env, ndg_spec *out, nd_error *err)
 {
+    char dir[PATH_MAX];
+    sandbox sb = {0, env->memory_limit ? env->memory_limit : NDG_SPEC_MEMORY_DEFAULT, false};
     memset(out, 0, sizeof *out);
     out->path = strdup(path);
     out->name = spec_name(path);
@@ -883,19 +1107,28 @@ int ndg_spec_load(const char *path, const ndg_spec_env *env, ndg_spec *out, nd_e
         ndg_spec_free(out);
         return -1;
     }
-    lua_State *L = luaL_newstate();
+    char *given = env->spec_dir ? strdup(env->spec_dir) : dir_of(path);
+    bool found = realpath(given, dir) != NULL;
+    free(given);
+    lua_State *L = found ? lua_newstate(limited_alloc, &sb) : NULL;
     if (!L) {
         ndg_spec_free(out);
-        return nd_fail(err, "%s:1: cannot create a Lua state", path);
+        return nd_fail(err, found ? "%s:1: cannot create a Lua state" : "%s:1: cannot open its spec folder", path);
     }
-    char *dir = env->spec_dir ? strdup(env->spec_dir) : dir_of(path);
     build_sandbox(L, dir);
-    free(dir);
     lua_sethook(L, budget_hook, LUA_MASKCOUNT, INSTRUCTION_BUDGET);
     int rc = run_chunk(L, path, err);
-    lua_sethook(L, NULL, 0, 0);
-    if (!rc)
-        rc = collect(L, env, out, err);
+    if (!rc) {
+        collect_args a = {env, out, err, 0};
+        lua_pushcfunction(L, locate_error);
+        lua_pushcfunction(L, collect_protected);
+        lua_pushlightuserdata(L, &a);
+        int st = lua_pcall(L, 1, 0, -3);
+        rc = st != LUA_OK ? chunk_error(L, st, path, err) : a.rc;
+    }
+    /* Finalizers run in lua_close: with the budget spent, they cannot run a single instruction. */
+    sb.spent = true;
+    lua_sethook(L, budget_hook, LUA_MASKCOUNT, 1);
     lua_close(L);
     if (rc)
         ndg_spec_free(out);

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# test_sandbox.sh NDGEN TEMPLATES - a spec cannot outlive its budgets or leave its folder: loops behind
+# pcall, xpcall, metamethods and finalizers stop with file:line within the instruction budget, memory
+# bombs stop at the cap, an include that resolves outside the spec folder (a symlink) is refused, and
+# every error names file:line whatever value was thrown. Each case: exit 1, its message, nothing written,
+# within a time limit.
+set -u
+ndgen=$1 templates=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/specs" "$tmp/out" "$tmp/outside"
+pass=0 fail=0
+op='op{name="x", template="page_copy.c", inputs={{name="a",dtype="f32"}}, outputs={{name="out",dtype="f32"}}}'
+
+# expect NAME 'LUA' REGEX [SECONDS] [ARGS]: the first stderr line matches REGEX (extended)
+expect() {
+  local name=$1 lua=$2 want=$3 limit=${4:-30}
+  printf '%s\n' "$lua" >"$tmp/specs/$name.lua"
+  rm -rf "$tmp/out"/*
+  timeout "$limit" "$ndgen" generate ${5:-} --templates "$templates" --output "$tmp/out/k.c" "$tmp/specs/$name.lua" \
+    >/dev/null 2>"$tmp/err"
+  local rc=$?
+  if [ $rc -ne 1 ]; then fail=$((fail + 1)); echo "FAIL $name: exit $rc, want 1 ($(head -c 300 "$tmp/err"))" >&2; return; fi
+  if [ -n "$(ls -A "$tmp/out")" ]; then fail=$((fail + 1)); echo "FAIL $name: left $(ls "$tmp/out")" >&2; return; fi
+  if ! head -n 1 "$tmp/err" | grep -qE -- "$want"; then
+    fail=$((fail + 1)); echo "FAIL $name: got '$(head -n 1 "$tmp/err")', want /$want/" >&2; return
+  fi
+  pass=$((pass + 1))
+}
+
+budget='the spec ran for more than [0-9]+ Lua instructions'
+s='[^ ]*specs/'
+expect pcall_loop 'while true do pcall(function() while true do end end) end' "^${s}pcall_loop.lua:1: $budget"
+expect xpcall_loop 'while true do xpcall(function() while true do end end, function() while true do end end) end' \
+  "^${s}xpcall_loop.lua:1: $budget"
+expect meta_loop 'local t = setmetatable({}, {__index = function() while true do end end}) while true do pcall(function() return t.x end) end' \
+  "^${s}meta_loop.lua:1: $budget"
+expect gc_loop "setmetatable({}, {__gc = function() while true do end end}) $op" \
+  "^${s}gc_loop.lua:1: setmetatable: __gc finalizers are not allowed in specs$"
+expect close_loop "do local x <close> = setmetatable({}, {__close = function() while true do end end}) end $op" \
+  "^${s}close_loop.lua:1: $budget"
+expect no_coroutine 'coroutine.wrap(function() while true do end end)()' "^${s}no_coroutine.lua:1: attempt to index a nil value \(global 'coroutine'\)$"
+expect no_collect 'collectgarbage()' "^${s}no_collect.lua:1: attempt to call a nil value \(global 'collectgarbage'\)$"
+expect rep_bomb 'local t = {} for i = 1, 8 do t[i] = string.rep("x", 1e9) end' \
+  "^${s}rep_bomb.lua: the spec used more than 1024 MB of memory \(--spec-memory sets the cap\)$"
+expect table_bomb 'local t = {} while true do t[#t + 1] = {} end' \
+  "^${s}table_bomb.lua: the spec used more than 64 MB of memory" 30 "--spec-memory 64"
+expect error_table 'local x = 1
+error({})' "^${s}error_table.lua:2: error raised with a table value instead of a message$"
+expect error_level0 'error("no position", 0)' "^${s}error_level0.lua:1: no position$"
+expect error_nil 'error()' "^${s}error_nil.lua:1: error raised with a nil value instead of a message$"
+expect include_dot 'include "."' "^${s}include_dot.lua:1: include '.': not a regular file$"
+expect pattern_bomb 'print(string.find(string.rep("a", 28), string.rep("a*", 28) .. "b"))' \
+  "^${s}pattern_bomb.lua:1: string.find: a 57-byte pattern over a 28-byte subject could backtrack past the spec's budget"
+expect method_bomb 'print(("a"):rep(1e6):find(("a"):rep(5e5) .. "b", 1, true))' \
+  "^${s}method_bomb.lua:1: string.find: a 500001-byte pattern over a 1000000-byte subject"
+expect patterns_work "assert(('x=1,y=2'):gsub('(%w+)=(%w+)', '%2=%1') == '1=x,2=y' and ('a.b'):find('.', 1, true) == 2)
+error('patterns work', 0)" "^${s}patterns_work.lua:2: patterns work$"
+echo 'return 1' >"$tmp/outside/secret.lua"
+ln -s "$tmp/outside/secret.lua" "$tmp/specs/link.lua"
+expect include_link 'include "link.lua"' "^${s}include_link.lua:1: include 'link.lua': it resolves to .*/outside/secret.lua, outside the spec folder "
+ln -s /etc/passwd "$tmp/specs/passwd.lua"
+expect include_passwd 'include "passwd.lua"' "^${s}include_passwd.lua:1: include 'passwd.lua': it resolves to /etc/passwd, outside the spec folder "
+
+# and a plain spec still generates
+printf '%s\n' "$op" >"$tmp/specs/ok.lua"
+if "$ndgen" generate --templates "$templates" --output "$tmp/out/k.c" "$tmp/specs/ok.lua" 2>"$tmp/err"; then
+  pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL a plain spec: $(cat "$tmp/err")" >&2; fi
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
