@@ -18,7 +18,7 @@
  *   - declare parameters as macros named NDT_*, with defaults under #ifndef, which specs override;
  *     its own headers use them and the template's own macros only inside macro bodies, and name no
  *     other header's macros in their directives (a header is read once per generated file, in the
- *     context of the first variant that includes it); __COUNTER__ appears nowhere;
+ *     context of the first variant that includes it); __COUNTER__ and trigraphs appear nowhere;
  *   - define one external function, the kernel; everything else at file scope is static;
  *   - use no identifier starting with ndk and a digit: those are the generated code's.
  */
@@ -1055,6 +1055,22 @@ static int each_ident(const char *text, size_t len, int (*f)(const ident *, void
     return rc;
 }
 
+/* Trigraphs: ??/ is a backslash in ISO C modes and plain text in GNU modes, the compilers' defaults, so
+ * ndgen (which parses as C17) and the compiler could read a line, a comment or a string differently. */
+static int no_trigraphs(const char *path, const char *text, size_t len, nd_error *err)
+{
+    int line = 1, col = 1;
+    for (size_t i = 0; i + 2 < len; ++i, ++col) {
+        if (text[i] == '\n')
+            ++line, col = 0;
+        else if (text[i] == '?' && text[i + 1] == '?' && text[i + 2] && strchr("=/'()!<>-", text[i + 2]))
+            return nd_fail(err, "%s:%d:%d: the trigraph ??%c means one thing in ISO C modes and another in GNU modes, "
+                                "so the compiler could read this text otherwise than ndgen; write it another way", path,
+                           line, col, text[i + 2]);
+    }
+    return 0;
+}
+
 typedef struct text_check {
     const char *path; /* the file, as messages name it */
     const char *real; /* its real path, to tell its own macros from another header's */
@@ -1116,7 +1132,7 @@ static int check_header(const walk *w, const char *path, nd_error *err)
     text[len] = '\0';
     fclose(fp);
     text_check c = {path, real, w, err};
-    int rc = each_ident(text, len, header_ident, &c);
+    int rc = no_trigraphs(path, text, len, err) || each_ident(text, len, header_ident, &c) ? -1 : 0;
     free(text);
     return rc;
 }
@@ -1151,7 +1167,7 @@ static bool own_dep(const walk *w, const char *path)
 static int check_texts(const walk *w)
 {
     text_check c = {w->path, "", w, w->err};
-    if (each_ident(w->t->text, w->t->len, no_counter, &c))
+    if (no_trigraphs(w->path, w->t->text, w->t->len, w->err) || each_ident(w->t->text, w->t->len, no_counter, &c))
         return -1;
     for (int i = 0; i < w->t->ndeps; ++i)
         if (own_dep(w, w->t->deps[i]) && check_header(w, w->t->deps[i], w->err))
