@@ -281,22 +281,22 @@ static void emit_registry_group(ndg_buf *b, const ndg_spec *spec)
     ndg_buf_printf(b, "};\nconst nda_kernel_group ndk_group_%s = {\"%s\", %d, ndk_entries};\n", cname, quoted, n);
 }
 
-static int write_depfile(const char *path, const char *target, const ndg_spec *spec,
+/* The make-style dependencies of target, prepared in out (closed, not yet in place). */
+static int write_depfile(ndg_output *out, const char *path, const char *target, const ndg_spec *spec,
                          const ndg_template *const *tmpl, nd_error *err)
 {
-    ndg_output out;
-    if (ndg_output_open(&out, path, err))
+    if (ndg_output_open(out, path, err))
         return -1;
-    fprintf(out.fp, "%s:", target);
+    fprintf(out->fp, "%s:", target);
     for (int i = 0; i < spec->ndeps; ++i)
-        fprintf(out.fp, " \\\n  %s", spec->deps[i]);
+        fprintf(out->fp, " \\\n  %s", spec->deps[i]);
     for (int i = 0; i < spec->nops; ++i) {
-        fprintf(out.fp, " \\\n  %s", tmpl[i]->path);
+        fprintf(out->fp, " \\\n  %s", tmpl[i]->path);
         for (int k = 0; k < tmpl[i]->ndeps; ++k)
-            fprintf(out.fp, " \\\n  %s", tmpl[i]->deps[k]);
+            fprintf(out->fp, " \\\n  %s", tmpl[i]->deps[k]);
     }
-    fputc('\n', out.fp);
-    return ndg_output_commit(&out, NULL, err);
+    fputc('\n', out->fp);
+    return ndg_output_close(out, err);
 }
 
 int ndg_touch(const char *path, nd_error *err)
@@ -358,7 +358,7 @@ static int analyze_ops(ndg_spec *spec, ndg_analyzer *a, const ndg_template **tmp
 }
 
 int ndg_emit_spec(ndg_spec *spec, ndg_analyzer *a, const char *out_path, const ndg_emit_options *o,
-                  ndg_emit_stats *stats, nd_error *err)
+                  ndg_emitted *out, nd_error *err)
 {
     const ndg_template **tmpl = calloc((size_t)spec->nops, sizeof *tmpl);
     int nvariants = 0;
@@ -366,29 +366,37 @@ int ndg_emit_spec(ndg_spec *spec, ndg_analyzer *a, const char *out_path, const n
         nvariants += spec->ops[i].ntargets;
     unsigned (*ranges)[2] = calloc((size_t)nvariants + 1, sizeof *ranges);
     ndg_buf b = {0};
-    ndg_output out;
+    memset(out, 0, sizeof *out);
     int rc = analyze_ops(spec, a, tmpl, err), nranges = 0;
     if (!rc)
-        rc = (nranges = build_text(&b, spec, tmpl, out_path, o, ranges, &stats->kernels, err)) < 0;
+        rc = (nranges = build_text(&b, spec, tmpl, out_path, o, ranges, &out->kernels, err)) < 0;
     /* Translation validation: what was written parses, and no generic accessor call is left in a
      * specialized kernel. */
     if (!rc)
         rc = ndg_validate(a, out_path ? out_path : "generated.c", b.data, b.len, nranges, (const unsigned(*)[2])ranges,
                           err);
-    if (!rc)
-        rc = ndg_output_open(&out, out_path, err);
-    if (!rc) {
-        fwrite(b.data, 1, b.len, out.fp);
-        rc = ndg_output_commit(&out, &stats->changed, err);
+    if (!rc && (rc = ndg_output_open(&out->c, out_path, err)) == 0) {
+        fwrite(b.data, 1, b.len, out->c.fp);
+        rc = ndg_output_close(&out->c, err);
     }
-    if (!rc && o->depfile)
-        rc = write_depfile(o->depfile, o->stamp ? o->stamp : out_path, spec, tmpl, err);
-    if (!rc && o->stamp)
-        rc = ndg_touch(o->stamp, err);
+    if (!rc && o->depfile) {
+        out->has_depfile = true;
+        rc = write_depfile(&out->depfile, o->depfile, o->stamp ? o->stamp : out_path, spec, tmpl, err);
+    }
+    if (rc)
+        ndg_emitted_abort(out);
     ndg_buf_free(&b);
     free(ranges);
     free(tmpl);
     return rc ? -1 : 0;
+}
+
+void ndg_emitted_abort(ndg_emitted *e)
+{
+    ndg_output_abort(&e->c);
+    if (e->has_depfile)
+        ndg_output_abort(&e->depfile);
+    e->has_depfile = false;
 }
 
 /* The root registry's text: the symbol nda_kernel_registry over one group per spec name. */

@@ -29,7 +29,9 @@ static const char generate_help[] =
     "  --stats               print generation time per kernel, on standard error\n"
     "  --help                show this help\n"
     "\n"
-    "Errors read FILE:LINE: message, for specs and templates alike; nothing is written on error.\n";
+    "Errors read FILE:LINE: message, for specs and templates alike. Outputs are all or nothing: every\n"
+    "spec's file is prepared first and put in place only when all succeeded (C files, then depfiles,\n"
+    "then the stamp), so nothing is written on error. Only regular files or new names are replaced.\n";
 
 static const char registry_help[] =
     "usage: ndgen registry --output FILE [--stamp FILE] SPEC_NAME...\n"
@@ -146,12 +148,18 @@ static int check_outputs(const gen_opts *o, int nspecs, nd_error *err)
     return 0;
 }
 
-static int generate_one(const char *path, const gen_opts *o, ndg_analyzer *a, nd_error *err)
+typedef struct spec_run {
+    const char *path;
+    ndg_emitted out;
+    double ms;
+} spec_run;
+
+/* Runs one spec and prepares its outputs, not yet in place. */
+static int generate_one(spec_run *r, const gen_opts *o, ndg_analyzer *a, nd_error *err)
 {
     ndg_spec spec;
-    ndg_emit_stats st = {0};
     double t0 = now_ms();
-    if (ndg_spec_load(path, &o->env, &spec, err))
+    if (ndg_spec_load(r->path, &o->env, &spec, err))
         return -1;
     if (o->op && ndg_spec_select(&spec, o->op, o->dtypes, o->targets, o->ntargets, err)) {
         ndg_spec_free(&spec);
@@ -162,13 +170,31 @@ static int generate_one(const char *path, const gen_opts *o, ndg_analyzer *a, nd
         snprintf(out, sizeof out, "%s", o->output);
     else
         snprintf(out, sizeof out, "%s/%s.c", o->output_dir ? o->output_dir : ".", spec.name);
-    int rc = ndg_emit_spec(&spec, a, out, &o->emit, &st, err);
-    if (!rc && o->stats) {
-        double ms = now_ms() - t0;
-        fprintf(stderr, "ndgen: %s: %d kernels in %.2f ms, %.3f ms per kernel%s\n", path, st.kernels, ms,
-                ms / st.kernels, st.changed ? "" : " (output unchanged, not rewritten)");
-    }
+    int rc = ndg_emit_spec(&spec, a, out, &o->emit, &r->out, err);
+    r->ms = now_ms() - t0;
     ndg_spec_free(&spec);
+    return rc;
+}
+
+/* Every prepared output in place: the C files, then the depfiles, then the stamp. Each step is a
+ * rename, so a run killed between them leaves whole files only, and the stamp, last, is older than
+ * what it covers: the build tool runs ndgen again. */
+static int put_in_place(spec_run *runs, int n, const gen_opts *o, nd_error *err)
+{
+    int rc = 0;
+    for (int i = 0; i < n && !rc; ++i) {
+        bool changed;
+        rc = ndg_output_rename(&runs[i].out.c, &changed, err);
+        if (!rc && o->stats)
+            fprintf(stderr, "ndgen: %s: %d kernels in %.2f ms, %.3f ms per kernel%s\n", runs[i].path,
+                    runs[i].out.kernels, runs[i].ms, runs[i].ms / runs[i].out.kernels,
+                    changed ? "" : " (output unchanged, not rewritten)");
+    }
+    for (int i = 0; i < n && !rc; ++i)
+        if (runs[i].out.has_depfile)
+            rc = ndg_output_rename(&runs[i].out.depfile, NULL, err);
+    if (!rc && o->emit.stamp)
+        rc = ndg_touch(o->emit.stamp, err);
     return rc;
 }
 
@@ -185,12 +211,20 @@ int ndg_generate_main(int argc, char **argv)
         o.env.template_dirs[o.env.ntemplate_dirs++] = "templates";
     int nspecs = argc - optind;
     double t0 = now_ms();
+    spec_run *runs = calloc((size_t)(nspecs > 0 ? nspecs : 1), sizeof *runs);
     int rc = check_outputs(&o, nspecs, &err) ||
              ndg_analyzer_open(o.include, o.resource_dir[0] ? o.resource_dir : NULL, o.env.ntemplate_dirs,
                                o.env.template_dirs, &a, &err);
-    for (int i = 0; i < nspecs && !rc; ++i)
-        rc = generate_one(argv[optind + i], &o, a, &err);
+    for (int i = 0; i < nspecs && !rc; ++i) {
+        runs[i].path = argv[optind + i];
+        rc = generate_one(&runs[i], &o, a, &err);
+    }
     ndg_analyzer_close(a);
+    if (!rc) /* all or nothing: only when every spec succeeded */
+        rc = put_in_place(runs, nspecs, &o, &err);
+    for (int i = 0; i < nspecs; ++i)
+        ndg_emitted_abort(&runs[i].out); /* whatever is not in place */
+    free(runs);
     if (rc) {
         fprintf(stderr, "%s\n", err.msg);
         return 1;

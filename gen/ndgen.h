@@ -185,6 +185,26 @@ typedef struct ndg_variant {
  * op's parameters. Fails when a macro of the template would change the generated code's meaning. */
 int ndg_rewrite(ndg_buf *out, const ndg_template *t, const ndg_variant *v, nd_error *err);
 
+/* ---- output.c: files written whole or not at all. */
+typedef struct ndg_output {
+    char *path;  /* final path; NULL for stdout */
+    char *tmp;   /* temporary file beside it */
+    FILE *fp;
+} ndg_output;
+
+/* Opens a temporary file beside path (or stdout when path is NULL or "-"); refuses a path that exists
+ * and is not a regular file. */
+int ndg_output_open(ndg_output *out, const char *path, nd_error *err);
+/* Finishes writing: the temporary file is complete, path still untouched. */
+int ndg_output_close(ndg_output *out, nd_error *err);
+/* Renames the closed temporary file over path, unless path already holds the same bytes: then the
+ * temporary file is removed and path keeps its timestamp. Sets *changed when given. */
+int ndg_output_rename(ndg_output *out, bool *changed, nd_error *err);
+/* Close, then rename. */
+int ndg_output_commit(ndg_output *out, bool *changed, nd_error *err);
+/* Removes the temporary file; path is untouched. */
+void ndg_output_abort(ndg_output *out);
+
 /* ---- emit.c: stage 4, one C file per spec, plus its depfile. */
 typedef struct ndg_emit_options {
     bool line_directives;
@@ -193,13 +213,18 @@ typedef struct ndg_emit_options {
     bool library;             /* also the root registry: the file alone builds a kernel library */
 } ndg_emit_options;
 
-typedef struct ndg_emit_stats {
+/* One spec's outputs, written and closed but not yet in place: ndg_emit_spec prepares them, and the
+ * caller puts every spec's in place only when all succeeded (generate.c), or aborts them all. */
+typedef struct ndg_emitted {
     int kernels;
-    bool changed;             /* the output's bytes changed */
-} ndg_emit_stats;
+    ndg_output c;             /* the generated file */
+    ndg_output depfile;       /* when has_depfile */
+    bool has_depfile;
+} ndg_emitted;
 
 int ndg_emit_spec(ndg_spec *spec, ndg_analyzer *a, const char *out_path, const ndg_emit_options *o,
-                  ndg_emit_stats *stats, nd_error *err);
+                  ndg_emitted *out, nd_error *err);
+void ndg_emitted_abort(ndg_emitted *e);
 /* The library's root registry: one group per spec name. */
 int ndg_emit_registry(const char *out_path, char *const *spec_names, int n, nd_error *err);
 /* Creates or truncates a stamp file. */
@@ -208,21 +233,6 @@ int ndg_touch(const char *path, nd_error *err);
 void ndg_c_name(char *out, size_t len, const char *name);
 /* s as the inside of a C string literal ("\\", "\"", control characters escaped). */
 void ndg_c_string(char *out, size_t len, const char *s);
-
-/* ---- output.c: files written whole or not at all. */
-typedef struct ndg_output {
-    char *path;  /* final path; NULL for stdout */
-    char *tmp;   /* temporary file beside it */
-    FILE *fp;
-} ndg_output;
-
-/* Opens a temporary file beside path (or stdout when path is NULL or "-"). */
-int ndg_output_open(ndg_output *out, const char *path, nd_error *err);
-/* Renames the temporary file over path, unless path already holds the same bytes: then the
- * temporary file is removed and path keeps its timestamp. Sets *changed when given. */
-int ndg_output_commit(ndg_output *out, bool *changed, nd_error *err);
-/* Removes the temporary file; path is untouched. */
-void ndg_output_abort(ndg_output *out);
 
 /* ---- generate.c: ndgen generate and ndgen registry. */
 int ndg_generate_main(int argc, char **argv);

@@ -2,8 +2,19 @@
  * output.c - every file ndgen writes goes through here: written to a temporary file beside its
  * destination, then renamed over it. A failed run leaves no half-written file, and a file whose
  * bytes would not change is not touched, so its timestamp does not trigger rebuilds.
+ *
+ * What may be replaced: a regular file, or a name that does not exist yet. A device, a folder, a
+ * symbolic link or anything else is refused with what it is: renaming over it would replace the node
+ * itself (as root, --output /dev/null would remove the device).
+ *
+ * Temporary files are named ".<name>.ndgen-tmp-<pid>-XXXXXX" beside the destination. They are removed
+ * on every exit path ndgen controls, on SIGINT, SIGTERM and SIGHUP too; one that a killed run left (its
+ * pid no longer alive) is removed by the next run that writes the same destination.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -11,33 +22,142 @@
 
 #include "ndgen.h"
 
+/* ---------------------------------------------------------------- temporary files alive */
+
+enum { MAX_LIVE = 1024 };
+
+/* The temporary files of this process, for the signal handler. Changed only with signals blocked. */
+static char *live[MAX_LIVE];
+static volatile sig_atomic_t nlive;
+
+static void on_signal(int sig)
+{
+    for (sig_atomic_t i = 0; i < nlive; ++i)
+        if (live[i])
+            unlink(live[i]); /* async-signal-safe */
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void block(sigset_t *old)
+{
+    sigset_t all;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, old);
+}
+
+static void track(char *tmp)
+{
+    static bool installed;
+    sigset_t old;
+    if (!installed) {
+        static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_signal;
+        for (size_t i = 0; i < sizeof sigs / sizeof *sigs; ++i)
+            sigaction(sigs[i], &sa, NULL);
+        installed = true;
+    }
+    block(&old);
+    for (int i = 0; i < nlive; ++i)
+        if (!live[i]) {
+            live[i] = tmp;
+            tmp = NULL;
+            break;
+        }
+    if (tmp && nlive < MAX_LIVE) /* beyond, the next run's sweep removes it after a kill */
+        live[nlive++] = tmp;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+static void untrack(const char *tmp)
+{
+    sigset_t old;
+    block(&old);
+    for (int i = 0; i < nlive; ++i)
+        if (live[i] == tmp)
+            live[i] = NULL;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+/* ---------------------------------------------------------------- paths */
+
+/* dir and base of path, into the given buffers. */
+static void split_path(const char *path, char *dir, size_t dlen, char *base, size_t blen)
+{
+    const char *slash = strrchr(path, '/');
+    if (slash) {
+        snprintf(dir, dlen, "%.*s", (int)(slash - path ? slash - path : 1), path);
+        snprintf(base, blen, "%s", slash + 1);
+    } else {
+        snprintf(dir, dlen, ".");
+        snprintf(base, blen, "%s", path);
+    }
+}
+
+/* Removes the temporary files of base that a run no longer alive left in dir. */
+static void sweep(const char *dir, const char *base)
+{
+    char prefix[NAME_MAX + 32];
+    snprintf(prefix, sizeof prefix, ".%s.ndgen-tmp-", base);
+    size_t n = strlen(prefix);
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (strncmp(e->d_name, prefix, n) != 0)
+            continue;
+        long pid = strtol(e->d_name + n, NULL, 10);
+        if (pid > 0 && pid != (long)getpid() && kill((pid_t)pid, 0) != 0 && errno == ESRCH) {
+            char stale[PATH_MAX + NAME_MAX + 2];
+            snprintf(stale, sizeof stale, "%s/%s", dir, e->d_name);
+            unlink(stale);
+        }
+    }
+    closedir(d);
+}
+
+static const char *kind_of(mode_t m)
+{
+    return S_ISDIR(m) ? "a folder" : S_ISLNK(m) ? "a symbolic link" : S_ISCHR(m) ? "a character device" :
+           S_ISBLK(m) ? "a block device" : S_ISFIFO(m) ? "a named pipe" : S_ISSOCK(m) ? "a socket" : "not a regular file";
+}
+
+/* ---------------------------------------------------------------- one output */
+
 int ndg_output_open(ndg_output *out, const char *path, nd_error *err)
 {
+    struct stat st;
+    char dir[PATH_MAX], base[NAME_MAX + 1];
     memset(out, 0, sizeof *out);
     if (!path || strcmp(path, "-") == 0) {
         out->fp = stdout;
         return 0;
     }
-    size_t n = strlen(path);
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return nd_fail(err, "%s: it is %s; ndgen writes only regular files or new names", path, kind_of(st.st_mode));
+    split_path(path, dir, sizeof dir, base, sizeof base);
+    sweep(dir, base);
+    size_t n = strlen(dir) + strlen(base) + 64;
     out->path = strdup(path);
-    out->tmp = malloc(n + 16);
+    out->tmp = malloc(n);
     if (!out->path || !out->tmp) {
         ndg_output_abort(out);
         return nd_fail(err, "%s: out of memory", path);
     }
-    snprintf(out->tmp, n + 16, "%s.tmp.XXXXXX", path);
+    snprintf(out->tmp, n, "%s/.%s.ndgen-tmp-%ld-XXXXXX", dir, base, (long)getpid());
     int fd = mkstemp(out->tmp);
     if (fd >= 0) { /* mkstemp makes 0600; give the file the mode a plain create would */
         mode_t mask = umask(0);
         umask(mask);
         fchmod(fd, 0666 & ~mask);
+        track(out->tmp);
     }
     if (fd < 0 || !(out->fp = fdopen(fd, "w"))) {
         int e = errno;
         if (fd >= 0)
-            close(fd), unlink(out->tmp);
-        free(out->tmp);
-        out->tmp = NULL;
+            close(fd);
         ndg_output_abort(out);
         return nd_fail(err, "%s: cannot create a temporary file beside it: %s", path, strerror(e));
     }
@@ -63,18 +183,31 @@ static bool same_bytes(const char *a, const char *b)
     return same;
 }
 
-int ndg_output_commit(ndg_output *out, bool *changed, nd_error *err)
+int ndg_output_close(ndg_output *out, nd_error *err)
 {
-    if (!out->path) {
-        if (changed)
-            *changed = true;
+    if (!out->path)
         return fflush(stdout) == 0 ? 0 : nd_fail(err, "stdout: write failed: %s", strerror(errno));
-    }
     bool failed = ferror(out->fp) != 0;
     failed |= fclose(out->fp) != 0;
     out->fp = NULL;
     if (failed) {
         nd_fail(err, "%s: write failed: %s", out->path, strerror(errno));
+        ndg_output_abort(out);
+        return -1;
+    }
+    return 0;
+}
+
+int ndg_output_rename(ndg_output *out, bool *changed, nd_error *err)
+{
+    struct stat st;
+    if (!out->path) {
+        if (changed)
+            *changed = true;
+        return 0;
+    }
+    if (lstat(out->path, &st) == 0 && !S_ISREG(st.st_mode)) { /* it changed since the output was opened */
+        nd_fail(err, "%s: it is %s; ndgen writes only regular files or new names", out->path, kind_of(st.st_mode));
         ndg_output_abort(out);
         return -1;
     }
@@ -90,18 +223,26 @@ int ndg_output_commit(ndg_output *out, bool *changed, nd_error *err)
         ndg_output_abort(out);
         return -1;
     }
+    untrack(out->tmp);
     free(out->tmp);
     free(out->path);
     memset(out, 0, sizeof *out);
     return 0;
 }
 
+int ndg_output_commit(ndg_output *out, bool *changed, nd_error *err)
+{
+    return ndg_output_close(out, err) || ndg_output_rename(out, changed, err) ? -1 : 0;
+}
+
 void ndg_output_abort(ndg_output *out)
 {
     if (out->fp && out->fp != stdout)
         fclose(out->fp);
-    if (out->tmp)
+    if (out->tmp) {
         unlink(out->tmp);
+        untrack(out->tmp);
+    }
     free(out->tmp);
     free(out->path);
     memset(out, 0, sizeof *out);
