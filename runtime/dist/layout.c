@@ -1,4 +1,8 @@
-/* layout.c - page-domain placement: strides, rank squeezing and the per-core page iterator. */
+/* layout.c - page-domain placement: strides, rank squeezing, the per-core page iterator and the
+ * closed forms of data pages per core. */
+#include <stdlib.h>
+#include <string.h>
+
 #include "nd_dist.h"
 #include "dist_internal.h"
 
@@ -107,4 +111,96 @@ void nd_page_iter_carry(nd_page_iter *it)
         it->page_id += (it->origin[k] + it->c[k]) * l->page_stride[k];
         it->offset += it->c[k] * l->shard_stride[k];
     }
+}
+
+/* ---------------------------------------------------------------- data pages, in closed form */
+
+/*
+ * Along dim i a shard position q holds e_i(q) pages of data: S_i for the g_i - 1 full positions,
+ * and r_i = T_i - (g_i - 1) S_i at the edge. A shard holds prod_i e_i(q_i). Every partial sum below
+ * counts data pages of some set of shards, so it is at most vol(T) and never overflows.
+ */
+static int64_t edge_pages(const nd_layout *l, int i) { return l->pages[i] - (l->grid[i] - 1) * l->shard[i]; }
+
+int64_t nd_layout_data_prefix(const nd_layout *l, int64_t n)
+{
+    if (n <= 0)
+        return 0;
+    if (n >= l->num_shards)
+        return l->num_pages;
+    /* Shards [0, n) split by n's digits q_i: for each i, the shards whose digits agree with n above i
+     * and are below q_i at i form a box of q_i full positions (all full: q_i < g_i) times whole dims
+     * below i, inside the data the agreeing prefix digits hold. */
+    int64_t total = 0, pre = 1;
+    for (int i = 0; i < l->rank; ++i) {
+        int64_t q = n / l->grid_stride[i] % l->grid[i];
+        total += pre * (q * l->shard[i]) * l->page_stride[i];
+        pre *= q == l->grid[i] - 1 ? edge_pages(l, i) : l->shard[i];
+    }
+    return total;
+}
+
+static int64_t gcd64(int64_t a, int64_t b)
+{
+    while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/*
+ * One dim of the round-robin recurrence over residues x = shard id mod n (w = gs_i mod n, L = g_i - 1):
+ *   out[x] = S * sum_{q < L} in[x - q w] + r * in[x - L w].
+ * x - q w walks a cycle of p = n / gcd(w, n) residues; the L-term sum is L / p whole cycles plus a
+ * window of L % p, read from the cycle's prefix sums pre[0..p].
+ */
+static void residue_dim(const int64_t *in, int64_t *out, int64_t *pre, int64_t n, int64_t w, int64_t L, int64_t S,
+                        int64_t r)
+{
+    int64_t h = gcd64(w, n), p = n / h, full = L / p, rem = L % p;
+    for (int64_t x0 = 0; x0 < h; ++x0) {
+        int64_t x = x0;
+        pre[0] = 0;
+        for (int64_t j = 0; j < p; ++j, x = x >= w ? x - w : x + n - w)
+            pre[j + 1] = pre[j] + in[x];
+        x = x0;
+        for (int64_t j = 0; j < p; ++j, x = x >= w ? x - w : x + n - w) {
+            int64_t e = j + rem, k = e < p ? e : e - p; /* k: the cycle position of x - L w */
+            int64_t window = e <= p ? pre[e] - pre[j] : pre[p] - pre[j] + pre[e - p];
+            out[x] = S * (full * pre[p] + window) + r * (pre[k + 1] - pre[k]);
+        }
+    }
+}
+
+/* in[x]: data pages of the shards over dims > i whose id (times their stride) is x mod n. */
+static void data_round_robin(const nd_layout *l, int64_t *v, int64_t *tmp, int64_t *pre)
+{
+    int64_t n = l->ncores;
+    memset(v, 0, (size_t)n * sizeof *v);
+    v[0] = 1;
+    for (int i = l->rank - 1; i >= 0; --i) {
+        residue_dim(v, tmp, pre, n, l->grid_stride[i] % n, l->grid[i] - 1, l->shard[i], edge_pages(l, i));
+        memcpy(v, tmp, (size_t)n * sizeof *v);
+    }
+}
+
+int nd_layout_data_pages(const nd_layout *l, int64_t *per_core)
+{
+    int64_t n = l->ncores;
+    if (l->strategy == ND_CONTIGUOUS) {
+        for (int64_t c = 0; c < n; ++c) {
+            int64_t lo = c * l->shards_per_core, k = nd_layout_core_shards(l, c);
+            per_core[c] = k ? nd_layout_data_prefix(l, lo + k) - nd_layout_data_prefix(l, lo) : 0;
+        }
+        return 0;
+    }
+    int64_t *tmp = malloc((size_t)n * sizeof *tmp), *pre = malloc((size_t)(n + 1) * sizeof *pre);
+    if (tmp && pre)
+        data_round_robin(l, per_core, tmp, pre);
+    int rc = tmp && pre ? 0 : -1;
+    free(tmp);
+    free(pre);
+    return rc;
 }

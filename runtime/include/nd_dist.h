@@ -204,6 +204,20 @@ static inline int64_t nd_layout_core_shard(const nd_layout *l, int64_t core, int
 }
 
 /*
+ * Pages holding tensor data (not edge padding), in closed form: nothing walks shards or pages. Along
+ * dim i the first g[i] - 1 shard positions are full (S[i] pages) and the edge one holds
+ * T[i] - (g[i] - 1) * S[i]; a shard holds the product over dims.
+ *
+ * nd_layout_data_prefix: in shards [0, n), in O(rank) (n's digits over the shard grid).
+ * nd_layout_data_pages: held by each core, into per_core[0..ncores). CONTIGUOUS is a difference of
+ * prefixes, O(rank) per core; ROUND_ROBIN sums over shard ids by their residue mod N, one pass of
+ * O(N) per dim (every core's count at once: O(rank * N) time, 3N words of scratch). Returns -1, with
+ * per_core unspecified, only when that scratch cannot be allocated.
+ */
+int64_t nd_layout_data_prefix(const nd_layout *l, int64_t n);
+int nd_layout_data_pages(const nd_layout *l, int64_t *per_core);
+
+/*
  * Iterates the pages one core holds, in buffer order (slot by slot, row-major inside a shard),
  * skipping the padding pages of edge shards. Usage:
  *   for (nd_page_iter it = nd_page_iter_begin(l, core); it.valid; nd_page_iter_next(&it)) ...
