@@ -40,7 +40,7 @@ typedef struct ndg_op {
     ndg_param params[NDG_MAX_PARAMS];
     int ntargets;
     ndg_target *targets;
-    char *scalars;                   /* run-time axis arguments: "perm(a)", "axes(a)", or NULL */
+    char *scalars;                   /* launch scalars: "perm(a)", "axes(a)", names "eps,alpha", or NULL */
     char *requires;                  /* what the template assumes beyond the indices: nd_op_sig.requires */
 } ndg_op;
 

@@ -32,6 +32,7 @@ enum { INSTRUCTION_BUDGET = 200 * 1000 * 1000 }; /* the count hook fires once, a
 static const char REG_OPS[] = "ndgen.ops";       /* registry: list of {table, line} */
 static const char REG_DEPS[] = "ndgen.deps";     /* registry: list of files read */
 static const char REG_DIR[] = "ndgen.specdir";   /* registry: the include folder, a real path */
+static const char REG_MAIN[] = "ndgen.main";     /* registry: "@path" of the spec file being loaded */
 
 /* ---------------------------------------------------------------- sandbox */
 
@@ -123,11 +124,20 @@ static void push_list_append(lua_State *L, const char *key)
     lua_pop(L, 1);
 }
 
+/* op{...}: records the table and the line of the spec file being loaded from which it was called,
+ * through any functions and included files in between, so errors about the op name a line of the file
+ * they are reported against. */
 static int lua_op(lua_State *L)
 {
     lua_Debug ar;
     luaL_checktype(L, 1, LUA_TTABLE);
-    int line = lua_getstack(L, 1, &ar) && lua_getinfo(L, "l", &ar) ? ar.currentline : 0;
+    lua_getfield(L, LUA_REGISTRYINDEX, REG_MAIN);
+    const char *main_source = lua_tostring(L, -1);
+    int line = 0;
+    for (int level = 1; !line && lua_getstack(L, level, &ar); ++level)
+        if (lua_getinfo(L, "Sl", &ar) && main_source && strcmp(ar.source, main_source) == 0)
+            line = ar.currentline;
+    lua_pop(L, 1);
     lua_createtable(L, 2, 0);
     lua_pushvalue(L, 1);
     lua_rawseti(L, -2, 1);
@@ -401,6 +411,10 @@ static int check_name(ctx *c, const char *what, const char *name)
  * backslash (which would join the next line) and no comment left open. */
 static int check_c_line(ctx *c, const char *name, const char *v)
 {
+    for (const char *p = strstr(v, "??"); p; p = strstr(p + 1, "??")) /* anywhere, strings included */
+        if (p[2] && strchr("=(/)'<!>-", p[2]))
+            return FAIL(c, "parameter '%s': '??%c' at column %d is a trigraph, which ndgen's parser (C17) and "
+                           "compilers in GNU mode read differently", name, p[2], (int)(p - v) + 1);
     for (const char *p = v; *p; ++p) {
         unsigned char ch = (unsigned char)*p;
         if ((ch < 0x20 && ch != '\t') || ch == 0x7f)
@@ -418,7 +432,7 @@ static int check_c_line(ctx *c, const char *name, const char *v)
             if (!end)
                 return FAIL(c, "parameter '%s': a /* comment is not closed", name);
             p = end + 1;
-        } else if (ch == '\\' && p[1] == '\0') {
+        } else if (ch == '\\' && p[strspn(p + 1, " \t") + 1] == '\0') {
             return FAIL(c, "parameter '%s': a trailing backslash would join the next line", name);
         }
     }
@@ -850,15 +864,51 @@ static int convert_targets(ctx *c, int t, ndg_op *op)
     return rc;
 }
 
-/* scalars = "perm(x)" (a permutation of x's axes) or "axes(x)" (distinct axes of x), x an input. */
-static int check_scalars(ctx *c, const ndg_op *op)
+/* Named launch scalars: "eps" or "eps, alpha", C identifiers, each once; kept as "eps,alpha". */
+static int named_scalars(ctx *c, ndg_op *op)
+{
+    static const char ident[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_";
+    ndg_buf b = {0};
+    int rc = 0, count = 0;
+    for (const char *p = op->scalars; !rc;) {
+        p += strspn(p, " ");
+        size_t n = strspn(p, ident);
+        if (!n || (*p >= '0' && *p <= '9') || n > NDG_MAX_NAME) {
+            rc = FAIL(c, "scalars '%s': expected perm(INPUT), axes(INPUT) or names such as \"eps, alpha\"", op->scalars);
+            break;
+        }
+        for (const char *q = b.data; q && *q && !rc; q += strcspn(q, ","), q += *q == ',')
+            if (strcspn(q, ",") == n && strncmp(q, p, n) == 0)
+                rc = FAIL(c, "scalars '%s': '%.*s' is named twice", op->scalars, (int)n, p);
+        ndg_buf_printf(&b, "%s%.*s", count++ ? "," : "", (int)n, p);
+        p += n;
+        p += strspn(p, " ");
+        if (*p == '\0')
+            break;
+        if (*p++ != ',' && !rc)
+            rc = FAIL(c, "scalars '%s': expected perm(INPUT), axes(INPUT) or names such as \"eps, alpha\"", op->scalars);
+    }
+    if (rc) {
+        ndg_buf_free(&b);
+        return rc;
+    }
+    free(op->scalars);
+    op->scalars = b.data;
+    return 0;
+}
+
+/* scalars = "perm(x)" (a permutation of x's axes), "axes(x)" (distinct axes of x), x an input; or the
+ * names of scalars the kernel reads as args->scalars[0], [1], ... in that order. */
+static int check_scalars(ctx *c, ndg_op *op)
 {
     const char *s = op->scalars, *open = s ? strchr(s, '(') : NULL;
     if (!s)
         return 0;
-    size_t n = strlen(s), kind = open ? (size_t)(open - s) : 0;
-    if (!open || s[n - 1] != ')' || !((kind == 4 && strncmp(s, "perm", 4) == 0) || (kind == 4 && strncmp(s, "axes", 4) == 0)))
-        return FAIL(c, "scalars '%s': expected perm(INPUT) or axes(INPUT)", s);
+    if (!open)
+        return named_scalars(c, op);
+    size_t n = strlen(s), kind = (size_t)(open - s);
+    if (s[n - 1] != ')' || !((kind == 4 && strncmp(s, "perm", 4) == 0) || (kind == 4 && strncmp(s, "axes", 4) == 0)))
+        return FAIL(c, "scalars '%s': expected perm(INPUT), axes(INPUT) or names such as \"eps, alpha\"", s);
     for (int i = 0; i < op->noperands; ++i) {
         const char *name = op->operands[i].name;
         if (!op->operands[i].output && strlen(name) == n - kind - 2 && strncmp(open + 1, name, n - kind - 2) == 0)
@@ -1014,6 +1064,8 @@ static int chunk_error(lua_State *L, int rc, const char *path, nd_error *err)
 
 static int run_chunk(lua_State *L, const char *path, nd_error *err)
 {
+    lua_pushfstring(L, "@%s", path);
+    lua_setfield(L, LUA_REGISTRYINDEX, REG_MAIN);
     lua_pushcfunction(L, locate_error);
     int rc = load_sandboxed(L, path);
     if (rc == LUA_OK)

@@ -32,5 +32,9 @@ expect requires_operand.lua  "^${s}requires_operand.lua:1: op 'copy': requires '
 expect type_disagrees.lua    "^${s}type_disagrees.lua:1: op 'relu': parameter T is 'float', but operand 'a' is bf16, stored as uint16_t; leave T out and ndgen derives it from the dtype$"
 expect mixed_dtypes.lua      "^${s}mixed_dtypes.lua:1: op 'add': operands 'a' \(f32\) and 'b' \(u8\) differ in dtype, but template .*eltwise_binary.c declares one element type NDT_T; declare NDT_T1 \(and NDT_T0, ...\) for operands of their own type$"
 
+expect via_include.lua       "^${s}via_include.lua:3: op 'mm': target 1: axis 'k' is 6 in operand 'a' but 5 in operand 'b'$"
+
+expect scalars_twice.lua     "^${s}scalars_twice.lua:1: op 'scale': scalars 'alpha, beta, alpha': 'alpha' is named twice$"
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -62,6 +62,7 @@ int main(int argc, char **argv)
     expect("add", (nd_tensor *[]){a, col, wide}, 3, "op 'add': output 'out' has '...' dims [4,7], but the result's are [4,6]");
     expect("relu", (nd_tensor *[]){ints, out}, 2, "op 'relu': operand 'a' is i32, but the op takes f32 or bf16 there");
     expect("relu", (nd_tensor *[]){a}, 1, "op 'relu' takes 2 operands, but the launch gives 1");
+    expect_with("relu", (nd_tensor *[]){a, out}, 2, (double[]){0.5}, 1, "op 'relu' takes no scalars, but the launch gives 1");
     expect("softmax_of_nothing", (nd_tensor *[]){a, out}, 2, "op 'softmax_of_nothing': no loaded kernel library provides it");
     expect("reshard", (nd_tensor *[]){a, dram}, 2, "op 'reshard': output 'out' spans 12 DRAM banks, but the device has 4 cores");
     nd_tensor *tr = tensor("6,4", "3,4", ND_F32, ND_L1);

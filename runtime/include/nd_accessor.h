@@ -87,7 +87,8 @@ typedef struct nda_kernel_entry {
     const char *const *indices;      /* index notation of each operand, such as "bik" or "..." */
     const char *const *dtypes;       /* dtype of each operand: "f32", "bf16", "i32", "u8" */
     int noutputs;                    /* the last noutputs operands are outputs */
-    const char *scalars;             /* run-time axis arguments: "perm(x)" or "axes(x)"; NULL: none */
+    const char *scalars;             /* launch scalars: "perm(x)", "axes(x)", or names "eps,alpha" read as
+                                        args->scalars[0], [1], ...; NULL: none (a launch giving any is refused) */
     uint32_t partial;                /* bit i: operand i may be Partial (a pending sum over copies) */
     const char *requires;            /* what the template assumes beyond the indices: nd_op_sig.requires */
     uint64_t partial_reduce;         /* bit 8i + r: operand i may be Partial pending nd_reduce r */

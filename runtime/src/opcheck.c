@@ -93,11 +93,25 @@ static int operand_named(const nda_kernel_entry *e, const char *name, size_t len
     return -1;
 }
 
+/* Named scalars, "eps,alpha": exactly one value each. */
+static int check_named(const nda_kernel_entry *e, int nscalars, nd_error *err)
+{
+    int want = 1;
+    for (const char *p = e->scalars; *p; ++p)
+        want += *p == ',';
+    if (nscalars != want)
+        return nd_fail(err, "op '%s' takes %d scalar%s (%s), but the launch gives %d", e->op, want, want == 1 ? "" : "s",
+                       e->scalars, nscalars);
+    return 0;
+}
+
 int nd_op_check_scalars(const nda_kernel_entry *e, nd_tensor *const *tensors, int n, const double *scalars,
                         int nscalars, nd_error *err)
 {
     if (!e->scalars)
-        return 0;
+        return nscalars ? nd_fail(err, "op '%s' takes no scalars, but the launch gives %d", e->op, nscalars) : 0;
+    if (!strchr(e->scalars, '('))
+        return check_named(e, nscalars, err);
     const char *open = strchr(e->scalars, '(');
     int x = operand_named(e, open + 1, strlen(open + 1) - 1);
     bool perm = strncmp(e->scalars, "perm", 4) == 0;
