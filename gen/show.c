@@ -1,9 +1,10 @@
 /* show.c - ndgen show: a distribution as text, JSON or SVG. */
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "ndgen.h"
+#include "show.h"
 
 /* ---------------------------------------------------------------- shared pieces */
 
@@ -20,22 +21,14 @@ static const char *page_kind_name(const nd_dist_spec *s)
     return s->page_kind == ND_PAGE_TILE ? "tile" : s->page_kind == ND_PAGE_ROW ? "row" : "box";
 }
 
-/* Pages of core i's shards that hold tensor data (reserved pages minus padding). */
-static int64_t core_real_pages(const nd_dist *d, int64_t core)
-{
-    int64_t n = 0, k = nd_layout_core_shards(&d->layout, core);
-    for (int64_t s = 0; s < k; ++s)
-        n += nd_dist_shard_real_pages(d, nd_layout_core_shard(&d->layout, core, s));
-    return n;
-}
-
 /* Core holding shard s. */
 static int64_t shard_core(const nd_dist *d, int64_t s) { return nd_layout_place(&d->layout, s, 0).core; }
 
 /* ---------------------------------------------------------------- text */
 
-static void text_header(FILE *fp, const nd_dist *d)
+static void text_header(FILE *fp, const ndg_show *v)
 {
+    const nd_dist *d = v->d;
     const nd_dist_spec *s = &d->spec;
     const nd_layout *l = &d->layout;
     fputs("tensor    ", fp);
@@ -58,6 +51,9 @@ static void text_header(FILE *fp, const nd_dist *d)
             nd_orientation_name(s->cores.orientation), nd_strategy_name(s->strategy));
     fprintf(fp, "per core  up to %" PRId64 " shards; %" PRId64 " pages reserved (%" PRId64 " bytes)\n",
             l->shards_per_core, d->pages_per_core, d->bytes_per_core);
+    fprintf(fp, "holding   %" PRId64 " to %" PRId64 " shards and %" PRId64 " to %" PRId64 " data pages per core; %" PRId64
+            " of %" PRId64 " cores hold no shard\n", v->min_shards, v->max_shards, v->min_data, v->max_data, v->idle,
+            l->ncores);
     if (d->squeezed.rank != l->rank) {
         fputs("squeezed  ", fp);
         put_dims(fp, d->squeezed.pages, d->squeezed.rank);
@@ -70,11 +66,12 @@ static void text_header(FILE *fp, const nd_dist *d)
 enum { MAP_MAX_SHARDS = 4096, LIST_MAX_SHARDS = 24 };
 
 /* The shard grid as 2-D tables over its last two dims, one per index of the leading dims. */
-static void text_shard_map(FILE *fp, const nd_dist *d)
+static void text_shard_map(FILE *fp, const nd_dist *d, bool all)
 {
     const nd_layout *l = &d->layout;
-    if (l->num_shards > MAP_MAX_SHARDS) {
-        fprintf(fp, "\nshard map: %" PRId64 " shards, too many to print\n", l->num_shards);
+    if (l->num_shards > MAP_MAX_SHARDS && !all) {
+        fprintf(fp, "\nshard map: %" PRId64 " shards, more than %d: --all prints it\n", l->num_shards,
+                MAP_MAX_SHARDS);
         return;
     }
     int r = l->rank;
@@ -97,26 +94,33 @@ static void text_shard_map(FILE *fp, const nd_dist *d)
     }
 }
 
-static void text_cores(FILE *fp, const nd_dist *d)
+static void text_core(FILE *fp, const ndg_show *v, int64_t i)
 {
-    const nd_layout *l = &d->layout;
-    fputs("\ncores: index (x,y): shards in slot order; pages holding data of those reserved\n", fp);
-    for (int64_t i = 0; i < l->ncores; ++i) {
-        nd_core c = nd_dist_core(d, i);
-        int64_t n = nd_layout_core_shards(l, i);
-        fprintf(fp, "  %" PRId64 " (%d,%d): %" PRId64 " shard%s", i, c.x, c.y, n, n == 1 ? "" : "s");
-        for (int64_t k = 0; k < n && k < LIST_MAX_SHARDS; ++k)
-            fprintf(fp, "%s%" PRId64, k ? " " : " [", nd_layout_core_shard(l, i, k));
-        fputs(n > LIST_MAX_SHARDS ? " ...]" : n ? "]" : "", fp);
-        fprintf(fp, "; %" PRId64 " of %" PRId64 " pages\n", core_real_pages(d, i), d->pages_per_core);
-    }
+    const nd_layout *l = &v->d->layout;
+    nd_core c = nd_dist_core(v->d, i);
+    int64_t n = nd_layout_core_shards(l, i);
+    fprintf(fp, "  %" PRId64 " (%d,%d): %" PRId64 " shard%s", i, c.x, c.y, n, n == 1 ? "" : "s");
+    for (int64_t k = 0; k < n && k < LIST_MAX_SHARDS; ++k)
+        fprintf(fp, "%s%" PRId64, k ? " " : " [", nd_layout_core_shard(l, i, k));
+    fputs(n > LIST_MAX_SHARDS ? " ...]" : n ? "]" : "", fp);
+    fprintf(fp, "; %" PRId64 " of %" PRId64 " pages\n", v->data_pages[i], v->d->pages_per_core);
 }
 
-void ndg_show_text(FILE *fp, const nd_dist *d)
+static void text_cores(FILE *fp, const ndg_show *v)
 {
-    text_header(fp, d);
-    text_shard_map(fp, d);
-    text_cores(fp, d);
+    int64_t n = v->d->layout.ncores, listed = v->all || n <= NDG_SHOW_TEXT_LINES ? n : NDG_SHOW_TEXT_LINES;
+    fputs("\ncores: index (x,y): shards in slot order; pages holding data of those reserved\n", fp);
+    for (int64_t i = 0; i < listed; ++i)
+        text_core(fp, v, i);
+    if (listed < n)
+        fprintf(fp, "  ... %" PRId64 " more cores: --all lists every core\n", n - listed);
+}
+
+void ndg_render_text(FILE *fp, const ndg_show *v)
+{
+    text_header(fp, v);
+    text_shard_map(fp, v->d, v->all);
+    text_cores(fp, v);
 }
 
 /* ---------------------------------------------------------------- json */
@@ -148,45 +152,80 @@ static void json_spec(FILE *fp, const nd_dist *d)
             nd_orientation_name(s->cores.orientation));
 }
 
-static void json_per_core(FILE *fp, const nd_dist *d)
+typedef void json_put(FILE *fp, const ndg_show *v, int64_t i);
+
+enum { OMITTED_LEN = 160 }; /* the names of the lists left out */
+
+/* "key": [put(0),..,put(n-1)], or null when the list is left out (its name then goes in omitted).
+ * lines: the entries start lines of their own. */
+static void json_list(FILE *fp, const ndg_show *v, const char *key, int64_t n, char *omitted, json_put *put,
+                      bool lines)
 {
-    const nd_layout *l = &d->layout;
-    fputs("  \"cores\": [", fp);
-    for (int64_t i = 0; i < l->ncores; ++i) {
-        nd_core c = nd_dist_core(d, i);
-        fprintf(fp, i ? ",[%d,%d]" : "[%d,%d]", c.x, c.y);
+    fprintf(fp, "  \"%s\": ", key);
+    if (!ndg_show_whole(v, n)) {
+        fputs("null,\n", fp);
+        snprintf(omitted + strlen(omitted), OMITTED_LEN - strlen(omitted), "%s\"%s\"", *omitted ? ", " : "", key);
+        return;
     }
-    fputs("],\n  \"shards_per_core\": [", fp);
-    for (int64_t i = 0; i < l->ncores; ++i)
-        fprintf(fp, i ? ",%" PRId64 : "%" PRId64, nd_layout_core_shards(l, i));
-    fputs("],\n  \"pages_per_core\": [", fp);
-    for (int64_t i = 0; i < l->ncores; ++i)
-        fprintf(fp, i ? ",%" PRId64 : "%" PRId64, d->pages_per_core);
-    fputs("],\n  \"data_pages_per_core\": [", fp);
-    for (int64_t i = 0; i < l->ncores; ++i)
-        fprintf(fp, i ? ",%" PRId64 : "%" PRId64, core_real_pages(d, i));
-    fputs("],\n", fp);
+    fputc('[', fp);
+    for (int64_t i = 0; i < n; ++i)
+        put(fp, v, i);
+    fputs(n && lines ? "\n  ],\n" : "],\n", fp);
 }
 
-void ndg_show_json(FILE *fp, const nd_dist *d)
+static void put_core(FILE *fp, const ndg_show *v, int64_t i)
 {
-    const nd_layout *l = &d->layout;
+    nd_core c = nd_dist_core(v->d, i);
+    fprintf(fp, i ? ",[%d,%d]" : "[%d,%d]", c.x, c.y);
+}
+
+static void put_shards(FILE *fp, const ndg_show *v, int64_t i)
+{
+    fprintf(fp, i ? ",%" PRId64 : "%" PRId64, nd_layout_core_shards(&v->d->layout, i));
+}
+
+static void put_reserved(FILE *fp, const ndg_show *v, int64_t i)
+{
+    fprintf(fp, i ? ",%" PRId64 : "%" PRId64, v->d->pages_per_core);
+}
+
+static void put_data(FILE *fp, const ndg_show *v, int64_t i)
+{
+    fprintf(fp, i ? ",%" PRId64 : "%" PRId64, v->data_pages[i]);
+}
+
+static void put_shard(FILE *fp, const ndg_show *v, int64_t s)
+{
+    const nd_layout *l = &v->d->layout;
+    nd_loc loc = nd_layout_place(l, s, 0);
+    fprintf(fp, "%s{\"core\": %" PRId64 ", \"slot\": %" PRId64 "}", s ? ",\n    " : "\n    ", loc.core,
+            loc.offset / l->shard_pages);
+}
+
+static void put_page(FILE *fp, const ndg_show *v, int64_t p)
+{
+    nd_loc loc = nd_layout_locate_id(&v->d->squeezed, p);
+    fprintf(fp, "%s{\"core\": %" PRId64 ", \"offset\": %" PRId64 "}", p ? ",\n    " : "\n    ", loc.core, loc.offset);
+}
+
+void ndg_render_json(FILE *fp, const ndg_show *v)
+{
+    const nd_layout *l = &v->d->layout;
+    char omitted[OMITTED_LEN] = "";
     fputs("{\n", fp);
-    json_spec(fp, d);
-    json_per_core(fp, d);
-    fputs("  \"shards\": [", fp);
-    for (int64_t s = 0; s < l->num_shards; ++s) {
-        nd_loc loc = nd_layout_place(l, s, 0);
-        fprintf(fp, "%s{\"core\": %" PRId64 ", \"slot\": %" PRId64 "}", s ? ",\n    " : "\n    ", loc.core,
-                loc.offset / l->shard_pages);
-    }
-    fputs("\n  ],\n  \"pages\": [", fp);
-    for (int64_t p = 0; p < l->num_pages; ++p) {
-        nd_loc loc = nd_layout_locate_id(&d->squeezed, p);
-        fprintf(fp, "%s{\"core\": %" PRId64 ", \"offset\": %" PRId64 "}", p ? ",\n    " : "\n    ", loc.core,
-                loc.offset);
-    }
-    fputs("\n  ]\n}\n", fp);
+    json_spec(fp, v->d);
+    json_list(fp, v, "cores", l->ncores, omitted, put_core, false);
+    json_list(fp, v, "shards_per_core", l->ncores, omitted, put_shards, false);
+    json_list(fp, v, "pages_per_core", l->ncores, omitted, put_reserved, false);
+    json_list(fp, v, "data_pages_per_core", l->ncores, omitted, put_data, false);
+    fprintf(fp, "  \"shards_per_core_range\": [%" PRId64 ",%" PRId64 "],\n  \"data_pages_per_core_range\": [%" PRId64
+            ",%" PRId64 "],\n  \"cores_without_shards\": %" PRId64 ",\n", v->min_shards, v->max_shards, v->min_data,
+            v->max_data, v->idle);
+    json_list(fp, v, "shards", l->num_shards, omitted, put_shard, true);
+    json_list(fp, v, "pages", l->num_pages, omitted, put_page, true);
+    fprintf(fp, "  \"omitted\": [%s],\n  \"limit\": ", omitted);
+    v->all ? fputs("null", fp) : fprintf(fp, "%d", NDG_SHOW_LIMIT);
+    fputs("\n}\n", fp);
 }
 
 /* ---------------------------------------------------------------- the subcommand */
@@ -207,9 +246,15 @@ static const char show_options[] =
     "                          json: the format documented in README.md\n"
     "                          svg:  the tensor coloured by core beside each core's stack of shards\n"
     "  --output FILE           write FILE (whole or not at all) instead of standard output\n"
-    "  --help                  show this help\n";
+    "  --all                   list everything, however long: without it, text prints the first 64\n"
+    "                          cores and copies and a shard map of up to 4096 shards, JSON gives null\n"
+    "                          for a list of more than 100000 entries (named in \"omitted\"), and svg\n"
+    "                          refuses more than 20000 pages, 256 panels or 512 cores\n"
+    "  --help                  show this help\n"
+    "\n"
+    "Per-core counts come from closed forms, so huge tensors and grids answer at once.\n";
 
-enum { OPT_FORMAT = 256, OPT_OUTPUT, OPT_HELP, OPT_DIST };
+enum { OPT_FORMAT = 256, OPT_OUTPUT, OPT_HELP, OPT_ALL, OPT_DIST };
 
 /* The distribution flags, by nd_dist_flag_names (value OPT_DIST + index), then show's own. */
 static void show_longopts(struct option *opts, size_t n)
@@ -218,9 +263,10 @@ static void show_longopts(struct option *opts, size_t n)
         {"format", required_argument, NULL, OPT_FORMAT},
         {"output", required_argument, NULL, OPT_OUTPUT},
         {"help", no_argument, NULL, OPT_HELP},
+        {"all", no_argument, NULL, OPT_ALL},
     };
     size_t k = 0;
-    for (int i = 0; nd_dist_flag_names[i] && k + 4 < n; ++i, ++k)
+    for (int i = 0; nd_dist_flag_names[i] && k + 5 < n; ++i, ++k)
         opts[k] = (struct option){nd_dist_flag_names[i], nd_dist_flag_is_switch(i) ? no_argument : required_argument,
                                   NULL, OPT_DIST + i};
     for (size_t i = 0; i < sizeof own / sizeof *own; ++i)
@@ -228,34 +274,68 @@ static void show_longopts(struct option *opts, size_t n)
     opts[k] = (struct option){NULL, 0, NULL, 0};
 }
 
-/* sh: the mesh-level sharding d came from, or NULL. */
-static int render(const char *format, const char *path, const nd_dist *d, const nd_sharding *sh, nd_error *err)
+/* The per-core counts of one copy, from closed forms; v->data_pages is allocated. */
+static int summarize(const nd_dist *d, bool all, ndg_show *v, nd_error *err)
 {
-    ndg_output out;
+    const nd_layout *l = &d->squeezed; /* the same placement in fewer dims */
+    int64_t *data = malloc((size_t)l->ncores * sizeof *data);
+    if (!data || nd_layout_data_pages(l, data)) {
+        free(data);
+        return nd_fail(err, "--grid: out of memory for the data pages of %lld cores", (long long)l->ncores);
+    }
+    *v = (ndg_show){.d = d, .data_pages = data, .min_shards = INT64_MAX, .min_data = INT64_MAX, .all = all};
+    for (int64_t i = 0; i < l->ncores; ++i) {
+        int64_t n = nd_layout_core_shards(l, i);
+        v->min_shards = n < v->min_shards ? n : v->min_shards;
+        v->max_shards = n > v->max_shards ? n : v->max_shards;
+        v->min_data = data[i] < v->min_data ? data[i] : v->min_data;
+        v->max_data = data[i] > v->max_data ? data[i] : v->max_data;
+        v->idle += n == 0;
+    }
+    return 0;
+}
+
+static int render_to(FILE *fp, const char *format, const ndg_show *v, const nd_sharding *sh, nd_error *err)
+{
     char caption[1400];
-    if (strcmp(format, "text") && strcmp(format, "json") && strcmp(format, "svg"))
-        return nd_fail(err, "--format %s: unknown format; expected text, json or svg", format);
-    if (ndg_output_open(&out, path, err))
-        return -1;
     if (strcmp(format, "svg") == 0) {
         if (sh)
-            ndg_sharding_caption(caption, sizeof caption, sh, d);
-        if (ndg_show_svg(out.fp, d, sh ? caption : NULL, err)) {
-            ndg_output_abort(&out);
-            return -1;
-        }
-    } else if (strcmp(format, "json") == 0) {
-        sh ? ndg_show_sharding_json(out.fp, sh, d) : ndg_show_json(out.fp, d);
-    } else {
-        sh ? ndg_show_sharding_text(out.fp, sh, d) : ndg_show_text(out.fp, d);
+            ndg_sharding_caption(caption, sizeof caption, sh, v->d);
+        return ndg_render_svg(fp, v, sh ? caption : NULL, err);
     }
-    return ndg_output_commit(&out, NULL, err);
+    if (strcmp(format, "json") == 0)
+        sh ? ndg_render_sharding_json(fp, sh, v) : ndg_render_json(fp, v);
+    else
+        sh ? ndg_render_sharding_text(fp, sh, v) : ndg_render_text(fp, v);
+    return 0;
+}
+
+/* sh: the mesh-level sharding d came from, or NULL. */
+static int render(const char *format, const char *path, bool all, const nd_dist *d, const nd_sharding *sh,
+                  nd_error *err)
+{
+    ndg_output out;
+    ndg_show v;
+    if (strcmp(format, "text") && strcmp(format, "json") && strcmp(format, "svg"))
+        return nd_fail(err, "--format %s: unknown format; expected text, json or svg", format);
+    if (summarize(d, all, &v, err))
+        return -1;
+    int rc = ndg_output_open(&out, path, err);
+    if (!rc && render_to(out.fp, format, &v, sh, err)) {
+        ndg_output_abort(&out);
+        rc = -1;
+    } else if (!rc) {
+        rc = ndg_output_commit(&out, NULL, err);
+    }
+    free(v.data_pages);
+    return rc;
 }
 
 int ndg_show_main(int argc, char **argv)
 {
     nd_dist_flags flags = {0};
     const char *format = "text", *path = NULL;
+    bool all = false;
     nd_error err;
     int opt;
     opterr = 0;
@@ -270,6 +350,8 @@ int ndg_show_main(int argc, char **argv)
             format = optarg;
         } else if (opt == OPT_OUTPUT) {
             path = optarg;
+        } else if (opt == OPT_ALL) {
+            all = true;
         } else if (opt >= OPT_DIST) {
             nd_dist_flags_set(&flags, opt - OPT_DIST, optarg);
         } else {
@@ -286,7 +368,7 @@ int ndg_show_main(int argc, char **argv)
     nd_sharding sh;
     bool sharded = nd_dist_flags_sharded(&flags);
     int rc = sharded ? nd_sharding_from_flags(&flags, &sh, &d, &err) : nd_dist_from_flags(&flags, &d, &err);
-    if (rc || render(format, path, &d, sharded ? &sh : NULL, &err)) {
+    if (rc || render(format, path, all, &d, sharded ? &sh : NULL, &err)) {
         fprintf(stderr, "ndgen show: %s\n", err.msg);
         return 1;
     }

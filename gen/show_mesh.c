@@ -3,7 +3,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "ndgen.h"
+#include "show.h"
 
 enum { NOTATION_LEN = 1024, LIST_MAX_CORES = 64 };
 
@@ -53,23 +53,28 @@ static void text_mesh(FILE *fp, const nd_sharding *sh, const char *mesh)
     fputc('\n', fp);
 }
 
-static void text_groups(FILE *fp, const nd_dist *d)
+static void text_groups(FILE *fp, const ndg_show *v)
 {
-    int64_t n = d->layout.ncores, per = d->spec.replicas / d->spec.parts;
-    for (int64_t r = 0; r < d->spec.replicas; ++r) {
+    const nd_dist *d = v->d;
+    int64_t n = d->layout.ncores, per = d->spec.replicas / d->spec.parts, copies = d->spec.replicas;
+    int64_t listed = v->all || copies <= NDG_SHOW_TEXT_LINES ? copies : NDG_SHOW_TEXT_LINES;
+    for (int64_t r = 0; r < listed; ++r) {
         fprintf(fp, "copy %-4" PRId64 "%s", r, d->spec.parts > 1 ? "" : " ");
         if (d->spec.parts > 1)
             fprintf(fp, "(part %" PRId64 ") ", r / per);
-        for (int64_t i = 0; i < n && i < LIST_MAX_CORES; ++i) {
+        for (int64_t i = 0; i < n && (i < LIST_MAX_CORES || v->all); ++i) {
             nd_core c = nd_dist_core(d, r * n + i);
             fprintf(fp, " (%d,%d)", c.x, c.y);
         }
-        fputs(n > LIST_MAX_CORES ? " ...\n" : "\n", fp);
+        fputs(n > LIST_MAX_CORES && !v->all ? " ...\n" : "\n", fp);
     }
+    if (listed < copies)
+        fprintf(fp, "... %" PRId64 " more copies: --all lists every copy\n", copies - listed);
 }
 
-void ndg_show_sharding_text(FILE *fp, const nd_sharding *sh, const nd_dist *d)
+void ndg_render_sharding_text(FILE *fp, const nd_sharding *sh, const ndg_show *v)
 {
+    const nd_dist *d = v->d;
     notations n;
     static const char *const labels[3] = {"einshard  ", "pspec     ", "placements"};
     notations_of(sh, &n);
@@ -83,9 +88,9 @@ void ndg_show_sharding_text(FILE *fp, const nd_sharding *sh, const nd_dist *d)
     if (d->spec.parts > 1)
         fprintf(fp, " forming %d partial sums", (int)d->spec.parts);
     fputs("\n\n", fp);
-    text_groups(fp, d);
+    text_groups(fp, v);
     fputs("\ncopy 0 as an ND distribution (every copy places its pages alike on its own cores):\n", fp);
-    ndg_show_text(fp, d);
+    ndg_render_text(fp, v);
 }
 
 /* ---------------------------------------------------------------- json */
@@ -126,9 +131,17 @@ static void json_axes(FILE *fp, const nd_sharding *sh)
     fputs(sh->naxes ? "\n  ],\n" : "],\n", fp);
 }
 
-static void json_groups(FILE *fp, const nd_dist *d)
+/* Every copy's cores, or null when they are more than the limit; "omitted" names it then. */
+static void json_groups(FILE *fp, const ndg_show *v)
 {
+    const nd_dist *d = v->d;
     int64_t n = d->layout.ncores;
+    bool whole = ndg_show_whole(v, d->list_cores);
+    fprintf(fp, "  \"omitted\": [%s],\n", whole ? "" : "\"groups\"");
+    if (!whole) {
+        fputs("  \"groups\": null,\n", fp);
+        return;
+    }
     fputs("  \"groups\": [", fp);
     for (int64_t r = 0; r < d->spec.replicas; ++r) {
         fputs(r ? ",\n    [" : "\n    [", fp);
@@ -141,8 +154,9 @@ static void json_groups(FILE *fp, const nd_dist *d)
     fputs("\n  ],\n", fp);
 }
 
-void ndg_show_sharding_json(FILE *fp, const nd_sharding *sh, const nd_dist *d)
+void ndg_render_sharding_json(FILE *fp, const nd_sharding *sh, const ndg_show *v)
 {
+    const nd_dist *d = v->d;
     notations n;
     notations_of(sh, &n);
     fputs("{\n", fp);
@@ -163,9 +177,9 @@ void ndg_show_sharding_json(FILE *fp, const nd_sharding *sh, const nd_dist *d)
     for (int i = 0; i < d->spec.rank; ++i)
         fprintf(fp, i ? ",%" PRId64 : "%" PRId64, d->spec.shard[i]);
     fprintf(fp, "],\n  \"replicas\": %d,\n  \"parts\": %d,\n", (int)d->spec.replicas, (int)d->spec.parts);
-    json_groups(fp, d);
+    json_groups(fp, v);
     fputs("  \"distribution\": ", fp);
-    ndg_show_json(fp, d);
+    ndg_render_json(fp, v);
     fputs("}\n", fp);
 }
 

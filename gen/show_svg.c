@@ -7,7 +7,7 @@
  */
 #include <inttypes.h>
 
-#include "ndgen.h"
+#include "show.h"
 
 enum {
     MAX_PAGES = 20000, MAX_PANELS = 256, MAX_CORES = 512,
@@ -162,13 +162,14 @@ static void draw_cores(FILE *fp, const nd_dist *d, double x0, double y0)
     }
 }
 
-int ndg_show_svg(FILE *fp, const nd_dist *d, const char *caption, nd_error *err)
+int ndg_render_svg(FILE *fp, const ndg_show *v, const char *caption, nd_error *err)
 {
+    const nd_dist *d = v->d;
     const nd_layout *l = &d->layout;
     svg_geom g = geometry(d);
-    if (l->num_pages > MAX_PAGES || g.panels > MAX_PANELS || l->ncores > MAX_CORES)
+    if (!v->all && (l->num_pages > MAX_PAGES || g.panels > MAX_PANELS || l->ncores > MAX_CORES))
         return nd_fail(err, "--format svg: %" PRId64 " pages in %" PRId64 " panels on %" PRId64
-                            " cores is too much to draw (limits %d, %d, %d); use text or json",
+                            " cores is too much to draw (limits %d, %d, %d); use text or json, or --all",
                        l->num_pages, g.panels, l->ncores, MAX_PAGES, MAX_PANELS, MAX_CORES);
     double tensor_w = (double)g.per_row * (g.panel_w + PANEL_GAP);
     double cores_x = MARGIN + (tensor_w > 200 ? tensor_w : 200) + 2 * PANEL_GAP;
