@@ -51,8 +51,26 @@ typedef struct plan_env {
     int64_t devices;
     int64_t size[128]; /* by letter */
     int64_t elem_bytes;
-    const char *mesh;
+    const char *mesh, *shape; /* --mesh and --shape as given */
 } plan_env;
+
+/* ---------------------------------------------------------------- checked sizes */
+
+/* Sizes, volumes and byte counts are products of letter sizes up to 2^40: every product and sum is
+ * checked, and -1 stands for one that overflowed, poisoning whatever is computed from it. */
+static int64_t mulc(int64_t a, int64_t b)
+{
+    int64_t r;
+    return a < 0 || b < 0 || __builtin_mul_overflow(a, b, &r) ? -1 : r;
+}
+
+static int64_t addc(int64_t a, int64_t b)
+{
+    int64_t r;
+    return a < 0 || b < 0 || __builtin_add_overflow(a, b, &r) ? -1 : r;
+}
+
+static int64_t subc(int64_t a, int64_t b) { return a < 0 || b < 0 ? -1 : a - b; }
 
 /* ---------------------------------------------------------------- device axes */
 
@@ -82,7 +100,7 @@ static int64_t ways(const dev_axis *axes, int n)
 {
     int64_t k = 1;
     for (int i = 0; i < n; ++i)
-        k *= axes[i].size;
+        k = mulc(k, axes[i].size); /* at most the devices: the parsers check the mesh's product */
     return k;
 }
 
@@ -98,6 +116,11 @@ static int64_t piece(const dev_axis *axes, int n, int64_t v)
 /* [lo, hi) of an extent n split over axes, on device v. */
 static void chunk(const dev_axis *axes, int na, int64_t n, int64_t v, int64_t *lo, int64_t *hi)
 {
+    if (na == 0) { /* the common unsplit dim, without divisions */
+        *lo = 0;
+        *hi = n;
+        return;
+    }
     int64_t k = ways(axes, na), c = (n + k - 1) / k, q = piece(axes, na, v);
     *lo = q * c < n ? q * c : n;
     *hi = *lo + c < n ? *lo + c : n;
@@ -249,7 +272,7 @@ typedef struct step {
     bool free_[27], sharded[27];
     int64_t input_bytes;
     int nalts;
-    alt alts[2 + ND_MAX_RANK];
+    alt alts[3 + ND_MAX_RANK]; /* all_reduce, a reduce_scatter per dim, all_gather, none */
     int chosen;
 } step;
 
@@ -259,7 +282,7 @@ static int64_t overlap(const int64_t *alo, const int64_t *ahi, const int64_t *bl
     int64_t v = 1;
     for (int d = 0; d < r; ++d) {
         int64_t lo = alo[d] > blo[d] ? alo[d] : blo[d], hi = ahi[d] < bhi[d] ? ahi[d] : bhi[d];
-        v *= hi > lo ? hi - lo : 0;
+        v = mulc(v, hi > lo ? hi - lo : 0);
     }
     return v;
 }
@@ -284,28 +307,36 @@ static const placed *source(const step *s, char c, int *dim)
     return pick;
 }
 
+/* Where input t's dims come from for the computation: the source operand's dim, or NULL when the
+ * dim is needed whole (a reduced letter, gathered first). */
+static void need_sources(const step *s, const placed *t, bool gather, const placed **src, int *sd)
+{
+    for (int d = 0; d < t->rank; ++d) {
+        src[d] = source(s, t->letters[d], &sd[d]);
+        if (gather && !s->free_[strchr(s->letters, t->letters[d]) - s->letters])
+            src[d] = NULL;
+    }
+}
+
 /* Bytes device v reads from other cores to compute its block; gather: reduced letters whole. */
 static int64_t input_bytes(const step *s, const plan_env *env, bool gather)
 {
     int64_t total = 0;
     for (int k = 0; k < s->nin; ++k) {
-        const placed *t = &s->in[k];
+        const placed *t = &s->in[k], *src[ND_MAX_RANK];
+        int sd[ND_MAX_RANK] = {0};
+        need_sources(s, t, gather, src, sd);
         for (int64_t v = 0; v < env->devices; ++v) {
             int64_t nlo[ND_MAX_RANK], nhi[ND_MAX_RANK], hlo[ND_MAX_RANK], hhi[ND_MAX_RANK], need = 1;
             for (int d = 0; d < t->rank; ++d) {
-                int sd = 0;
-                const placed *src = source(s, t->letters[d], &sd);
-                bool reduced = !s->free_[strchr(s->letters, t->letters[d]) - s->letters];
-                if (reduced && gather) {
-                    nlo[d] = 0;
-                    nhi[d] = t->shape[d];
-                } else {
-                    chunk(src->split[sd], src->nsplit[sd], src->shape[sd], v, &nlo[d], &nhi[d]);
-                }
-                need *= nhi[d] - nlo[d];
+                if (src[d])
+                    chunk(src[d]->split[sd[d]], src[d]->nsplit[sd[d]], src[d]->shape[sd[d]], v, &nlo[d], &nhi[d]);
+                else
+                    nlo[d] = 0, nhi[d] = t->shape[d];
+                need = mulc(need, nhi[d] - nlo[d]);
             }
             held(t, v, hlo, hhi);
-            total += (need - overlap(nlo, nhi, hlo, hhi, t->rank)) * env->elem_bytes;
+            total = addc(total, mulc(subc(need, overlap(nlo, nhi, hlo, hhi, t->rank)), env->elem_bytes));
         }
     }
     return total;
@@ -341,7 +372,7 @@ static int64_t block_volume(const placed *p, int64_t v)
     int64_t lo[ND_MAX_RANK], hi[ND_MAX_RANK], n = 1;
     held(p, v, lo, hi);
     for (int d = 0; d < p->rank; ++d)
-        n *= hi[d] - lo[d];
+        n = mulc(n, hi[d] - lo[d]);
     return n;
 }
 
@@ -364,8 +395,9 @@ static void alternatives(step *s, const plan_env *env)
     whole.npartial = 0;
     to_sharding(&whole, env->devices);
     for (int64_t v = 0; v < env->devices; ++v)
-        ar += block_volume(&whole, v) * (parts - 1) * env->elem_bytes;
-    add_alt(s, "all_reduce the partial sums: the result whole on every core", s->input_bytes + ar, "all_reduce", &whole);
+        ar = addc(ar, mulc(mulc(block_volume(&whole, v), parts - 1), env->elem_bytes));
+    add_alt(s, "all_reduce the partial sums: the result whole on every core", addc(s->input_bytes, ar), "all_reduce",
+            &whole);
     for (int d = 0; d < partial.rank; ++d) {
         placed scat = whole;
         char what[160];
@@ -376,10 +408,10 @@ static void alternatives(step *s, const plan_env *env)
             scat.split[d][scat.nsplit[d]++] = partial.partial[k];
         to_sharding(&scat, env->devices);
         for (int64_t v = 0; v < env->devices; ++v)
-            rs += block_volume(&scat, v) * (parts - 1) * env->elem_bytes;
+            rs = addc(rs, mulc(mulc(block_volume(&scat, v), parts - 1), env->elem_bytes));
         snprintf(what, sizeof what, "reduce_scatter along '%c': the result split over the parts' cores",
                  partial.letters[d]);
-        add_alt(s, what, s->input_bytes + rs, "reduce_scatter", &scat);
+        add_alt(s, what, addc(s->input_bytes, rs), "reduce_scatter", &scat);
     }
     placed gathered;
     compute_output(s, partial.letters, env, true, &gathered);
@@ -581,7 +613,28 @@ static int setup_env(const plan_opts *o, plan_env *env, nd_error *err)
         return nd_fail(err, "--grid %s: at most %d cores", o->grid, MAX_DEVICES);
     env->elem_bytes = nd_dtype_size(t);
     env->mesh = o->mesh;
+    env->shape = o->shape;
     return 0;
+}
+
+/* A tensor's byte size must fit 64 bits, as every count derived from it does. */
+static int check_tensor_bytes(const placed *p, const char *what, const plan_env *env, nd_error *err)
+{
+    int64_t n = env->elem_bytes;
+    for (int d = 0; d < p->rank; ++d)
+        n = mulc(n, p->shape[d]);
+    if (n >= 0)
+        return 0;
+    return nd_fail(err, "--shape %s: %s '%s' holds more bytes than 64 bits count", env->shape, what, p->letters);
+}
+
+/* Whether some byte count of step s overflowed. */
+static bool step_overflows(const step *s)
+{
+    bool over = s->input_bytes < 0;
+    for (int a = 0; a < s->nalts; ++a)
+        over = over || s->alts[a].bytes < 0;
+    return over;
 }
 
 /* Operand k of step i: the previous result for the first operand of later steps, else the next --in. */
@@ -616,7 +669,7 @@ static int bind_input(const plan_opts *o, const plan_env *env, step *steps, int 
                             "contraction of one stays pending, and only a sum may): resolve it first and give the "
                             "result's sharding", arg);
     snprintf(p->name, sizeof p->name, "%.*s", (int)(eq - arg), arg);
-    return 0;
+    return check_tensor_bytes(p, "input", env, err);
 }
 
 /* The alternative reaching want (a sharding of the output), or -1. */
@@ -645,11 +698,15 @@ static int plan_step(const plan_opts *o, const plan_env *env, step *steps, int i
     s->input_bytes = input_bytes(s, env, false);
     compute_output(s, out, env, false, &s->out);
     snprintf(s->out.name, sizeof s->out.name, "%s", i + 1 == o->nsteps ? "out" : "intermediate");
+    if (check_tensor_bytes(&s->out, "the output", env, err))
+        return -1;
     bool partial = ways(s->out.partial, s->out.npartial) > 1;
     if (partial)
         alternatives(s, env);
     else
         add_alt(s, "no collective: the result is whole where it is computed", s->input_bytes, NULL, &s->out);
+    if (step_overflows(s))
+        return nd_fail(err, "--shape %s: the bytes einsum '%s' moves overflow 64 bits", env->shape, s->einsum);
     rank_alts(s);
     s->chosen = 0; /* the fewest bytes, for an intermediate result: never left Partial */
     while (i + 1 < o->nsteps && s->alts[s->chosen].result.npartial && s->chosen + 1 < s->nalts)
@@ -669,16 +726,24 @@ static int plan_step(const plan_opts *o, const plan_env *env, step *steps, int i
     return 0;
 }
 
+/* Bytes moved by the chosen plans of all steps, or -1 on overflow. */
+static int64_t total_bytes(const plan_opts *o, const step *steps)
+{
+    int64_t total = 0;
+    for (int i = 0; i < o->nsteps; ++i)
+        total = addc(total, steps[i].alts[steps[i].chosen].bytes);
+    return total;
+}
+
 static void report(FILE *fp, const plan_opts *o, const plan_env *env, const step *steps)
 {
-    int64_t total = 0, ncoll = 0;
+    int64_t total = total_bytes(o, steps), ncoll = 0;
     bool json = strcmp(o->format, "json") == 0;
     if (json)
         fprintf(fp, "{\n  \"devices\": %" PRId64 ",\n  \"steps\": [\n", env->devices);
     for (int i = 0; i < o->nsteps; ++i) {
         json ? json_step(fp, &steps[i], o->alternatives) : text_step(fp, &steps[i], i, o->alternatives);
         fputs(json && i + 1 < o->nsteps ? ",\n" : json ? "\n" : "", fp);
-        total += steps[i].alts[steps[i].chosen].bytes;
         ncoll += steps[i].alts[steps[i].chosen].collective != NULL;
     }
     if (json) {
@@ -715,6 +780,8 @@ int ndg_plan_main(int argc, char **argv)
         rc = plan_step(&o, &env, steps, i, &next_in, &err);
     if (!rc && next_in < o.nins)
         rc = nd_fail(&err, "--in %s: no einsum takes it", o.ins[next_in]);
+    if (!rc && total_bytes(&o, steps) < 0)
+        rc = nd_fail(&err, "--shape %s: the bytes all steps move overflow 64 bits", o.shape);
     ndg_output out;
     if (!rc && (rc = ndg_output_open(&out, o.output, &err)) == 0) {
         report(out.fp, &o, &env, steps);
