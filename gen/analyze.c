@@ -109,6 +109,12 @@ typedef struct walk {
     struct header_macro {
         char *name, *file;
     } *hmacros;
+    int ncasts, ncasts_cap;     /* the pointer type each page-returning call's value is converted to */
+    struct cast {
+        unsigned call;          /* the call's offset */
+        int size;
+        char cls;
+    } *casts;
     int ncalls_cap, nloops_cap, nrenames_cap, nundefs_cap, nmacros_cap;
 } walk;
 
@@ -515,6 +521,11 @@ static int record_call(walk *w, CXCursor call, int kind, unsigned start, unsigne
                 c.loop = iterator_loop(w, clang_Cursor_getArgument(page, 0));
         }
     }
+    for (int i = 0; i < w->ncasts; ++i)
+        if (w->casts[i].call == start) {
+            c.elem_size = w->casts[i].size;
+            c.elem_class = w->casts[i].cls;
+        }
     GROW(w->t->calls, w->t->ncalls, w->ncalls_cap);
     w->t->calls[w->t->ncalls++] = c;
     return 0;
@@ -572,6 +583,47 @@ static void add_name(char ***list, int *n, int *cap, const char *name)
             return;
     GROW(*list, *n, *cap);
     (*list)[(*n)++] = strdup(name);
+}
+
+/* ---------------------------------------------------------------- element types of page data */
+
+/* The element a pointer type points to: 'f' floating, 'i' integer, 'b' bytes (void or a character
+ * type: any data may be read as bytes), 0 for anything else; *size its bytes. */
+static char pointee_class(CXType t, int *size)
+{
+    if (t.kind != CXType_Pointer)
+        return 0;
+    CXType e = clang_getCanonicalType(clang_getPointeeType(t));
+    long long n = clang_Type_getSizeOf(e);
+    *size = n > 0 ? (int)n : 0;
+    switch (e.kind) {
+    case CXType_Void: case CXType_Char_S: case CXType_Char_U: case CXType_SChar: case CXType_UChar: return 'b';
+    case CXType_Float: case CXType_Double: case CXType_LongDouble: return 'f';
+    case CXType_Short: case CXType_UShort: case CXType_Int: case CXType_UInt: case CXType_Long: case CXType_ULong:
+    case CXType_LongLong: case CXType_ULongLong: case CXType_Bool: return 'i';
+    default: return 0;
+    }
+}
+
+/* A cast, written or implicit, of a call's value: remembered for the call, which is visited next. The
+ * outermost conversion is the one the template reads the page through. */
+static void visit_cast(walk *w, CXCursor c)
+{
+    kids k = children(c);
+    CXCursor call = k.n >= 1 ? unwrap(k.c[k.n - 1]) : clang_getNullCursor();
+    if (clang_Cursor_isNull(call) || clang_getCursorKind(call) != CXCursor_CallExpr)
+        return;
+    int size = 0;
+    char cls = pointee_class(clang_getCursorType(c), &size);
+    unsigned at, end;
+    extent(call, &at, &end);
+    for (int i = 0; i < w->ncasts; ++i)
+        if (w->casts[i].call == at)
+            return;
+    if (cls) {
+        GROW(w->casts, w->ncasts, w->ncasts_cap);
+        w->casts[w->ncasts++] = (struct cast){at, size, cls};
+    }
 }
 
 /* ---------------------------------------------------------------- renaming */
@@ -852,6 +904,8 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
     else if (k == CXCursor_EnumConstantDecl && clang_getCursorKind(clang_getCursorSemanticParent(
                                                    clang_getCursorSemanticParent(c))) == CXCursor_TranslationUnit)
         declare_renamed(w, c);
+    if (k == CXCursor_CStyleCastExpr || k == CXCursor_UnexposedExpr)
+        visit_cast(w, c);
     if (k == CXCursor_VarDecl)
         visit_var(w, c);
     else if (k == CXCursor_ForStmt)
@@ -1317,6 +1371,7 @@ static int parse(ndg_analyzer *a, const char *path, ndg_template *t, nd_error *e
         if (result == 0)
             result = check_texts(&w);
         free(w.allowed);
+        free(w.casts);
         free(w.callees);
         free(w.renamed);
         free_list(w.renamed_names, w.nrenamed_names);

@@ -342,6 +342,27 @@ static int build_text(ndg_buf *b, const ndg_spec *spec, const ndg_template *cons
     return nranges;
 }
 
+/* The first wall on element types: where the template converts a page pointer to a typed pointer, the
+ * type must be the operand's (same size, floating or integer; bf16 reads as a 2-byte integer) or bytes. */
+static int check_elem_types(const ndg_spec *spec, const ndg_op *op, const ndg_template *t, nd_error *err)
+{
+    for (int i = 0; i < t->ncalls; ++i) {
+        const ndg_call *c = &t->calls[i];
+        int k = c->kind == NDG_ITER_PTR ? t->loops[c->loop].operand : c->operand;
+        if (!c->elem_class || c->elem_class == 'b' || k < 0 || k >= op->noperands)
+            continue;
+        nd_dtype dt = op->operands[k].dtype;
+        char want = dt == ND_F32 ? 'f' : 'i';
+        if (c->elem_class != want || c->elem_size != nd_dtype_size(dt))
+            return nd_fail(err, "%s:%d:%d: %s reads operand '%s' as %d-byte %s elements, but op '%s' (%s:%d) declares it "
+                                "%s, %d-byte %s; use NDT_T (or NDT_T%d), which ndgen derives from the dtype, or read "
+                                "bytes", t->path, c->line, c->col, ndg_call_names[c->kind], op->operands[k].name,
+                           c->elem_size, c->elem_class == 'f' ? "floating" : "integer", op->name, spec->path, op->line,
+                           nd_dtype_name(dt), nd_dtype_size(dt), want == 'f' ? "floating" : "integer", k);
+    }
+    return 0;
+}
+
 /* Each op's template, analyzed with the op's parameters after its element types are derived. */
 static int analyze_ops(ndg_spec *spec, ndg_analyzer *a, const ndg_template **tmpl, nd_error *err)
 {
@@ -353,6 +374,8 @@ static int analyze_ops(ndg_spec *spec, ndg_analyzer *a, const ndg_template **tmp
             return -1;
         if (tmpl[i]->noperands != op->noperands) /* a parameter chose other bindings */
             return check_op(spec, op, tmpl[i], err);
+        if (check_elem_types(spec, op, tmpl[i], err))
+            return -1;
     }
     return 0;
 }

@@ -91,6 +91,9 @@ typedef struct ndg_call {
     char *tensor_expr;    /* text of the tensor argument (NULL for iterator calls) */
     unsigned tensor_decl; /* where that variable is declared */
     unsigned core_decl;   /* where its core argument's variable is declared; 0 when it has none */
+    char elem_class;      /* calls returning page data: the element type the template converts the pointer
+                             to, 'f' floating, 'i' integer, 'b' bytes; 0 when not seen */
+    int elem_size;        /* and its size in bytes */
 } ndg_call;
 
 typedef struct ndg_loop {

@@ -58,7 +58,6 @@ static double clamp_shift(const double *v, const elem_ctx *c)
 }
 static double twice_a_plus_1(const double *v, const elem_ctx *c) { return (void)c, 2 * v[0] + 1; }
 static double five_a(const double *v, const elem_ctx *c) { return (void)c, 5 * v[0]; }
-static double same_a(const double *v, const elem_ctx *c) { return (void)c, v[0]; }
 
 static const struct {
     const char *op, *template;
@@ -85,7 +84,6 @@ static const struct {
     {"adv_scale5", "hdr_macro_param.c", five_a},
     {"adv_mixed", "mixed_types.c", twice_a_plus_1},
     {"adv_one_type", "one_type.c", twice_a},
-    {"adv_hardfloat", "hardfloat_u8.c", same_a},
 };
 enum { NREFS = sizeof refs / sizeof *refs, MIN_TARGETS = 4 };
 

@@ -65,6 +65,7 @@ expect no_trigraph.lua "templates/trigraph.c:10:28: the trigraph ??/ means one t
 expect no_type_bf16.lua "specs/no_type_bf16.lua:3: op 'adv_type_bf16': parameter T is 'float', but operand 'a' is bf16, stored as uint16_t; leave T out and ndgen derives it from the dtype"
 expect no_type_mixed.lua "specs/no_type_mixed.lua:3: op 'adv_type_mixed': operands 'a' (u8) and 'out' (f32) differ in dtype, but template templates/one_type.c declares one element type NDT_T; declare NDT_T1 (and NDT_T0, ...) for operands of their own type"
 expect no_hard_type.lua "templates/hard_type.c:6:9: NDT_T is defined without #ifndef NDT_T around it, so the spec's value for it would be replaced; give the template's default as #ifndef NDT_T / #define ... / #endif"
+expect no_hardfloat.lua "templates/hardfloat_u8.c:12:26: nda_page_read reads operand 'a' as 4-byte floating elements, but op 'adv_hardfloat' (specs/no_hardfloat.lua:3) declares it u8, 1-byte integer; use NDT_T (or NDT_T0), which ndgen derives from the dtype, or read bytes"
 expect no_undeclared_type.lua "specs/no_undeclared_type.lua:3: op 'adv_undeclared_type': unknown parameter 'T'; template templates/hardfloat_u8.c declares: none"
 
 # Every refused spec of the corpus is checked here.

@@ -1,7 +1,6 @@
-/* Accepted, and what it does is what it says: the template hard-codes float and declares no element
- * type, so ndgen cannot know; given u8 operands it copies each page as whole 4-byte words, in the
- * generic and every specialized kernel alike. With pages of a multiple of 4 bytes that is a byte copy:
- * out == a. */
+/* Refused: the template hard-codes float and declares no element type; given u8 operands it would read
+ * their pages through float pointers. ndgen checks the pointer types page data is read through against
+ * the operands' dtypes. */
 #include "nd_accessor.h"
 
 void hardfloat_u8(const nda_core *core, const nda_args *args)
