@@ -147,10 +147,41 @@ static int check_fits_device(const nd_device *dev, const nd_dist *d, nd_error *e
     return nd_dist_check_fit(d, dram ? dev->cfg.dram_bank_bytes : dev->cfg.l1_bytes, err);
 }
 
+/*
+ * Free arena memory always reads as zero, so a new tensor needs no memset and a core that holds none
+ * of its shards is never touched: the reservation starts zero, and a tensor leaving clears what it may
+ * have written. That is the cores holding its shards (no page lives elsewhere, so no kernel writes
+ * elsewhere), and for a Partial tensor every core, as nd_tensor_write fills the other parts' buffers
+ * whole (hostio.c).
+ */
+static bool region_used(const nd_tensor *t, int64_t i)
+{
+    return t->dist.spec.parts > 1 || nd_layout_core_shards(&t->dist.layout, i % t->dist.layout.ncores) > 0;
+}
+
+/* [p, p + len) reads as zero again: its whole pages are dropped (the next touch maps a fresh zero
+ * page, and until then they cost no RAM), the pieces of pages at either end are cleared. */
+static void clear_region(uint8_t *p, int64_t len, uintptr_t page)
+{
+    uintptr_t lo = (uintptr_t)p, hi = lo + (uintptr_t)len, a = (lo + page - 1) & ~(page - 1), b = hi & ~(page - 1);
+    if (a >= b) {
+        memset(p, 0, (size_t)len);
+        return;
+    }
+    memset(p, 0, a - lo);
+    memset((uint8_t *)b, 0, hi - b);
+    if (madvise((void *)a, b - a, MADV_DONTNEED) != 0)
+        memset((void *)a, 0, b - a);
+}
+
 static void tensor_release(nd_tensor *t, int64_t placed)
 {
-    for (int64_t i = 0; i < placed; ++i)
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    for (int64_t i = 0; i < placed; ++i) {
+        if (region_used(t, i))
+            clear_region(t->base[i], t->dist.bytes_per_core, page);
         nd_arena_free(tensor_arena(t, nd_dist_core(&t->dist, i)), t->offset[i]);
+    }
     if (t->owner_of != t->index_of)
         free(t->owner_of);
     free(t->offset);
@@ -173,8 +204,7 @@ static int place(nd_tensor *t, nd_error *err)
             tensor_release(t, i); /* undoes cores 0..i-1: the device is as it was */
             return -1;
         }
-        t->base[i] = arena_base(t, c) + t->offset[i];
-        memset(t->base[i], 0, (size_t)bytes); /* padding pages read as zero */
+        t->base[i] = arena_base(t, c) + t->offset[i]; /* reads as zero, padding included: see region_used */
         if (t->dist.spec.buffer == ND_L1) {
             int64_t id = (int64_t)c.y * t->dev->cfg.grid_x + c.x, n = t->dist.layout.ncores;
             t->index_of[id] = (int32_t)(i % n);
