@@ -1,4 +1,5 @@
 /* setup.c - one case's device, distributed operands and random inputs. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -211,9 +212,126 @@ static int operand_dist(const nr_case *c, const nda_kernel_entry *e, int k, cons
     return 0;
 }
 
+/* ---------------------------------------------------------------- memory */
+
+/* Sizes are checked: -1 stands for a product or sum that overflowed, and poisons what uses it. */
+static int64_t mulc(int64_t a, int64_t b)
+{
+    int64_t r;
+    return a < 0 || b < 0 || __builtin_mul_overflow(a, b, &r) ? -1 : r;
+}
+
+static int64_t addc(int64_t a, int64_t b)
+{
+    int64_t r;
+    return a < 0 || b < 0 || __builtin_add_overflow(a, b, &r) ? -1 : r;
+}
+
+enum { OS_PAGE = 4096, CORE_ENTRY = 64, TENSOR_CORE_ENTRY = 176 }; /* see device_bytes */
+
+static int64_t dist_bytes(const nd_dist *d)
+{
+    int64_t n = d->elem_bytes;
+    for (int i = 0; i < d->spec.rank; ++i)
+        n = mulc(n, d->spec.shape[i]);
+    return n;
+}
+
+/* RAM a tensor can come to occupy: the pages holding data, in every copy, plus the two OS pages a
+ * holding core's buffer may straddle (cores holding no shard are never touched); every core's buffer
+ * for a Partial tensor, which nd_tensor_write fills whole. */
+static int64_t tensor_ram(const nd_dist *d)
+{
+    const nd_layout *l = &d->layout;
+    if (d->spec.parts > 1)
+        return mulc(d->list_cores, addc(d->bytes_per_core, OS_PAGE));
+    int64_t holders = l->strategy == ND_ROUND_ROBIN ? (l->num_shards < l->ncores ? l->num_shards : l->ncores)
+                                                    : (l->num_shards + l->shards_per_core - 1) / l->shards_per_core;
+    return mulc(d->spec.replicas, addc(mulc(l->num_pages, d->page_bytes), mulc(holders, 2 * OS_PAGE)));
+}
+
+/* The device: each tensor's RAM, and the runtime's entries per core (arena and statistics per
+ * device core; per tensor and core, its index entries and arena block list). */
+static int64_t device_bytes(const nr_setup *su, int64_t device_cores)
+{
+    int64_t n = mulc(device_cores, CORE_ENTRY);
+    for (int k = 0; k < su->n; ++k)
+        n = addc(n, addc(tensor_ram(&su->dist[k]), mulc(device_cores, TENSOR_CORE_ENTRY)));
+    return n;
+}
+
+/* The host: the operands' arrays, three outputs to compare, the timing rounds, and with probes three
+ * STREAM arrays of the largest operand. */
+static int64_t host_bytes(const nr_setup *su, bool probes)
+{
+    int64_t n = 5 * 100000 * (int64_t)sizeof(double), largest = OS_PAGE;
+    for (int k = 0; k < su->n; ++k) {
+        int64_t b = dist_bytes(&su->dist[k]);
+        n = addc(n, b);
+        largest = b < 0 ? -1 : b > largest ? b : largest;
+    }
+    return addc(n, addc(mulc(3, dist_bytes(&su->dist[su->n - 1])), probes ? mulc(3, largest) : 0));
+}
+
+/* A number from a file such as memory.max; -1 when absent or not a number ("max"). */
+static int64_t read_number(const char *path, const char *key)
+{
+    FILE *f = fopen(path, "r");
+    char line[256];
+    long long v = -1;
+    size_t klen = key ? strlen(key) : 0;
+    while (f && fgets(line, sizeof line, f))
+        if ((!key || strncmp(line, key, klen) == 0) && sscanf(line + klen, " %lld", &v) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return v;
+}
+
+/* Bytes the machine has available, and where that figure comes from; -1 when unknown. MemAvailable,
+ * or less when this process's cgroup (v2) leaves less under its memory.max. */
+static int64_t available_bytes(const char **source)
+{
+    int64_t avail = read_number("/proc/meminfo", "MemAvailable:");
+    char path[600], dir[400] = "";
+    FILE *f = fopen("/proc/self/cgroup", "r");
+    if (f && fscanf(f, "0::%399s", dir) != 1)
+        dir[0] = '\0';
+    if (f)
+        fclose(f);
+    *source = "MemAvailable in /proc/meminfo";
+    avail = avail < 0 ? -1 : mulc(avail, 1024);
+    snprintf(path, sizeof path, "/sys/fs/cgroup%s/memory.max", strcmp(dir, "/") ? dir : "");
+    int64_t max = dir[0] ? read_number(path, NULL) : -1;
+    snprintf(path, sizeof path, "/sys/fs/cgroup%s/memory.current", strcmp(dir, "/") ? dir : "");
+    int64_t used = max >= 0 ? read_number(path, NULL) : -1;
+    if (used >= 0 && (avail < 0 || max - used < avail)) {
+        avail = max > used ? max - used : 0;
+        *source = "this cgroup's memory.max less memory.current";
+    }
+    return avail;
+}
+
+/* Refuses, before allocating anything, a case whose host and device memory exceed what is available. */
+static int check_memory(const nr_setup *su, bool probes, int64_t device_cores, nd_error *err)
+{
+    const char *source;
+    int64_t host = host_bytes(su, probes), dev = device_bytes(su, device_cores), need = addc(host, dev);
+    int64_t avail = available_bytes(&source);
+    if (need < 0)
+        return nd_fail(err, "memory: the operands' host and device bytes overflow 64 bits");
+    if (avail < 0 || need <= avail)
+        return 0;
+    return nd_fail(err, "memory: the case needs %lld MiB (host %lld MiB, device %lld MiB), but the machine has %lld MiB "
+                        "available (%s)", (long long)((need + (1 << 20) - 1) >> 20), (long long)((host + (1 << 20) - 1) >> 20),
+                   (long long)((dev + (1 << 20) - 1) >> 20), (long long)(avail >> 20), source);
+}
+
 /* ---------------------------------------------------------------- device and inputs */
 
-static int open_device(nr_setup *su, const nr_settings *s, nd_error *err)
+/* A device just large enough for the operands: the grid and banks they use, each core's L1 (and each
+ * bank) the sum of their buffers with room for alignment. */
+static int device_config(const nr_setup *su, const nr_settings *s, nd_device_config *out, nd_error *err)
 {
     nd_device_config cfg;
     nd_device_config_init(&cfg);
@@ -230,10 +348,21 @@ static int open_device(nr_setup *su, const nr_settings *s, nd_error *err)
             cfg.dram_banks = maxx + 1 > cfg.dram_banks ? maxx + 1 : cfg.dram_banks;
         cfg.grid_x = maxx + 1 > cfg.grid_x ? maxx + 1 : cfg.grid_x;
         cfg.grid_y = d->spec.buffer == ND_L1 && maxy + 1 > cfg.grid_y ? maxy + 1 : cfg.grid_y;
-        per_core += d->bytes_per_core + 4096;
+        per_core = addc(per_core, addc(d->bytes_per_core, 4096));
     }
+    if (per_core < 0)
+        return nd_fail(err, "memory: the operands' bytes per core overflow 64 bits");
     cfg.l1_bytes = cfg.dram_bank_bytes = per_core;
     cfg.threads = s->threads;
+    *out = cfg;
+    return 0;
+}
+
+static int open_device(nr_setup *su, const nr_settings *s, nd_error *err)
+{
+    nd_device_config cfg;
+    if (device_config(su, s, &cfg, err) || check_memory(su, s->probes, (int64_t)cfg.grid_x * cfg.grid_y, err))
+        return -1;
     return nd_device_open(&cfg, &su->dev, err);
 }
 
@@ -269,7 +398,7 @@ static int make_operands(nr_setup *su, const nr_settings *s, nd_error *err)
     for (int k = 0; k < su->n; ++k) {
         su->elems[k] = 1;
         for (int i = 0; i < su->dist[k].spec.rank; ++i)
-            su->elems[k] *= su->dist[k].spec.shape[i];
+            su->elems[k] = mulc(su->elems[k], su->dist[k].spec.shape[i]); /* fits: nd_dist checked the bytes */
         su->host[k] = malloc((size_t)nr_bytes(su, k));
         if (!su->host[k])
             return nd_fail(err, "operand '%s': out of host memory", su->entry->operands[k]);
