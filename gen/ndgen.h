@@ -244,16 +244,8 @@ int ndg_registry_main(int argc, char **argv);
 /* ---- plan.c: ndgen plan, sharding analysis of einsums. */
 int ndg_plan_main(int argc, char **argv);
 
-/* ---- show.c and show_svg.c: ndgen show. */
+/* ---- show.c, show_svg.c, show_mesh.c: ndgen show (renderers in show.h). */
 int ndg_show_main(int argc, char **argv);
-void ndg_show_text(FILE *fp, const nd_dist *d);
-void ndg_show_json(FILE *fp, const nd_dist *d);
-/* caption: a line under the title, or NULL. */
-int ndg_show_svg(FILE *fp, const nd_dist *d, const char *caption, nd_error *err);
-
-/* ---- show_mesh.c: ndgen show of a mesh-level sharding (--einshard, --pspec, --placements). */
-void ndg_show_sharding_text(FILE *fp, const nd_sharding *sh, const nd_dist *d);
-void ndg_show_sharding_json(FILE *fp, const nd_sharding *sh, const nd_dist *d);
 void ndg_sharding_caption(char *buf, size_t len, const nd_sharding *sh, const nd_dist *d);
 /* s as a JSON string, quoted and escaped. */
 void ndg_json_string(FILE *fp, const char *s);
