@@ -699,8 +699,12 @@ static int collect_edits(const ndg_template *t, const ndg_variant *v, edit **out
         rename_edit(t, v, &t->renames[i], &e[n++]);
     if (!v->target)
         goto sort; /* the generic kernel: the template as written, with its own names */
+    /* Fault injection for tests only: NDGEN_FAULT_SKIP_CALL=nda_x leaves that call unrewritten, which
+     * translation validation must then refuse (tests/test_generate_files.sh). */
+    const char *skip = getenv("NDGEN_FAULT_SKIP_CALL");
     for (int i = 0; i < t->ncalls; ++i)
-        call_edit(t, v, &t->calls[i], &e[n++]);
+        if (!skip || strcmp(skip, ndg_call_names[t->calls[i].kind]) != 0)
+            call_edit(t, v, &t->calls[i], &e[n++]);
     for (int i = 0; i < t->nloops; ++i) {
         const ndg_loop *L = &t->loops[i];
         loop_plan p = plan_loop(t, v, i);

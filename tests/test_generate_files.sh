@@ -71,5 +71,23 @@ check "specialized kernels call no generic accessor function ($(count specialize
 check "generic kernels do ($(count generic) calls)" '[ "$(count generic)" -gt 0 ]'
 check "the bundled library has specialized kernels" '[ "$(grep -c "specialized kernel" "$generated"/*.c | awk -F: "{s+=\$2} END {print s}")" -gt 10 ]'
 
+# translation validation: with a call left unrewritten on purpose (fault injection), ndgen refuses to
+# write the file, naming the template position of the call it would have left in a specialized kernel
+for call in nda_page_bytes nda_same_paging nda_rank nda_page_coord nda_elem_read; do
+  rm -f "$tmp/out/fault.c"
+  NDGEN_FAULT_SKIP_CALL=$call "$ndgen" generate --templates "$src/templates" --output "$tmp/out/fault.c" \
+    "$tmp/specs/unary.lua" 2>"$tmp/err"
+  rc=$?
+  check "a specialized kernel left calling $call is refused" \
+    '[ $rc -eq 1 ] && grep -q "eltwise_unary.c:[0-9]*:[0-9]*: $call is left in a specialized kernel" "$tmp/err" && [ ! -e "$tmp/out/fault.c" ]'
+done
+
+# a fault that leaves code which does not compile is refused too, by the same parse
+NDGEN_FAULT_SKIP_CALL=nda_page_read "$ndgen" generate --templates "$src/templates" --output "$tmp/out/fault.c" \
+  "$tmp/specs/unary.lua" 2>"$tmp/err"
+rc=$?
+check "a specialized kernel that does not compile is refused" \
+  '[ $rc -eq 1 ] && grep -q "fault.c:[0-9]*:[0-9]*: error: " "$tmp/err" && [ ! -e "$tmp/out/fault.c" ]'
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
