@@ -1338,6 +1338,8 @@ static int rename_cmp(const void *x, const void *y)
 /* Sorts renames by offset and drops repeats (a location may be reached twice). */
 static void sort_renames(ndg_template *t)
 {
+    if (t->nrenames == 0)
+        return; /* renames is NULL, which qsort may not be given */
     qsort(t->renames, (size_t)t->nrenames, sizeof *t->renames, rename_cmp);
     int n = 0;
     for (int i = 0; i < t->nrenames; ++i)

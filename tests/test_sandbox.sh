@@ -41,8 +41,10 @@ expect close_loop "do local x <close> = setmetatable({}, {__close = function() w
   "^${s}close_loop.lua:1: $budget"
 expect no_coroutine 'coroutine.wrap(function() while true do end end)()' "^${s}no_coroutine.lua:1: attempt to index a nil value \(global 'coroutine'\)$"
 expect no_collect 'collectgarbage()' "^${s}no_collect.lua:1: attempt to call a nil value \(global 'collectgarbage'\)$"
-expect rep_bomb 'local t = {} for i = 1, 8 do t[i] = string.rep("x", 1e9) end' \
-  "^${s}rep_bomb.lua: the spec used more than 1024 MB of memory \(--spec-memory sets the cap\)$"
+expect rep_bomb 'local t = {} for i = 1, 8 do t[i] = string.rep("x", 1e8) end' \
+  "^${s}rep_bomb.lua: the spec used more than 256 MB of memory \(--spec-memory sets the cap\)$" 60 "--spec-memory 256"
+expect rep_huge 'local s = string.rep("x", 2e9)' \
+  "^${s}rep_huge.lua: the spec used more than 1024 MB of memory \(--spec-memory sets the cap\)$"
 expect table_bomb 'local t = {} while true do t[#t + 1] = {} end' \
   "^${s}table_bomb.lua: the spec used more than 64 MB of memory" 30 "--spec-memory 64"
 expect error_table 'local x = 1
