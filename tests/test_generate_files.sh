@@ -71,6 +71,10 @@ check "specialized kernels call no generic accessor function ($(count specialize
 check "generic kernels do ($(count generic) calls)" '[ "$(count generic)" -gt 0 ]'
 check "the bundled library has specialized kernels" '[ "$(grep -c "specialized kernel" "$generated"/*.c | awk -F: "{s+=\$2} END {print s}")" -gt 10 ]'
 
+# element types: every kernel of a typed template asserts its NDT_T against the operand's dtype
+check "kernels carry _Static_asserts on element types" \
+  '[ "$(grep -c "_Static_assert(sizeof(NDT_T) == 4 && _Generic((NDT_T)0, float: 1" "$tmp/out/unary.c")" -ge 2 ]'
+
 # translation validation: with a call left unrewritten on purpose (fault injection), ndgen refuses to
 # write the file, naming the template position of the call it would have left in a specialized kernel
 for call in nda_page_bytes nda_same_paging nda_rank nda_page_coord nda_elem_read; do
