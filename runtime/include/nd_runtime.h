@@ -92,8 +92,10 @@ typedef enum nd_jit_outcome {
     ND_JIT_HIT,     /* specialized on demand: loaded from the cache */
     ND_JIT_BUILT,   /* specialized on demand: generated and compiled now */
     ND_JIT_REBUILT, /* as BUILT, replacing a stale or damaged cache entry */
-    ND_JIT_FAILED,  /* the C compiler failed on the specialized code (jit_note says why): AUTO runs the
-                       generic kernel, SPECIALIZED fails with that message; nothing is cached */
+    ND_JIT_FAILED,  /* the JIT gave no kernel (jit_note says why): the C compiler failed on the specialized
+                       code or cannot be run, or the cache folder was refused (not the user's own) or is
+                       unusable (read-only, full); AUTO runs the generic kernel, SPECIALIZED fails with that
+                       message; nothing is cached */
 } nd_jit_outcome;
 
 typedef struct nd_kernel_pick {
@@ -109,27 +111,40 @@ typedef struct nd_kernel_pick {
  * On-demand specialization (the JIT). When enabled, a launch that wants a specialized kernel (AUTO or
  * SPECIALIZED) and finds none for its distributions runs ndgen for exactly that target, compiles the
  * result with the system C compiler, loads it and caches it in cache_dir. The cache entry is keyed by
- * a hash of the generator version, spec, op, dtypes, distributions, compiler and flags; it records
- * the hash of every input file (spec, included specs, template and its headers, the ndgen executable)
- * and of the library, so a stale, damaged or half-written entry is rebuilt, never loaded.
+ * a hash of the generator version, spec, op, dtypes, distributions, folders, compiler (its words,
+ * resolved path and --version output) and flags; it records the hash of every input file (spec,
+ * included specs, template and its headers, the ndgen and compiler executables, every file the flags
+ * name such as libnd_dist.a) and of the library, so a stale, damaged or half-written entry is rebuilt,
+ * never loaded. Concurrent processes build an entry once (a lock file per entry).
+ *
+ * The cache holds code that gets loaded, so it must be the user's own: a cache folder not owned by the
+ * effective user or writable by group or others, or below a folder that is neither the user's nor
+ * root's or is writable by others without the sticky bit, is refused (ND_JIT_FAILED, and the generic
+ * kernel runs).
  */
 enum { ND_JIT_MAX_TEMPLATE_DIRS = 8 };
 typedef struct nd_jit_config {
-    const char *cache_dir;   /* created when missing */
+    const char *cache_dir;   /* created when missing (mode 0700); NULL or "": a private temporary folder
+                                (mkdtemp in $TMPDIR, else /tmp) made at the first build and removed by
+                                nd_kernels_close; nd_kernels_jit_notice says so */
     const char *ndgen;       /* the generator executable */
     const char *spec_dir;    /* holds <spec>.lua for each registry group <spec> */
     int ntemplate_dirs;
     const char *template_dirs[ND_JIT_MAX_TEMPLATE_DIRS];
     const char *include_dir; /* holds nd_accessor.h */
-    const char *cc;          /* the C compiler */
+    const char *cc;          /* the C compiler: an executable's path, or words split at blanks ("cc -m64");
+                                run directly, never through a shell */
     const char *cflags;      /* split at blanks, no quoting; -Werror and -Werror=... are dropped */
     const char *ldflags;     /* after the source, such as the nd_dist library generic kernels call */
 } nd_jit_config;
 
 /* cc from $CC (else "cc"), cflags "-O2"; everything else unset. */
 void nd_jit_config_init(nd_jit_config *cfg);
-/* $NDGEN_CACHE_DIR, else $XDG_CACHE_HOME/ndgen, else $HOME/.cache/ndgen. */
+/* $NDGEN_CACHE_DIR, else $XDG_CACHE_HOME/ndgen, else $HOME/.cache/ndgen (each when set and not empty):
+ * 0. When none is set, 1 and "": no persistent cache (give NULL or "" as cache_dir). -1: too long. */
 int nd_jit_default_cache_dir(char *buf, size_t len);
+/* A one-line notice when the JIT builds in a private temporary folder (no cache folder), else NULL. */
+const char *nd_kernels_jit_notice(const nd_kernels *k);
 
 int nd_kernels_open(nd_kernels **out, nd_error *err);
 /* Turns the JIT on with cfg (copied), or off with NULL. Off by default. */

@@ -2,23 +2,37 @@
  * jit.c - on-demand specialization: when no loaded kernel is specialized for a launch's distributions,
  * run ndgen for that one target, compile the result with the system C compiler, and cache the library.
  *
- * Cache layout, in cfg.cache_dir:
- *   <key>.manifest   what the entry was built from, and the library's own hash; written last
- *   <key>-<lib>.so   the library, named by its content hash so a name never changes meaning
- * key hashes the format version, the generator version, spec name, op, dtypes, every operand's
- * signature, the compiler and its flags. The manifest lists every input file (spec, included specs,
- * template, its headers, the ndgen executable) with its hash and size, and ends with a checksum of
- * itself. An entry is loaded only when its manifest is whole, every input is unchanged, and the
- * library's bytes hash to the recorded value; otherwise it is rebuilt. Builds happen in a private
- * folder and reach the cache by rename, so a reader never sees a half-written file.
+ * Cache layout, in the cache folder:
+ *   <key>.manifest        what the entry was built from, and the library's own hash; written last
+ *   <key>-<lib>.so        the library, named by its content hash so a name never changes meaning
+ *   .lock-<key>           held (flock) by the one process building the entry; removed after
+ *   .build-<key>-XXXXXX   that process's private build folder; removed after, or by a later build
+ * key hashes the format version, the generator version, spec name and path, op, dtypes, every
+ * operand's signature, the generator, template and include folders, the compiler (its words, resolved
+ * path and --version output) and its flags. The manifest lists every input file (spec, included specs,
+ * template, its headers, the ndgen executable, the compiler executable, every file the flags name such
+ * as libnd_dist.a) with its hash and size, and ends with a checksum of itself. An entry is loaded only
+ * when its manifest is whole, every input is unchanged, and the library's bytes hash to the recorded
+ * value; otherwise it is rebuilt, under the entry's lock, so concurrent processes build it once.
+ *
+ * The cache holds code this process loads, so it must be the user's own: the cache folder must belong
+ * to this user and be writable by nobody else, and every folder above it must belong to this user or
+ * root and be writable by others only with the sticky bit. Otherwise the JIT refuses it and the caller
+ * runs the generic kernel. Without a cache folder, entries go to a private temporary folder (mkdtemp)
+ * removed when the JIT is freed.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <pwd.h>
 #include <spawn.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,11 +41,31 @@
 
 extern char **environ;
 
-enum { JIT_FORMAT = 1, JIT_MAX_ARGS = 96, JIT_MAX_DEPS = 64, JIT_MANIFEST_BYTES = JIT_MAX_DEPS * 4200 };
+enum {
+    JIT_FORMAT = 2,
+    JIT_MAX_ARGS = 256,
+    JIT_MAX_CC_WORDS = 32,
+    JIT_MAX_DEPS = 128,
+    JIT_MANIFEST_BYTES = JIT_MAX_DEPS * 4200,
+    JIT_FALLBACK = 1, /* nd_jit_library: no kernel from the JIT; the caller runs the generic one */
+};
+
+/* Writes the message into err and returns JIT_FALLBACK. */
+__attribute__((format(printf, 2, 3))) static int fallback(nd_error *err, const char *fmt, ...)
+{
+    char msg[ND_ERROR_LEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    nd_fail(err, "%s", msg);
+    return JIT_FALLBACK;
+}
 
 /* ---------------------------------------------------------------- hashing */
 
-/* FNV-1a, 64 bits: detects corruption and names entries; not a defence against a hostile cache. */
+/* FNV-1a, 64 bits: detects corruption and change, and names entries; not a defence against a hostile
+ * cache (the folder checks are). */
 static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
 {
     const unsigned char *b = p;
@@ -63,6 +97,141 @@ static int hash_file(const char *path, uint64_t *h, int64_t *size)
     return bad ? -1 : 0;
 }
 
+/* ---------------------------------------------------------------- running tools */
+
+/* Runs file with argv, input from /dev/null, and fa's other actions; its exit status (128 + signal when
+ * killed), or -1 when it cannot be started. */
+static int spawn_wait(const char *file, char *const *argv, posix_spawn_file_actions_t *fa)
+{
+    posix_spawn_file_actions_addopen(fa, 0, "/dev/null", O_RDONLY, 0);
+    pid_t pid;
+    if (posix_spawnp(&pid, file, fa, NULL, argv, environ) != 0)
+        return -1;
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* Runs argv with standard output and error appended to log; 0 when it exits with status 0. */
+static int run_tool(const char *file, char *const *argv, const char *log)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0600);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    int rc = spawn_wait(file, argv, &fa);
+    posix_spawn_file_actions_destroy(&fa);
+    return rc == 0 ? 0 : -1;
+}
+
+/* Runs argv and hashes its standard output and error and its exit status into *h; -1 when it cannot be
+ * started. */
+static int run_hash(const char *file, char *const *argv, uint64_t *h)
+{
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC))
+        return -1;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    pid_t pid;
+    int rc = posix_spawnp(&pid, file, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fds[1]);
+    errno = rc ? rc : errno;
+    char buf[4096];
+    ssize_t n;
+    *h = HASH_SEED;
+    while (rc == 0 && ((n = read(fds[0], buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR)))
+        *h = hash_bytes(*h, buf, n > 0 ? (size_t)n : 0);
+    close(fds[0]);
+    int status = 0;
+    while (rc == 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        continue;
+    *h = hash_bytes(*h, &status, sizeof status);
+    errno = rc ? rc : errno;
+    return rc == 0 ? 0 : -1;
+}
+
+/* ---------------------------------------------------------------- the compiler's identity */
+
+struct nd_jit_cc {
+    char text[4096];                         /* CC, its words NUL-separated */
+    char *argv[JIT_MAX_CC_WORDS + 2];        /* its words; room for --version */
+    int nwords;
+    char exe[PATH_MAX];                      /* the first word as found through PATH: what runs */
+    char real[PATH_MAX];                     /* that, symbolic links resolved: what it is */
+    uint64_t version;                        /* hash of `CC --version`'s output and status */
+};
+
+/* CC's words: CC itself when it names an executable file (a path may hold blanks), else its
+ * blank-separated words ("cc -m64"), no quoting and no shell. */
+static int cc_split(const char *cc, nd_jit_cc *c)
+{
+    snprintf(c->text, sizeof c->text, "%s", cc);
+    c->nwords = 0;
+    char *save = NULL;
+    if (strchr(cc, '/') && access(cc, X_OK) == 0)
+        c->argv[c->nwords++] = c->text;
+    else
+        for (char *t = strtok_r(c->text, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
+            if (c->nwords == JIT_MAX_CC_WORDS)
+                return -1;
+            c->argv[c->nwords++] = t;
+        }
+    c->argv[c->nwords] = NULL;
+    return c->nwords ? 0 : -1;
+}
+
+/* word as execvp would find it, into exe, and resolved into real; -1 when no executable file is found. */
+static int cc_find(const char *word, char *exe, char *real)
+{
+    struct stat st;
+    if (strchr(word, '/')) {
+        snprintf(exe, PATH_MAX, "%s", word);
+        return stat(exe, &st) == 0 && S_ISREG(st.st_mode) && access(exe, X_OK) == 0 && realpath(exe, real) ? 0 : -1;
+    }
+    const char *env = getenv("PATH");
+    for (const char *p = env && env[0] ? env : "/usr/local/bin:/usr/bin:/bin";; ++p) {
+        size_t n = strcspn(p, ":");
+        snprintf(exe, PATH_MAX, "%.*s%s%s", (int)n, p, n ? "/" : "", word);
+        if (stat(exe, &st) == 0 && S_ISREG(st.st_mode) && access(exe, X_OK) == 0 && realpath(exe, real))
+            return 0;
+        p += n;
+        if (!*p)
+            return -1;
+    }
+}
+
+/* The compiler's words, path and version, found once. Failing to find or run it is a fallback. */
+static int cc_identify(nd_jit *j, const char *op, nd_error *err)
+{
+    if (j->cc_id)
+        return 0;
+    nd_jit_cc *c = calloc(1, sizeof *c);
+    if (!c)
+        return nd_fail(err, "jit: out of memory");
+    const char *why = "no command in it";
+    int bad = cc_split(j->cc, c);
+    if (!bad && (bad = cc_find(c->argv[0], c->exe, c->real)))
+        why = "no such executable file (looked up through PATH)";
+    c->argv[c->nwords] = "--version";
+    c->argv[c->nwords + 1] = NULL;
+    if (!bad && (bad = run_hash(c->exe, c->argv, &c->version)))
+        why = strerror(errno);
+    c->argv[c->nwords] = NULL;
+    if (bad) {
+        free(c);
+        return fallback(err, "jit: op '%s': compiling with %s failed: it could not be started: %s", op, j->cc, why);
+    }
+    j->cc_id = c;
+    return 0;
+}
+
 /* ---------------------------------------------------------------- configuration */
 
 void nd_jit_config_init(nd_jit_config *cfg)
@@ -73,15 +242,17 @@ void nd_jit_config_init(nd_jit_config *cfg)
     cfg->cflags = "-O2";
 }
 
-/* The folder the cache defaults to: $NDGEN_CACHE_DIR, $XDG_CACHE_HOME/ndgen or ~/.cache/ndgen. */
+/* $NDGEN_CACHE_DIR, $XDG_CACHE_HOME/ndgen or ~/.cache/ndgen; 1 and "" when none is set. */
 int nd_jit_default_cache_dir(char *buf, size_t len)
 {
     const char *dir = getenv("NDGEN_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
     int n = dir && dir[0]   ? snprintf(buf, len, "%s", dir)
             : xdg && xdg[0] ? snprintf(buf, len, "%s/ndgen", xdg)
             : home && home[0] ? snprintf(buf, len, "%s/.cache/ndgen", home)
-                              : snprintf(buf, len, "/tmp/ndgen-cache-%d", (int)getuid());
-    return n > 0 && (size_t)n < len ? 0 : -1;
+                              : 0;
+    if (n == 0 && len)
+        buf[0] = '\0';
+    return n == 0 ? 1 : n > 0 && (size_t)n < len ? 0 : -1;
 }
 
 static int copy_str(char **dst, const char *src)
@@ -90,10 +261,33 @@ static int copy_str(char **dst, const char *src)
     return src && !*dst ? -1 : 0;
 }
 
+/* Removes folder dir and what it holds, and folders in it depth levels down. */
+static void remove_folder(const char *dir, int depth)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char path[PATH_MAX + 256];
+    while (d && (e = readdir(d))) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (unlink(path) && (errno == EISDIR || errno == EPERM) && depth > 0)
+            remove_folder(path, depth - 1);
+    }
+    if (d)
+        closedir(d);
+    rmdir(dir);
+}
+
 void nd_jit_free(nd_jit *j)
 {
     if (!j)
         return;
+    if (j->private_dir)
+        remove_folder(j->private_dir, 1);
+    free(j->private_dir);
+    free(j->notice);
+    free(j->cc_id);
     free(j->cache_dir);
     free(j->ndgen);
     free(j->spec_dir);
@@ -108,9 +302,9 @@ void nd_jit_free(nd_jit *j)
 
 int nd_jit_create(const nd_jit_config *cfg, nd_jit **out, nd_error *err)
 {
-    const char *need[] = {cfg->cache_dir, cfg->ndgen, cfg->spec_dir, cfg->include_dir, cfg->cc};
-    const char *names[] = {"cache_dir", "ndgen", "spec_dir", "include_dir", "cc"};
-    for (int i = 0; i < 5; ++i)
+    const char *need[] = {cfg->ndgen, cfg->spec_dir, cfg->include_dir, cfg->cc};
+    const char *names[] = {"ndgen", "spec_dir", "include_dir", "cc"};
+    for (int i = 0; i < 4; ++i)
         if (!need[i] || !need[i][0])
             return nd_fail(err, "jit: %s is not set", names[i]);
     if (cfg->ntemplate_dirs < 1 || cfg->ntemplate_dirs > ND_JIT_MAX_TEMPLATE_DIRS)
@@ -118,9 +312,10 @@ int nd_jit_create(const nd_jit_config *cfg, nd_jit **out, nd_error *err)
     nd_jit *j = calloc(1, sizeof *j);
     int bad = !j;
     if (j) {
-        bad = copy_str(&j->cache_dir, cfg->cache_dir) || copy_str(&j->ndgen, cfg->ndgen) ||
-              copy_str(&j->spec_dir, cfg->spec_dir) || copy_str(&j->include_dir, cfg->include_dir) ||
-              copy_str(&j->cc, cfg->cc) || copy_str(&j->cflags, cfg->cflags ? cfg->cflags : "") ||
+        bad = copy_str(&j->cache_dir, cfg->cache_dir && cfg->cache_dir[0] ? cfg->cache_dir : NULL) ||
+              copy_str(&j->ndgen, cfg->ndgen) || copy_str(&j->spec_dir, cfg->spec_dir) ||
+              copy_str(&j->include_dir, cfg->include_dir) || copy_str(&j->cc, cfg->cc) ||
+              copy_str(&j->cflags, cfg->cflags ? cfg->cflags : "") ||
               copy_str(&j->ldflags, cfg->ldflags ? cfg->ldflags : "");
         for (int i = 0; i < cfg->ntemplate_dirs && !bad; ++i, ++j->ntemplate_dirs)
             bad = copy_str(&j->template_dirs[i], cfg->template_dirs[i]);
@@ -133,32 +328,227 @@ int nd_jit_create(const nd_jit_config *cfg, nd_jit **out, nd_error *err)
     return 0;
 }
 
+const char *nd_jit_notice(const nd_jit *j) { return j ? j->notice : NULL; }
+
+/* ---------------------------------------------------------------- the cache folder */
+
+/* "uid 65534 (nobody)" */
+static void user_text(uid_t uid, char *buf, size_t len)
+{
+    const struct passwd *pw = getpwuid(uid);
+    snprintf(buf, len, "uid %u%s%s%s", (unsigned)uid, pw ? " (" : "", pw ? pw->pw_name : "", pw ? ")" : "");
+}
+
+/* 0 when path is a folder of this user's that nobody else can write; else -1 and why. above: a folder
+ * on the way to the cache, which may also be root's, and writable by others when sticky. */
+static int folder_unfit(const char *path, bool above, char *why, size_t len)
+{
+    struct stat st;
+    char owner[128], me[128];
+    const char *lead = above ? "the folder above it, " : "", *comma = above ? "," : "";
+    if (stat(path, &st))
+        return snprintf(why, len, "%s: %s", path, strerror(errno)), -1;
+    if (!S_ISDIR(st.st_mode))
+        return snprintf(why, len, "%s is not a folder", path), -1;
+    if (st.st_uid != geteuid() && !(above && st.st_uid == 0)) {
+        user_text(st.st_uid, owner, sizeof owner);
+        user_text(geteuid(), me, sizeof me);
+        return snprintf(why, len, "%s%s%s belongs to %s, not to you, %s", lead, path, comma, owner, me), -1;
+    }
+    if (!(st.st_mode & 022) || (above && (st.st_mode & S_ISVTX)))
+        return 0;
+    const char *who = (st.st_mode & 022) == 022 ? "group and others" : st.st_mode & 020 ? "its group" : "others";
+    return snprintf(why, len, "%s%s%s is writable by %s (mode %04o)%s", lead, path, comma, who,
+                    (unsigned)(st.st_mode & 07777), above ? " without the sticky bit" : ""), -1;
+}
+
+/* dir, resolved into real (PATH_MAX bytes), checked with every folder above it; 0, or -1 and why. */
+static int cache_fit(const char *dir, char *real, char *why, size_t len)
+{
+    if (!realpath(dir, real))
+        return snprintf(why, len, "%s", strerror(errno)), -1;
+    if (folder_unfit(real, false, why, len))
+        return -1;
+    char up[PATH_MAX];
+    snprintf(up, sizeof up, "%s", real);
+    for (char *s = strrchr(up, '/'); s; s = strrchr(up, '/')) {
+        s[s == up] = '\0'; /* "/a/b" -> "/a" -> "/" */
+        if (folder_unfit(up, true, why, len))
+            return -1;
+        if (s == up)
+            break;
+    }
+    return 0;
+}
+
+/* mkdir -p, private to this user */
+static int make_dirs(const char *path)
+{
+    char buf[PATH_MAX];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; ++p)
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir(buf, 0700) && errno != EEXIST)
+                return -1;
+            *p = '/';
+        }
+    return mkdir(buf, 0700) && errno != EEXIST ? -1 : 0;
+}
+
+/* This process's private cache, made once: a new folder in $TMPDIR (else /tmp). */
+static int private_folder(nd_jit *j, nd_error *err)
+{
+    if (j->private_dir)
+        return 0;
+    const char *tmp = getenv("TMPDIR");
+    char dir[PATH_MAX], notice[PATH_MAX + 256];
+    tmp = tmp && tmp[0] == '/' ? tmp : "/tmp";
+    snprintf(dir, sizeof dir, "%s/ndgen-jit-XXXXXX", tmp);
+    if (!mkdtemp(dir))
+        return fallback(err, "jit: no cache folder is set, and a private one cannot be made in %s: %s", tmp,
+                        strerror(errno));
+    snprintf(notice, sizeof notice, "jit: no cache folder ($NDGEN_CACHE_DIR, $XDG_CACHE_HOME and $HOME unset): "
+                                    "kernels specialized on demand go to %s, removed at exit", dir);
+    if (copy_str(&j->private_dir, dir) || copy_str(&j->notice, notice)) {
+        rmdir(dir);
+        free(j->private_dir);
+        j->private_dir = NULL;
+        return nd_fail(err, "jit: out of memory");
+    }
+    return 0;
+}
+
+/* The cache folder, made when missing, checked and resolved into real (PATH_MAX bytes); 0, or
+ * JIT_FALLBACK and err saying why it cannot be used. */
+static int cache_ready(nd_jit *j, char *real, nd_error *err)
+{
+    const char *dir = j->cache_dir;
+    char why[PATH_MAX + 256];
+    if (!dir) {
+        int rc = private_folder(j, err);
+        if (rc)
+            return rc;
+        dir = j->private_dir;
+    } else if (make_dirs(dir)) {
+        return fallback(err, "jit: cannot create the cache folder %s: %s", dir, strerror(errno));
+    }
+    if (cache_fit(dir, real, why, sizeof why))
+        return fallback(err, "jit: cache folder %s refused: %s", dir, why);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- locks and leftovers */
+
+/* Takes <dir>/.lock-<key> (made when missing) with flock, waiting when wait; its descriptor, or -1
+ * with errno. A holder removes the file before unlocking, so a lock taken on a removed file is retried. */
+static int lock_take(const char *dir, const char *key, bool wait)
+{
+    char path[PATH_MAX + 64];
+    struct stat a, b;
+    snprintf(path, sizeof path, "%s/.lock-%s", dir, key);
+    for (;;) {
+        int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600), rc = fd < 0 ? -1 : 0;
+        while (!rc && (rc = flock(fd, wait ? LOCK_EX : LOCK_EX | LOCK_NB)) && errno == EINTR)
+            rc = 0;
+        if (rc) {
+            int e = errno;
+            if (fd >= 0)
+                close(fd);
+            errno = e;
+            return -1;
+        }
+        if (fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev)
+            return fd;
+        close(fd);
+    }
+}
+
+static void lock_drop(const char *dir, const char *key, int fd)
+{
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/.lock-%s", dir, key);
+    unlink(path);
+    close(fd);
+}
+
+/* Removes what killed builds left in dir: build folders and locks of keys nobody is building now (key
+ * is this process's, locked already). */
+static void sweep(const char *dir, const char *key)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char k[17], path[PATH_MAX + 256];
+    while (d && (e = readdir(d))) {
+        bool build = sscanf(e->d_name, ".build-%16[0-9a-f]-", k) == 1;
+        if (!build && sscanf(e->d_name, ".lock-%16[0-9a-f]", k) != 1)
+            continue;
+        bool mine = strcmp(k, key) == 0;
+        int fd = mine ? -1 : lock_take(dir, k, false);
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (build && (mine || fd >= 0))
+            remove_folder(path, 0);
+        if (fd >= 0)
+            lock_drop(dir, k, fd);
+    }
+    if (d)
+        closedir(d);
+}
+
+/* Removes key's libraries other than keep: ones replaced, or left by a build killed before its
+ * manifest was written. */
+static void remove_orphans(const char *dir, const char *key, const char *keep)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char path[PATH_MAX + 256];
+    size_t n = strlen(key);
+    while (d && (e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (strncmp(e->d_name, key, n) != 0 || e->d_name[n] != '-' || len < 4 || strcmp(e->d_name + len - 3, ".so"))
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (strcmp(path, keep) != 0)
+            unlink(path);
+    }
+    if (d)
+        closedir(d);
+}
+
 /* ---------------------------------------------------------------- one request */
 
 typedef struct jit_request {
     const nda_kernel_entry *generic; /* the op's generic entry: name, dtypes, operands */
     const char *spec;                /* the spec file's name, from the entry's registry group */
     char (*sigs)[2048];              /* one per operand */
-    char spec_path[4096];
+    char spec_path[PATH_MAX];
+    char dir[PATH_MAX];              /* the cache folder, resolved and checked */
     char dtypes[256];
     char key[17];
 } jit_request;
 
 static void make_key(const nd_jit *j, jit_request *r)
 {
+    const nd_jit_cc *c = j->cc_id;
     uint64_t h = hash_bytes(HASH_SEED, &(int){JIT_FORMAT}, sizeof(int));
     h = hash_str(hash_str(hash_str(h, NDGEN_VERSION), r->spec), r->generic->op);
-    h = hash_str(h, r->dtypes);
+    h = hash_str(hash_str(h, r->dtypes), r->spec_path);
     for (int i = 0; i < r->generic->noperands; ++i)
         h = hash_str(h, r->sigs[i]);
-    h = hash_str(hash_str(hash_str(h, j->cc), j->cflags), j->ldflags);
+    h = hash_str(hash_str(h, j->ndgen), j->include_dir);
+    for (int i = 0; i < j->ntemplate_dirs; ++i)
+        h = hash_str(h, j->template_dirs[i]);
+    for (int i = 0; i < c->nwords; ++i)
+        h = hash_str(h, c->argv[i]);
+    h = hash_bytes(hash_str(h, c->real), &c->version, sizeof c->version);
+    h = hash_str(hash_str(h, j->cflags), j->ldflags);
     snprintf(r->key, sizeof r->key, "%016" PRIx64, h);
 }
 
 /* ---------------------------------------------------------------- manifests */
 
 typedef struct jit_dep {
-    char path[4096];
+    char path[PATH_MAX];
     uint64_t hash;
     int64_t size;
 } jit_dep;
@@ -185,15 +575,22 @@ static void manifest_text(const jit_manifest *m, char *buf, size_t len)
 /* Parses and checks a manifest's own integrity; why says what is wrong. */
 static int manifest_parse(char *text, jit_manifest *m, const char **why);
 
+/* 0 when path is a regular file of this user's that nobody else can write. */
+static int file_fit(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && !(st.st_mode & 022) ? 0 : -1;
+}
+
 static int manifest_read(const char *path, jit_manifest *m, const char **why)
 {
     FILE *fp = fopen(path, "rb");
-    char *text = malloc(JIT_MANIFEST_BYTES);
-    *why = fp ? "out of memory" : "no entry";
-    if (!fp || !text) {
+    *why = !fp ? "no entry" : file_fit(path) ? "manifest not a file of yours that only you can write" : NULL;
+    char *text = *why ? NULL : malloc(JIT_MANIFEST_BYTES);
+    if (!text) {
+        *why = *why ? *why : "out of memory";
         if (fp)
             fclose(fp);
-        free(text);
         return -1;
     }
     size_t n = fread(text, 1, JIT_MANIFEST_BYTES - 1, fp);
@@ -232,18 +629,19 @@ static int manifest_parse(char *text, jit_manifest *m, const char **why)
     return 0;
 }
 
-static void lib_path(const nd_jit *j, const char *key, uint64_t lib_hash, char *buf, size_t len)
+static void lib_path(const jit_request *r, uint64_t lib_hash, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s/%s-%016" PRIx64 ".so", j->cache_dir, key, lib_hash);
+    snprintf(buf, len, "%s/%s-%016" PRIx64 ".so", r->dir, r->key, lib_hash);
 }
 
-/* Whether the cached entry may be loaded: whole, for this key, inputs unchanged, library intact. */
-static bool entry_valid(const nd_jit *j, const jit_request *r, jit_manifest *m, const char **why)
+/* Whether the cached entry may be loaded: whole, for this key, inputs unchanged, library intact and
+ * only the user's to write. */
+static bool entry_valid(const jit_request *r, jit_manifest *m, const char **why)
 {
-    char path[4096];
+    char path[PATH_MAX + 64];
     uint64_t h;
     int64_t size;
-    snprintf(path, sizeof path, "%s/%s.manifest", j->cache_dir, r->key);
+    snprintf(path, sizeof path, "%s/%s.manifest", r->dir, r->key);
     if (manifest_read(path, m, why))
         return false;
     *why = "manifest of another key";
@@ -254,31 +652,15 @@ static bool entry_valid(const nd_jit *j, const jit_request *r, jit_manifest *m, 
         if (hash_file(m->deps[i].path, &h, &size) || h != m->deps[i].hash || size != m->deps[i].size)
             return false;
     }
-    lib_path(j, r->key, m->lib_hash, path, sizeof path);
+    lib_path(r, m->lib_hash, path, sizeof path);
+    *why = "library not a file of yours that only you can write";
+    if (file_fit(path))
+        return false;
     *why = "library damaged or missing";
     return hash_file(path, &h, &size) == 0 && h == m->lib_hash && size == m->lib_size;
 }
 
 /* ---------------------------------------------------------------- building */
-
-/* Runs argv with standard output and error appended to log; 0 when it exits with status 0. */
-static int run_tool(char *const *argv, const char *log)
-{
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    pid_t pid;
-    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0)
-        return -1;
-    int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            return -1;
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
-}
 
 /* The line of a tool's log that says what went wrong, for an error message: the first that mentions
  * "error" (a compiler's first line often only names the function), else the first. The build folder
@@ -333,24 +715,30 @@ static void ndgen_argv(const nd_jit *j, const jit_request *r, char *const *store
     argv[n] = NULL;
 }
 
-/* Appends the blank-separated words of text (modified in place) to argv, leaving room for more. Drops
- * -Werror and -Werror=...: a warning never stops a specialization (its code is the generic kernel's,
- * with the sizes made constants, which a compiler may warn about in ways the generic code never shows). */
-static int split_words(char *text, char **argv, int n)
+/* Appends the blank-separated words of text (modified in place) to argv, leaving room for more; -1
+ * when they do not fit. Drops -Werror and -Werror=...: a warning never stops a specialization (its code
+ * is the generic kernel's, with the sizes made constants, which a compiler may warn about in ways the
+ * generic code never shows). */
+static int split_words(char *text, char **argv, int *n)
 {
     char *save = NULL;
-    for (char *t = strtok_r(text, " \t", &save); t && n < JIT_MAX_ARGS - 24; t = strtok_r(NULL, " \t", &save))
+    for (char *t = strtok_r(text, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
+        if (*n >= JIT_MAX_ARGS - 24)
+            return -1;
         if (strcmp(t, "-Werror") != 0 && strncmp(t, "-Werror=", 8) != 0)
-            argv[n++] = t;
-    return n;
+            argv[(*n)++] = t;
+    }
+    return 0;
 }
 
-/* cc CFLAGS -shared -fPIC -std=c17 -I.. -o lib src LDFLAGS -lm; flags split at blanks (no quoting). */
-static void cc_argv(const nd_jit *j, char *flags, char *ldflags, char *const *store, char **argv, char *incs)
+/* CC CFLAGS -shared -fPIC -std=c17 -I.. -o lib src LDFLAGS -lm; flags split at blanks (no quoting). */
+static int cc_argv(const nd_jit *j, char *flags, char *ldflags, char *const *store, char **argv, char *incs)
 {
     int n = 0;
-    argv[n++] = j->cc;
-    n = split_words(flags, argv, n);
+    for (int i = 0; i < j->cc_id->nwords; ++i)
+        argv[n++] = j->cc_id->argv[i];
+    if (split_words(flags, argv, &n))
+        return -1;
     argv[n++] = "-shared";
     argv[n++] = "-fPIC";
     argv[n++] = "-std=c17";
@@ -365,33 +753,104 @@ static void cc_argv(const nd_jit *j, char *flags, char *ldflags, char *const *st
     argv[n++] = "-o";
     argv[n++] = store[2];
     argv[n++] = store[0];
-    n = split_words(ldflags, argv, n);
+    if (split_words(ldflags, argv, &n))
+        return -1;
     argv[n++] = "-lm";
     argv[n] = NULL;
+    return 0;
 }
 
-/* Every file after the first ':' of a make-style depfile, plus the generator itself. */
-static int read_deps(const nd_jit *j, const char *depfile, jit_manifest *m)
+static int add_dep(jit_manifest *m, const char *path)
+{
+    if (m->ndeps == JIT_MAX_DEPS || strlen(path) >= sizeof m->deps[0].path)
+        return -1;
+    snprintf(m->deps[m->ndeps++].path, sizeof m->deps[0].path, "%s", path);
+    return 0;
+}
+
+/* s without make's escapes ("\ " and "$$"), into out (PATH_MAX bytes). */
+static void unescape(const char *s, size_t n, char *out)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n && s[i] && k < PATH_MAX - 1; ++i) {
+        i += (s[i] == '\\' && (s[i + 1] == ' ' || s[i + 1] == '\t')) || (s[i] == '$' && s[i + 1] == '$');
+        out[k++] = s[i];
+    }
+    out[k] = '\0';
+}
+
+/* The files of one depfile line, continuation cut: the whole line when it names a file (ndgen writes
+ * one path a line, blanks and all), else its words separated by unescaped blanks. */
+static int line_deps(const char *s, jit_manifest *m)
+{
+    char name[PATH_MAX];
+    struct stat st;
+    unescape(s, strlen(s), name);
+    if (stat(name, &st) == 0)
+        return add_dep(m, name);
+    while (*s) {
+        size_t n = 0;
+        while (s[n] && !((s[n] == ' ' || s[n] == '\t') && (n == 0 || s[n - 1] != '\\')))
+            ++n;
+        unescape(s, n, name);
+        if (n && add_dep(m, name))
+            return -1;
+        s += n + (s[n] != '\0');
+    }
+    return 0;
+}
+
+/* Every file of a make-style depfile after its target (target: the path it starts with). */
+static int depfile_deps(const char *depfile, const char *target, jit_manifest *m)
 {
     FILE *fp = fopen(depfile, "r");
-    if (!fp)
-        return -1;
-    char word[4096];
-    bool target = true;
-    m->ndeps = 0;
-    while (fscanf(fp, "%4095s", word) == 1) {
-        if (target) {
-            target = word[strlen(word) - 1] != ':';
-            continue;
+    char line[PATH_MAX + 64];
+    size_t tn = strlen(target);
+    bool bad = !fp, first = true;
+    while (!bad && fgets(line, sizeof line, fp)) {
+        char *s = line, *e;
+        if (first) {
+            first = false;
+            s = strncmp(line, target, tn) == 0 && line[tn] == ':' ? line + tn : strchr(line, ':');
+            if (!s)
+                continue;
+            ++s;
         }
-        if (strcmp(word, "\\") == 0)
+        s += strspn(s, " \t");
+        for (e = s + strlen(s); e > s && strchr(" \t\r\n\\", e[-1]); --e)
             continue;
-        if (m->ndeps == JIT_MAX_DEPS - 1)
-            break;
-        snprintf(m->deps[m->ndeps++].path, sizeof m->deps[0].path, "%s", word);
+        *e = '\0';
+        bad = *s && line_deps(s, m);
     }
-    fclose(fp);
-    snprintf(m->deps[m->ndeps++].path, sizeof m->deps[0].path, "%s", j->ndgen);
+    if (fp)
+        fclose(fp);
+    return bad ? -1 : 0;
+}
+
+/* Every file the flags name: archives and objects linked in, -include files, ... Any word, or part of
+ * a comma-separated -Wl, list, that names a regular file. */
+static int flag_deps(const char *flags, jit_manifest *m)
+{
+    char buf[4096];
+    struct stat st;
+    snprintf(buf, sizeof buf, "%s", flags);
+    char *save = NULL;
+    for (char *t = strtok_r(buf, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
+        char *part = strncmp(t, "-Wl,", 4) == 0 ? t + 4 : t, *save2 = NULL;
+        for (char *p = strtok_r(part, ",", &save2); p; p = strtok_r(NULL, ",", &save2))
+            if (stat(p[0] == '@' ? p + 1 : p, &st) == 0 && S_ISREG(st.st_mode) && add_dep(m, p[0] == '@' ? p + 1 : p))
+                return -1;
+    }
+    return 0;
+}
+
+/* The manifest's inputs: the depfile's files, the generator, the compiler, the files the flags name. */
+static int read_deps(const nd_jit *j, char *const *store, jit_manifest *m)
+{
+    m->ndeps = 0;
+    if (depfile_deps(store[1], store[0], m) || add_dep(m, j->ndgen) || add_dep(m, j->cc_id->real) ||
+        flag_deps(j->cflags, m) || flag_deps(j->ldflags, m))
+        return -1;
     for (int i = 0; i < m->ndeps; ++i)
         if (hash_file(m->deps[i].path, &m->deps[i].hash, &m->deps[i].size))
             return -1;
@@ -409,74 +868,63 @@ static int write_file(const char *path, const char *text)
     return fclose(fp) != 0 || bad ? -1 : 0;
 }
 
-static void remove_build_dir(const char *dir, char *const *store)
+/* Moves the library built in store[2], and then its manifest, into the cache. */
+static int publish(const nd_jit *j, const jit_request *r, char *const *store, nd_error *err)
 {
-    for (int i = 0; store[i]; ++i)
-        unlink(store[i]);
-    rmdir(dir);
+    jit_manifest *m = calloc(1, sizeof *m);
+    char lib[PATH_MAX + 64], manifest[PATH_MAX + 64], *text = malloc(JIT_MANIFEST_BYTES);
+    int rc = m && text ? 0 : nd_fail(err, "jit: out of memory");
+    if (!rc) {
+        snprintf(m->key, sizeof m->key, "%s", r->key);
+        if (read_deps(j, store, m) || hash_file(store[2], &m->lib_hash, &m->lib_size))
+            rc = fallback(err, "jit: op '%s': cannot read back the inputs of what was built (more than %d, or one "
+                               "unreadable)", r->generic->op, JIT_MAX_DEPS);
+    }
+    if (!rc) {
+        manifest_text(m, text, JIT_MANIFEST_BYTES);
+        lib_path(r, m->lib_hash, lib, sizeof lib);
+        snprintf(manifest, sizeof manifest, "%s/%s.manifest", r->dir, r->key);
+        if (chmod(store[2], 0755) || write_file(store[3], text) || chmod(store[3], 0644) || rename(store[2], lib) ||
+            rename(store[3], manifest))
+            rc = fallback(err, "jit: cannot write the cache entry %s: %s", manifest, strerror(errno));
+    }
+    free(m);
+    free(text);
+    return rc;
 }
 
-/* Generates and compiles into dir, then moves the library and (last) the manifest into the cache.
- * Returns 1 when the compiler fails (or cannot be run), -1 on any other failure. */
+/* Generates and compiles into dir, then publishes. Returns JIT_FALLBACK when the compiler fails (or
+ * cannot be run) or the entry cannot be written, -1 when the generator fails. */
 static int build_in(const nd_jit *j, const jit_request *r, const char *dir, char *const *store, nd_error *err)
 {
-    char *argv[JIT_MAX_ARGS], flags[2048], ldflags[2048], incs[(ND_JIT_MAX_TEMPLATE_DIRS + 1) * 4100], head[512];
-    jit_manifest m;
+    char *argv[JIT_MAX_ARGS], flags[4096], ldflags[4096], incs[(ND_JIT_MAX_TEMPLATE_DIRS + 1) * (PATH_MAX + 4)];
+    char head[512];
     ndgen_argv(j, r, store, argv);
-    if (run_tool(argv, store[4])) {
+    if (run_tool(j->ndgen, argv, store[4])) {
         log_head(store[4], dir, head, sizeof head);
         return nd_fail(err, "jit: op '%s': %s generate failed: %s", r->generic->op, j->ndgen, head);
     }
     snprintf(flags, sizeof flags, "%s", j->cflags);
     snprintf(ldflags, sizeof ldflags, "%s", j->ldflags);
-    cc_argv(j, flags, ldflags, store, argv, incs);
+    if (cc_argv(j, flags, ldflags, store, argv, incs))
+        return fallback(err, "jit: op '%s': more than %d compiler words in CC, cflags and ldflags", r->generic->op,
+                        JIT_MAX_ARGS - 24);
     unlink(store[4]); /* the log holds the compiler's output alone */
-    if (run_tool(argv, store[4])) {
+    if (run_tool(j->cc_id->exe, argv, store[4])) {
         log_head(store[4], dir, head, sizeof head);
-        nd_fail(err, "jit: op '%s': compiling with %s failed: %s", r->generic->op, j->cc, head);
-        return 1;
+        return fallback(err, "jit: op '%s': compiling with %s failed: %s", r->generic->op, j->cc, head);
     }
-    memset(&m, 0, sizeof m);
-    snprintf(m.key, sizeof m.key, "%s", r->key);
-    if (read_deps(j, store[1], &m) || hash_file(store[2], &m.lib_hash, &m.lib_size))
-        return nd_fail(err, "jit: op '%s': cannot read back what was built in %s", r->generic->op, dir);
-    char lib[4096], manifest[4096], *text = malloc(JIT_MANIFEST_BYTES);
-    if (!text)
-        return nd_fail(err, "jit: out of memory");
-    manifest_text(&m, text, JIT_MANIFEST_BYTES);
-    lib_path(j, r->key, m.lib_hash, lib, sizeof lib);
-    snprintf(manifest, sizeof manifest, "%s/%s.manifest", j->cache_dir, r->key);
-    int bad = write_file(store[3], text) || rename(store[2], lib) || rename(store[3], manifest);
-    free(text);
-    if (bad)
-        return nd_fail(err, "jit: cannot write the cache entry %s: %s", manifest, strerror(errno));
-    return 0;
+    return publish(j, r, store, err);
 }
 
-/* mkdir -p */
-static int make_dirs(const char *path)
-{
-    char buf[4096];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1; *p; ++p)
-        if (*p == '/') {
-            *p = '\0';
-            if (mkdir(buf, 0755) && errno != EEXIST)
-                return -1;
-            *p = '/';
-        }
-    return mkdir(buf, 0755) && errno != EEXIST ? -1 : 0;
-}
-
+/* Builds the entry in a private folder of the cache, removed after. */
 static int build(const nd_jit *j, const jit_request *r, nd_error *err)
 {
-    char dir[4096], files[5][4200];
+    char dir[PATH_MAX + 32], files[5][PATH_MAX + 48];
     char *store[6];
-    if (make_dirs(j->cache_dir))
-        return nd_fail(err, "jit: cannot create the cache folder %s: %s", j->cache_dir, strerror(errno));
-    snprintf(dir, sizeof dir, "%s/.build-%s-XXXXXX", j->cache_dir, r->key);
+    snprintf(dir, sizeof dir, "%s/.build-%s-XXXXXX", r->dir, r->key);
     if (!mkdtemp(dir))
-        return nd_fail(err, "jit: cannot create a build folder in %s: %s", j->cache_dir, strerror(errno));
+        return fallback(err, "jit: cannot create a build folder in %s: %s", r->dir, strerror(errno));
     const char *names[] = {"kernel.c", "kernel.d", "kernel.so", "manifest", "log"};
     for (int i = 0; i < 5; ++i) {
         snprintf(files[i], sizeof files[i], "%s/%s", dir, names[i]);
@@ -484,45 +932,72 @@ static int build(const nd_jit *j, const jit_request *r, nd_error *err)
     }
     store[5] = NULL;
     int rc = build_in(j, r, dir, store, err);
-    remove_build_dir(dir, store);
+    remove_folder(dir, 0);
     return rc;
 }
 
 /* ---------------------------------------------------------------- entry point */
 
-int nd_jit_library(const nd_jit *j, const nda_kernel_entry *generic, const char *spec, char (*sigs)[2048],
-                   char *path, size_t len, nd_jit_outcome *outcome, char *why_buf, size_t why_len, nd_error *err)
+/* The entry, built unless another process built it while this one waited for the lock. */
+static int build_locked(const nd_jit *j, const jit_request *r, const char *why, char *path, size_t len,
+                        nd_jit_outcome *outcome, char *note, size_t note_len, nd_error *err)
 {
-    jit_request r = {.generic = generic, .spec = spec, .sigs = sigs};
-    jit_manifest m;
-    const char *why;
-    for (int i = 0; i < generic->noperands; ++i)
-        snprintf(r.dtypes + strlen(r.dtypes), sizeof r.dtypes - strlen(r.dtypes), "%s%s", i ? "," : "",
-                 generic->dtypes[i]);
-    snprintf(r.spec_path, sizeof r.spec_path, "%s/%s.lua", j->spec_dir, spec);
-    make_key(j, &r);
-    if (entry_valid(j, &r, &m, &why)) {
-        lib_path(j, r.key, m.lib_hash, path, len);
-        *outcome = ND_JIT_HIT;
-        snprintf(why_buf, why_len, "cache hit %s", r.key);
-        return 0;
-    }
-    bool had_entry = strcmp(why, "no entry") != 0;
-    char old[4096] = "";
-    if (had_entry && m.lib_hash) /* the library a damaged or stale entry named, removed once replaced */
-        lib_path(j, r.key, m.lib_hash, old, sizeof old);
-    int rc = build(j, &r, err);
-    if (rc)
-        return rc; /* 1: the compiler failed; nothing was cached, so a later call tries again */
+    jit_manifest *m = malloc(sizeof *m);
     const char *why_built;
-    if (!entry_valid(j, &r, &m, &why_built))
-        return nd_fail(err, "jit: entry %s in %s is not valid right after building it: %s", r.key, j->cache_dir,
-                       why_built);
-    lib_path(j, r.key, m.lib_hash, path, len);
-    if (old[0] && strcmp(old, path) != 0)
-        unlink(old);
-    *outcome = had_entry ? ND_JIT_REBUILT : ND_JIT_BUILT;
-    snprintf(why_buf, why_len, "%s %s%s%s", had_entry ? "rebuilt" : "built", r.key, had_entry ? ": " : "",
-             had_entry ? why : "");
-    return 0;
+    if (!m)
+        return nd_fail(err, "jit: out of memory");
+    int rc = 0;
+    bool had_entry = strcmp(why, "no entry") != 0, hit = entry_valid(r, m, &why_built);
+    if (!hit) {
+        sweep(r->dir, r->key);
+        rc = build(j, r, err);
+        if (!rc && !entry_valid(r, m, &why_built))
+            rc = fallback(err, "jit: entry %s in %s is not valid right after building it: %s", r->key, r->dir,
+                          why_built);
+    }
+    if (!rc) {
+        lib_path(r, m->lib_hash, path, len);
+        if (!hit)
+            remove_orphans(r->dir, r->key, path);
+        *outcome = hit ? ND_JIT_HIT : had_entry ? ND_JIT_REBUILT : ND_JIT_BUILT;
+        snprintf(note, note_len, "%s %s%s%s", hit ? "cache hit" : had_entry ? "rebuilt" : "built", r->key,
+                 had_entry && !hit ? ": " : "", had_entry && !hit ? why : "");
+    }
+    free(m);
+    return rc;
+}
+
+int nd_jit_library(nd_jit *j, const nda_kernel_entry *generic, const char *spec, char (*sigs)[2048], char *path,
+                   size_t len, nd_jit_outcome *outcome, char *note, size_t note_len, nd_error *err)
+{
+    jit_request *r = calloc(1, sizeof *r);
+    jit_manifest *m = malloc(sizeof *m);
+    const char *why;
+    int rc = r && m ? 0 : nd_fail(err, "jit: out of memory");
+    if (!rc) {
+        *r = (jit_request){.generic = generic, .spec = spec, .sigs = sigs};
+        for (int i = 0; i < generic->noperands; ++i)
+            snprintf(r->dtypes + strlen(r->dtypes), sizeof r->dtypes - strlen(r->dtypes), "%s%s", i ? "," : "",
+                     generic->dtypes[i]);
+        snprintf(r->spec_path, sizeof r->spec_path, "%s/%s.lua", j->spec_dir, spec);
+        rc = cache_ready(j, r->dir, err);
+    }
+    if (!rc && !(rc = cc_identify(j, generic->op, err))) {
+        make_key(j, r);
+        if (entry_valid(r, m, &why)) {
+            lib_path(r, m->lib_hash, path, len);
+            *outcome = ND_JIT_HIT;
+            snprintf(note, note_len, "cache hit %s", r->key);
+        } else {
+            int fd = lock_take(r->dir, r->key, true);
+            rc = fd < 0 ? fallback(err, "jit: cache folder %s: cannot lock entry %s to %s it (%s): %s", r->dir, r->key,
+                                   strcmp(why, "no entry") ? "rebuild" : "build", why, strerror(errno))
+                        : build_locked(j, r, why, path, len, outcome, note, note_len, err);
+            if (fd >= 0)
+                lock_drop(r->dir, r->key, fd);
+        }
+    }
+    free(r);
+    free(m);
+    return rc;
 }

@@ -38,6 +38,8 @@ int nd_kernels_count(const nd_kernels *k) { return k->n; }
 
 const nda_kernel_entry *nd_kernels_entry(const nd_kernels *k, int i) { return i >= 0 && i < k->n ? k->entries[i] : NULL; }
 
+const char *nd_kernels_jit_notice(const nd_kernels *k) { return nd_jit_notice(k->jit); }
+
 int nd_kernels_set_jit(nd_kernels *k, const nd_jit_config *cfg, nd_error *err)
 {
     nd_jit *j = NULL;
@@ -191,9 +193,9 @@ static void scan(const nd_kernels *k, const char *op, nd_tensor *const *tensors,
     }
 }
 
-/* Specializes op for sigs through the JIT, loads the library and scans again. Returns 1 when the C
- * compiler failed on the specialized code: how->jit is ND_JIT_FAILED, and its note and err hold the
- * compiler's message. */
+/* Specializes op for sigs through the JIT, loads the library and scans again. Returns 1 when the JIT
+ * gives no kernel (the compiler failed, the cache folder was refused or unusable, the library does not
+ * load): how->jit is ND_JIT_FAILED, and its note and err say why. */
 static int specialize(nd_kernels *k, const char *op, nd_tensor *const *tensors, int n, char sigs[][2048],
                       scan_result *r, nd_kernel_pick *how, nd_error *err)
 {
@@ -201,6 +203,8 @@ static int specialize(nd_kernels *k, const char *op, nd_tensor *const *tensors, 
     nd_error jerr;
     int rc = nd_jit_library(k->jit, k->entries[r->generic], k->spec[r->generic], sigs, path, sizeof path,
                             &how->jit, how->jit_note, sizeof how->jit_note, &jerr);
+    if (!rc && nd_kernels_load(k, path, &jerr))
+        rc = 1;
     if (rc) {
         nd_fail(err, "%s", jerr.msg);
         if (rc < 0)
@@ -209,8 +213,6 @@ static int specialize(nd_kernels *k, const char *op, nd_tensor *const *tensors, 
         snprintf(how->jit_note, sizeof how->jit_note, "%.*s", (int)sizeof how->jit_note - 1, jerr.msg);
         return 1;
     }
-    if (nd_kernels_load(k, path, err))
-        return -1;
     scan(k, op, tensors, n, sigs, r);
     if (r->special < 0)
         return nd_fail(err, "jit: op '%s': the library %s has no kernel for these distributions", op, path);

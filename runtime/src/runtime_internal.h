@@ -36,21 +36,30 @@ int nd_op_check(const nda_kernel_entry *e, nd_tensor *const *tensors, int n, nd_
 int nd_op_check_scalars(const nda_kernel_entry *e, nd_tensor *const *tensors, int n, const double *scalars,
                         int nscalars, nd_error *err);
 
-/* ---- jit.c: on-demand specialized libraries in a cache folder. */
+/* ---- jit.c: on-demand specialized libraries in a cache folder of the user's own. */
+typedef struct nd_jit_cc nd_jit_cc;
 struct nd_jit {
-    char *cache_dir, *ndgen, *spec_dir, *include_dir, *cc, *cflags, *ldflags;
+    char *cache_dir;   /* NULL: a private temporary folder */
+    char *ndgen, *spec_dir, *include_dir, *cc, *cflags, *ldflags;
     int ntemplate_dirs;
     char *template_dirs[ND_JIT_MAX_TEMPLATE_DIRS];
+    char *private_dir; /* made at the first request when cache_dir is NULL; removed by nd_jit_free */
+    char *notice;      /* one line saying private_dir is in use, or NULL */
+    nd_jit_cc *cc_id;  /* the compiler's words, path and version, found at the first request */
 };
 typedef struct nd_jit nd_jit;
 int nd_jit_create(const nd_jit_config *cfg, nd_jit **out, nd_error *err);
 void nd_jit_free(nd_jit *j);
 /* The path of a library holding op's kernel specialized for sigs (one per operand), from the cache or
  * built now; generic is the op's generic entry and spec the name of the spec it came from. note
- * receives what happened, for the caller to report. Returns 0, or -1 on failure, or 1 when the C
- * compiler failed on the generated code (err holds its message): the caller runs the generic kernel. */
-int nd_jit_library(const nd_jit *j, const nda_kernel_entry *generic, const char *spec, char (*sigs)[2048],
+ * receives what happened, for the caller to report. Returns 0; or 1 when the JIT gives no kernel and
+ * the caller should run the generic one: the C compiler failed or cannot be run, or the cache folder
+ * is refused (not the user's own) or unusable (read-only, full); err says why; or -1 on any other
+ * failure (the generator failed on the spec, out of memory). */
+int nd_jit_library(nd_jit *j, const nda_kernel_entry *generic, const char *spec, char (*sigs)[2048],
                    char *path, size_t len, nd_jit_outcome *outcome, char *note, size_t note_len, nd_error *err);
+/* The one-line notice of a private temporary cache in use, or NULL. */
+const char *nd_jit_notice(const nd_jit *j);
 
 /* ---- device and tensor internals */
 struct nd_device {
