@@ -223,6 +223,16 @@ static void describe(const nr_case *c, const nr_setup *su, nr_result *r)
     }
 }
 
+/* Once a run: the JIT's notice of a private temporary cache, when it made one. */
+static void jit_notice(const nd_kernels *k)
+{
+    static bool told;
+    const char *notice = nd_kernels_jit_notice(k);
+    if (notice && !told)
+        fprintf(stderr, "ndrun: note: %s\n", notice);
+    told |= notice != NULL;
+}
+
 int nr_compare(nd_kernels *k, const nr_case *c, const nr_settings *s, nr_result *r, nd_error *err)
 {
     nr_setup su;
@@ -233,6 +243,7 @@ int nr_compare(nd_kernels *k, const nr_case *c, const nr_settings *s, nr_result 
     describe(c, &su, r);
     r->threads = nd_device_threads(su.dev);
     int rc = check(k, &su, &v, r, err);
+    jit_notice(k);
     if (!rc) {
         r->local_pages = v.stats.total.local_pages_read;
         r->remote_pages = v.stats.total.remote_pages_read;

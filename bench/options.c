@@ -23,7 +23,9 @@ const char nr_options_help[] =
     "  --repeats N             at least N timed runs of each variant (default 5)\n"
     "  --min-time SECONDS      and at least this long per variant (default 0.2)\n"
     "  --no-jit                never specialize on demand: without a prebuilt kernel, compare fails\n"
-    "  --cache-dir DIR         the JIT cache (default: $NDGEN_CACHE_DIR, else ~/.cache/ndgen)\n"
+    "  --cache-dir DIR         the JIT cache, a folder of yours only you can write (default: $NDGEN_CACHE_DIR,\n"
+    "                          else $XDG_CACHE_HOME/ndgen, else ~/.cache/ndgen, else a private temporary\n"
+    "                          folder removed at exit)\n"
     "  --seed N                seed of the random inputs (default 1)\n"
     "  --no-probes             skip measuring the machine (STREAM, memcpy, FMA peak): no limit column\n"
     "  --json                  print JSON instead of a table\n";
