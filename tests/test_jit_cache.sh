@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_jit_cache.sh NDRUN SPEC_DIR - on-demand specialization and its cache: a first run builds, a
 # second reuses; a damaged library, a damaged or truncated manifest, and a changed spec are each
-# detected and rebuilt, never loaded; no build folder is left behind; --no-jit turns it off.
+# detected and rebuilt, never loaded; no build folder or lock is left behind; --no-jit turns it off.
 set -u
 ndrun=$1 specs=$2
 tmp=$(mktemp -d)
@@ -55,7 +55,8 @@ rm -f "$cache"/*.so
 run rebuilt
 
 # nothing half-built is left behind
-[ -z "$(find "$cache" -name '.build-*')" ] && ok || bad "build folders left: $(find "$cache" -name '.build-*')"
+[ -z "$(find "$cache" -name '.build-*' -o -name '.lock-*')" ] && ok ||
+  bad "build folders or locks left: $(find "$cache" -name '.build-*' -o -name '.lock-*')"
 
 # a failing generator is reported, and leaves no entry: a spec that no longer parses
 rm -rf "$cache"
