@@ -214,18 +214,6 @@ static int operand_dist(const nr_case *c, const nda_kernel_entry *e, int k, cons
 
 /* ---------------------------------------------------------------- memory */
 
-/* Sizes are checked: -1 stands for a product or sum that overflowed, and poisons what uses it. */
-static int64_t mulc(int64_t a, int64_t b)
-{
-    int64_t r;
-    return a < 0 || b < 0 || __builtin_mul_overflow(a, b, &r) ? -1 : r;
-}
-
-static int64_t addc(int64_t a, int64_t b)
-{
-    int64_t r;
-    return a < 0 || b < 0 || __builtin_add_overflow(a, b, &r) ? -1 : r;
-}
 
 enum { OS_PAGE = 4096, CORE_ENTRY = 64, TENSOR_CORE_ENTRY = 176 }; /* see device_bytes */
 
@@ -233,7 +221,7 @@ static int64_t dist_bytes(const nd_dist *d)
 {
     int64_t n = d->elem_bytes;
     for (int i = 0; i < d->spec.rank; ++i)
-        n = mulc(n, d->spec.shape[i]);
+        n = nd_size_mul(n, d->spec.shape[i]);
     return n;
 }
 
@@ -244,19 +232,19 @@ static int64_t tensor_ram(const nd_dist *d)
 {
     const nd_layout *l = &d->layout;
     if (d->spec.parts > 1)
-        return mulc(d->list_cores, addc(d->bytes_per_core, OS_PAGE));
+        return nd_size_mul(d->list_cores, nd_size_add(d->bytes_per_core, OS_PAGE));
     int64_t holders = l->strategy == ND_ROUND_ROBIN ? (l->num_shards < l->ncores ? l->num_shards : l->ncores)
                                                     : (l->num_shards + l->shards_per_core - 1) / l->shards_per_core;
-    return mulc(d->spec.replicas, addc(mulc(l->num_pages, d->page_bytes), mulc(holders, 2 * OS_PAGE)));
+    return nd_size_mul(d->spec.replicas, nd_size_add(nd_size_mul(l->num_pages, d->page_bytes), nd_size_mul(holders, 2 * OS_PAGE)));
 }
 
 /* The device: each tensor's RAM, and the runtime's entries per core (arena and statistics per
  * device core; per tensor and core, its index entries and arena block list). */
 static int64_t device_bytes(const nr_setup *su, int64_t device_cores)
 {
-    int64_t n = mulc(device_cores, CORE_ENTRY);
+    int64_t n = nd_size_mul(device_cores, CORE_ENTRY);
     for (int k = 0; k < su->n; ++k)
-        n = addc(n, addc(tensor_ram(&su->dist[k]), mulc(device_cores, TENSOR_CORE_ENTRY)));
+        n = nd_size_add(n, nd_size_add(tensor_ram(&su->dist[k]), nd_size_mul(device_cores, TENSOR_CORE_ENTRY)));
     return n;
 }
 
@@ -267,10 +255,10 @@ static int64_t host_bytes(const nr_setup *su, bool probes)
     int64_t n = 5 * 100000 * (int64_t)sizeof(double), largest = OS_PAGE;
     for (int k = 0; k < su->n; ++k) {
         int64_t b = dist_bytes(&su->dist[k]);
-        n = addc(n, b);
+        n = nd_size_add(n, b);
         largest = b < 0 ? -1 : b > largest ? b : largest;
     }
-    return addc(n, addc(mulc(3, dist_bytes(&su->dist[su->n - 1])), probes ? mulc(3, largest) : 0));
+    return nd_size_add(n, nd_size_add(nd_size_mul(3, dist_bytes(&su->dist[su->n - 1])), probes ? nd_size_mul(3, largest) : 0));
 }
 
 /* A number from a file such as memory.max; -1 when absent or not a number ("max"). */
@@ -300,7 +288,7 @@ static int64_t available_bytes(const char **source)
     if (f)
         fclose(f);
     *source = "MemAvailable in /proc/meminfo";
-    avail = avail < 0 ? -1 : mulc(avail, 1024);
+    avail = avail < 0 ? -1 : nd_size_mul(avail, 1024);
     snprintf(path, sizeof path, "/sys/fs/cgroup%s/memory.max", strcmp(dir, "/") ? dir : "");
     int64_t max = dir[0] ? read_number(path, NULL) : -1;
     snprintf(path, sizeof path, "/sys/fs/cgroup%s/memory.current", strcmp(dir, "/") ? dir : "");
@@ -316,7 +304,7 @@ static int64_t available_bytes(const char **source)
 static int check_memory(const nr_setup *su, bool probes, int64_t device_cores, nd_error *err)
 {
     const char *source;
-    int64_t host = host_bytes(su, probes), dev = device_bytes(su, device_cores), need = addc(host, dev);
+    int64_t host = host_bytes(su, probes), dev = device_bytes(su, device_cores), need = nd_size_add(host, dev);
     int64_t avail = available_bytes(&source);
     if (need < 0)
         return nd_fail(err, "memory: the operands' host and device bytes overflow 64 bits");
@@ -348,7 +336,7 @@ static int device_config(const nr_setup *su, const nr_settings *s, nd_device_con
             cfg.dram_banks = maxx + 1 > cfg.dram_banks ? maxx + 1 : cfg.dram_banks;
         cfg.grid_x = maxx + 1 > cfg.grid_x ? maxx + 1 : cfg.grid_x;
         cfg.grid_y = d->spec.buffer == ND_L1 && maxy + 1 > cfg.grid_y ? maxy + 1 : cfg.grid_y;
-        per_core = addc(per_core, addc(d->bytes_per_core, 4096));
+        per_core = nd_size_add(per_core, nd_size_add(d->bytes_per_core, 4096));
     }
     if (per_core < 0)
         return nd_fail(err, "memory: the operands' bytes per core overflow 64 bits");
@@ -398,7 +386,7 @@ static int make_operands(nr_setup *su, const nr_settings *s, nd_error *err)
     for (int k = 0; k < su->n; ++k) {
         su->elems[k] = 1;
         for (int i = 0; i < su->dist[k].spec.rank; ++i)
-            su->elems[k] = mulc(su->elems[k], su->dist[k].spec.shape[i]); /* fits: nd_dist checked the bytes */
+            su->elems[k] = nd_size_mul(su->elems[k], su->dist[k].spec.shape[i]); /* fits: nd_dist checked the bytes */
         su->host[k] = malloc((size_t)nr_bytes(su, k));
         if (!su->host[k])
             return nd_fail(err, "operand '%s': out of host memory", su->entry->operands[k]);

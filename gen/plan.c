@@ -56,19 +56,7 @@ typedef struct plan_env {
 
 /* ---------------------------------------------------------------- checked sizes */
 
-/* Sizes, volumes and byte counts are products of letter sizes up to 2^40: every product and sum is
- * checked, and -1 stands for one that overflowed, poisoning whatever is computed from it. */
-static int64_t mulc(int64_t a, int64_t b)
-{
-    int64_t r;
-    return a < 0 || b < 0 || __builtin_mul_overflow(a, b, &r) ? -1 : r;
-}
-
-static int64_t addc(int64_t a, int64_t b)
-{
-    int64_t r;
-    return a < 0 || b < 0 || __builtin_add_overflow(a, b, &r) ? -1 : r;
-}
+/* Sizes are products of letter sizes up to 2^40: nd_size_mul and nd_size_add check every one. */
 
 static int64_t subc(int64_t a, int64_t b) { return a < 0 || b < 0 ? -1 : a - b; }
 
@@ -100,7 +88,7 @@ static int64_t ways(const dev_axis *axes, int n)
 {
     int64_t k = 1;
     for (int i = 0; i < n; ++i)
-        k = mulc(k, axes[i].size); /* at most the devices: the parsers check the mesh's product */
+        k = nd_size_mul(k, axes[i].size); /* at most the devices: the parsers check the mesh's product */
     return k;
 }
 
@@ -282,7 +270,7 @@ static int64_t overlap(const int64_t *alo, const int64_t *ahi, const int64_t *bl
     int64_t v = 1;
     for (int d = 0; d < r; ++d) {
         int64_t lo = alo[d] > blo[d] ? alo[d] : blo[d], hi = ahi[d] < bhi[d] ? ahi[d] : bhi[d];
-        v = mulc(v, hi > lo ? hi - lo : 0);
+        v = nd_size_mul(v, hi > lo ? hi - lo : 0);
     }
     return v;
 }
@@ -333,10 +321,10 @@ static int64_t input_bytes(const step *s, const plan_env *env, bool gather)
                     chunk(src[d]->split[sd[d]], src[d]->nsplit[sd[d]], src[d]->shape[sd[d]], v, &nlo[d], &nhi[d]);
                 else
                     nlo[d] = 0, nhi[d] = t->shape[d];
-                need = mulc(need, nhi[d] - nlo[d]);
+                need = nd_size_mul(need, nhi[d] - nlo[d]);
             }
             held(t, v, hlo, hhi);
-            total = addc(total, mulc(subc(need, overlap(nlo, nhi, hlo, hhi, t->rank)), env->elem_bytes));
+            total = nd_size_add(total, nd_size_mul(subc(need, overlap(nlo, nhi, hlo, hhi, t->rank)), env->elem_bytes));
         }
     }
     return total;
@@ -372,7 +360,7 @@ static int64_t block_volume(const placed *p, int64_t v)
     int64_t lo[ND_MAX_RANK], hi[ND_MAX_RANK], n = 1;
     held(p, v, lo, hi);
     for (int d = 0; d < p->rank; ++d)
-        n = mulc(n, hi[d] - lo[d]);
+        n = nd_size_mul(n, hi[d] - lo[d]);
     return n;
 }
 
@@ -395,8 +383,8 @@ static void alternatives(step *s, const plan_env *env)
     whole.npartial = 0;
     to_sharding(&whole, env->devices);
     for (int64_t v = 0; v < env->devices; ++v)
-        ar = addc(ar, mulc(mulc(block_volume(&whole, v), parts - 1), env->elem_bytes));
-    add_alt(s, "all_reduce the partial sums: the result whole on every core", addc(s->input_bytes, ar), "all_reduce",
+        ar = nd_size_add(ar, nd_size_mul(nd_size_mul(block_volume(&whole, v), parts - 1), env->elem_bytes));
+    add_alt(s, "all_reduce the partial sums: the result whole on every core", nd_size_add(s->input_bytes, ar), "all_reduce",
             &whole);
     for (int d = 0; d < partial.rank; ++d) {
         placed scat = whole;
@@ -408,10 +396,10 @@ static void alternatives(step *s, const plan_env *env)
             scat.split[d][scat.nsplit[d]++] = partial.partial[k];
         to_sharding(&scat, env->devices);
         for (int64_t v = 0; v < env->devices; ++v)
-            rs = addc(rs, mulc(mulc(block_volume(&scat, v), parts - 1), env->elem_bytes));
+            rs = nd_size_add(rs, nd_size_mul(nd_size_mul(block_volume(&scat, v), parts - 1), env->elem_bytes));
         snprintf(what, sizeof what, "reduce_scatter along '%c': the result split over the parts' cores",
                  partial.letters[d]);
-        add_alt(s, what, addc(s->input_bytes, rs), "reduce_scatter", &scat);
+        add_alt(s, what, nd_size_add(s->input_bytes, rs), "reduce_scatter", &scat);
     }
     placed gathered;
     compute_output(s, partial.letters, env, true, &gathered);
@@ -622,7 +610,7 @@ static int check_tensor_bytes(const placed *p, const char *what, const plan_env 
 {
     int64_t n = env->elem_bytes;
     for (int d = 0; d < p->rank; ++d)
-        n = mulc(n, p->shape[d]);
+        n = nd_size_mul(n, p->shape[d]);
     if (n >= 0)
         return 0;
     return nd_fail(err, "--shape %s: %s '%s' holds more bytes than 64 bits count", env->shape, what, p->letters);
@@ -731,7 +719,7 @@ static int64_t total_bytes(const plan_opts *o, const step *steps)
 {
     int64_t total = 0;
     for (int i = 0; i < o->nsteps; ++i)
-        total = addc(total, steps[i].alts[steps[i].chosen].bytes);
+        total = nd_size_add(total, steps[i].alts[steps[i].chosen].bytes);
     return total;
 }
 

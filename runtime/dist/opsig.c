@@ -19,7 +19,7 @@ typedef struct letters {
     int operand[128];  /* the operand that bound it */
 } letters;
 
-static const char *shape_text(char *buf, size_t len, const int64_t *d, int n)
+const char *nd_shape_text(char *buf, size_t len, const int64_t *d, int n)
 {
     size_t k = (size_t)snprintf(buf, len, "[");
     for (int i = 0; i < n && k < len; ++i)
@@ -62,7 +62,7 @@ static int broadcast(const nd_op_sig *s, int i, const int64_t *x, int n, int64_t
         int64_t u = k < m - n ? 1 : x[k - (m - n)], v = k < m - *nb ? 1 : b[k - (m - *nb)];
         if (u != v && u != 1 && v != 1)
             return nd_fail(err, "op '%s': operand '%s' has '...' dims %s, which do not broadcast with %s", s->op,
-                           s->operands[i], shape_text(p, sizeof p, x, n), shape_text(q, sizeof q, b, *nb));
+                           s->operands[i], nd_shape_text(p, sizeof p, x, n), nd_shape_text(q, sizeof q, b, *nb));
         out[k] = u == 1 ? v : u;
     }
     memcpy(b, out, (size_t)m * sizeof *b);
@@ -154,7 +154,7 @@ int nd_op_check_shapes(const nd_op_sig *s, const nd_dist *const *d, nd_error *er
         if (output && !s->scalars && strstr(s->indices[i], "...") &&
             (nell != nb || memcmp(ell, b, (size_t)nb * sizeof *b) != 0))
             return nd_fail(err, "op '%s': output '%s' has '...' dims %s, but the result's are %s", s->op,
-                           s->operands[i], shape_text(x, sizeof x, ell, nell), shape_text(y, sizeof y, b, nb));
+                           s->operands[i], nd_shape_text(x, sizeof x, ell, nell), nd_shape_text(y, sizeof y, b, nb));
     }
     return check_requires(s, d, err);
 }

@@ -447,6 +447,22 @@ void nd_dist_flags_set(nd_dist_flags *f, int which, const char *value);
 /* The --help lines for the flags above. */
 extern const char nd_dist_flags_help[];
 
+/* ---------------------------------------------------------------- checked sizes */
+
+/* Products and sums of sizes, checked: -1 stands for one that overflowed (or took a -1), so it poisons
+ * whatever is computed from it and is refused once, where the result is used. */
+static inline int64_t nd_size_mul(int64_t a, int64_t b)
+{
+    int64_t r;
+    return a < 0 || b < 0 || __builtin_mul_overflow(a, b, &r) ? -1 : r;
+}
+
+static inline int64_t nd_size_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    return a < 0 || b < 0 || __builtin_add_overflow(a, b, &r) ? -1 : r;
+}
+
 /* ---------------------------------------------------------------- an op's contract (opsig.c) */
 
 /*
@@ -469,6 +485,8 @@ typedef struct nd_op_require {
     int operand[2];
 } nd_op_require;
 
+/* "[4,6]": n dims in brackets, for messages. */
+const char *nd_shape_text(char *buf, size_t len, const int64_t *d, int n);
 /* d[i] is operand i's distribution. Errors name the op, the operands and the reason. */
 int nd_op_check_shapes(const nd_op_sig *s, const nd_dist *const *d, nd_error *err);
 /* One requirement "RELATION(a, b)" with a and b operand names. */

@@ -9,16 +9,6 @@
 
 #include "runtime_internal.h"
 
-static const char *shape_text(char *buf, size_t len, const int64_t *d, int n)
-{
-    size_t k = (size_t)snprintf(buf, len, "[");
-    for (int i = 0; i < n && k < len; ++i)
-        k += (size_t)snprintf(buf + k, len - k, i ? ",%lld" : "%lld", (long long)d[i]);
-    if (k < len)
-        snprintf(buf + k, len - k, "]");
-    return buf;
-}
-
 enum { ND_MAX_OPERANDS_CHECKED = 32 };
 
 /* "sum or max": the reduce ops in mask. */
@@ -138,9 +128,9 @@ int nd_op_check_scalars(const nda_kernel_entry *e, nd_tensor *const *tensors, in
     ok = ok || (!perm && out->rank == r && memcmp(out->shape, keep, (size_t)r * sizeof *keep) == 0);
     if (!ok)
         return nd_fail(err, "op '%s': output '%s' has shape %s, but %s '%s' by %s gives %s%s%s", e->op,
-                       e->operands[n - 1], shape_text(a, sizeof a, out->shape, out->rank),
+                       e->operands[n - 1], nd_shape_text(a, sizeof a, out->shape, out->rank),
                        perm ? "permuting" : "reducing", e->operands[x], scalar_text(b, sizeof b, scalars, nscalars),
-                       shape_text(c, sizeof c, want, nw), perm ? "" : ", or with keepdims ",
-                       perm ? "" : shape_text(d, sizeof d, keep, r));
+                       nd_shape_text(c, sizeof c, want, nw), perm ? "" : ", or with keepdims ",
+                       perm ? "" : nd_shape_text(d, sizeof d, keep, r));
     return 0;
 }
