@@ -316,7 +316,7 @@ static void check_partial_placement(void)
 {
     nd_sharding sh;
     nd_error err;
-    int64_t shape[2] = {10, 6};
+    int64_t shape[2] = {12, 6};
     test_case = "[Shard(0), Partial(sum), Shard(0)]";
     CHECK(nd_mesh_parse("a=2,p=2,b=2", &sh, &err) == 0 && nd_placements_parse(test_case, 2, &sh, &err) == 0, "%s",
           err.msg);
@@ -329,8 +329,13 @@ static void check_partial_placement(void)
     nd_dist_spec_init(&s);
     s.rank = 2;
     memcpy(s.shape, shape, sizeof shape);
+    s.shape[0] = 10;
     check_message("even split", nd_sharding_dist(&sh, &s, 8, 1, true, &d, &err), &err,
                   "dim 0: size 10 does not divide into 4 shards");
+    /* DTensor chunks piece by piece: 10 -> 5,5 -> 3,2,3,2, which equal ND shards cannot hold */
+    check_message("nested uneven split", nd_sharding_dist(&sh, &s, 8, 1, false, &d, &err), &err,
+                  "dim 0: size 10 split by 2 mesh axes one after another gives pieces 3,2,3,2 (DTensor's nested "
+                  "chunking), but an ND distribution holds equal shards, 3,3,3,1; refused");
     s.page_kind = ND_PAGE_TILE;
     s.tile_h = s.tile_w = 32;
     s.shape[0] = 100;
@@ -340,6 +345,35 @@ static void check_partial_placement(void)
     s.page_kind = ND_PAGE_ROW;
     check_message("too few cores", nd_sharding_dist(&sh, &s, 4, 1, false, &d, &err), &err,
                   "mesh a=2,p=2,b=2: it holds 8 devices, but the core list has 4 cores");
+}
+
+/* DTensor's own examples of nested chunking (compute_local_shape_and_global_offset's docstring in
+ * torch/distributed/tensor/_utils.py, and 13 rows over a 2x3 mesh): the widths DTensor gives differ from
+ * one chunking of the whole dim, so ndgen refuses them, naming DTensor's widths. */
+static void check_dtensor_nested(void)
+{
+    static const struct {
+        const char *mesh, *placements;
+        int64_t shape[2];
+        const char *want;
+    } cases[] = {
+        {"2,2", "[Shard(1), Shard(1)]", {2, 5}, "dim 1: size 5 split by 2 mesh axes one after another gives pieces 2,1,1,1"},
+        {"2,3", "[Shard(0), Shard(0)]", {13, 4}, "dim 0: size 13 split by 2 mesh axes one after another gives pieces 3,3,1,2,2,2"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
+        nd_sharding sh;
+        nd_error err;
+        nd_dist_spec s;
+        nd_dist d;
+        test_case = cases[i].placements;
+        CHECK(nd_mesh_parse(cases[i].mesh, &sh, &err) == 0 && nd_placements_parse(cases[i].placements, 2, &sh, &err) == 0,
+              "%s", err.msg);
+        nd_dist_spec_init(&s);
+        s.rank = 2;
+        memcpy(s.shape, cases[i].shape, sizeof s.shape[0] * 2);
+        int devices = (int)nd_sharding_devices(&sh);
+        check_message("nested", nd_sharding_dist(&sh, &s, devices, 1, false, &d, &err), &err, cases[i].want);
+    }
 }
 
 int main(void)
@@ -354,5 +388,6 @@ int main(void)
         check_trip(&trips[i]);
     check_errors();
     check_partial_placement();
+    check_dtensor_nested();
     return test_finish(n + 1);
 }

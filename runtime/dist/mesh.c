@@ -375,6 +375,52 @@ static const char *dim_label(const nd_sharding *sh, int d, char *buf, size_t len
 }
 
 /* Shard extent of dim d: ceil(n / ways), which must hold whole pages. */
+/* Piece i of n split k ways by torch.chunk: ceil(n / k) each, the last ones short or empty. */
+static int64_t chunk(int64_t n, int64_t k, int64_t i)
+{
+    int64_t c = ceil_div(n, k), lo = c * i < n ? c * i : n;
+    return (c * (i + 1) < n ? c * (i + 1) : n) - lo;
+}
+
+/* Piece j (major first) of n split by axes a[0..m) one after another, each chunking the piece the ones
+ * before it left, as DTensor applies several Shard(d) of one dim. */
+static int64_t nested_piece(const nd_sharding *sh, const int8_t *a, int m, int64_t n, int64_t j)
+{
+    int64_t below = 1;
+    for (int i = 1; i < m; ++i)
+        below *= sh->axes[a[i]].size;
+    for (int i = 0; i < m; ++i) {
+        int64_t k = sh->axes[a[i]].size;
+        n = chunk(n, k, j / below % k);
+        below /= i + 1 < m ? sh->axes[a[i + 1]].size : 1;
+    }
+    return n;
+}
+
+/* An ND distribution holds equal shards: one chunking of the whole dim. When several mesh axes split a
+ * dim unevenly, chunking piece by piece (DTensor's rule) may give other sizes, so other devices would hold
+ * the elements than the notation means: refused, with both lists. */
+static int check_nested(const nd_sharding *sh, int d, int64_t n, nd_error *err)
+{
+    int64_t k = nd_sharding_ways(sh, d);
+    char label[64], nested[256] = "", flat[256] = "";
+    bool same = true;
+    for (int64_t j = 0; j < k; ++j) {
+        int64_t a = nested_piece(sh, sh->split[d], sh->nsplit[d], n, j), b = chunk(n, k, j);
+        same &= a == b;
+        if (j < 16) {
+            snprintf(nested + strlen(nested), sizeof nested - strlen(nested), "%s%lld", j ? "," : "", (long long)a);
+            snprintf(flat + strlen(flat), sizeof flat - strlen(flat), "%s%lld", j ? "," : "", (long long)b);
+        }
+    }
+    if (same)
+        return 0;
+    return nd_fail(err, "%s: size %lld split by %d mesh axes one after another gives pieces %s%s (DTensor's nested "
+                        "chunking), but an ND distribution holds equal shards, %s%s; refused rather than place elements "
+                        "on other devices; make the size divide evenly", dim_label(sh, d, label, sizeof label),
+                   (long long)n, sh->nsplit[d], nested, k > 16 ? ",..." : "", flat, k > 16 ? ",..." : "");
+}
+
 static int shard_extent(const nd_sharding *sh, const nd_dist_spec *s, int d, bool even, int64_t *out, nd_error *err)
 {
     char label[64];
@@ -382,6 +428,8 @@ static int shard_extent(const nd_sharding *sh, const nd_dist_spec *s, int d, boo
     if (even && n % k)
         return nd_fail(err, "%s: size %lld does not divide into %lld shards", dim_label(sh, d, label, sizeof label),
                        (long long)n, (long long)k);
+    if (sh->nsplit[d] > 1 && n % k && check_nested(sh, d, n, err))
+        return -1;
     if (s->page_kind == ND_PAGE_BOX)
         page = s->page[d];
     else if (s->page_kind == ND_PAGE_TILE && s->rank >= 2 && d >= s->rank - 2)
