@@ -88,7 +88,7 @@ static void split_path(const char *path, char *dir, size_t dlen, char *base, siz
 {
     const char *slash = strrchr(path, '/');
     if (slash) {
-        snprintf(dir, dlen, "%.*s", (int)(slash - path ? slash - path : 1), path);
+        snprintf(dir, dlen, "%.*s", (int)(slash > path ? slash - path : 1), path); /* "/x": the root */
         snprintf(base, blen, "%s", slash + 1);
     } else {
         snprintf(dir, dlen, ".");
