@@ -1258,7 +1258,17 @@ static int read_file(const char *path, char **text, size_t *len, nd_error *err)
     return 0;
 }
 
-/* Every error diagnostic, "file:line:col: error: ...", one per line; -1 if there was any. */
+/* Appends d, formatted "file:line:col: error: ...", after sep; returns the new length. */
+static size_t append_diagnostic(nd_error *err, size_t used, CXDiagnostic d, const char *sep)
+{
+    CXString s = clang_formatDiagnostic(d, CXDiagnostic_DisplaySourceLocation | CXDiagnostic_DisplayColumn);
+    if (used < sizeof err->msg)
+        used += (size_t)snprintf(err->msg + used, sizeof err->msg - used, "%s%s", sep, clang_getCString(s));
+    clang_disposeString(s);
+    return used;
+}
+
+/* Every error diagnostic, "file:line:col: error: ...", one per line with its notes; -1 if there was any. */
 static int check_diagnostics(CXTranslationUnit tu, nd_error *err)
 {
     unsigned n = clang_getNumDiagnostics(tu), errors = 0;
@@ -1267,11 +1277,16 @@ static int check_diagnostics(CXTranslationUnit tu, nd_error *err)
     for (unsigned i = 0; i < n; ++i) {
         CXDiagnostic d = clang_getDiagnostic(tu, i);
         if (clang_getDiagnosticSeverity(d) >= CXDiagnostic_Error) {
-            CXString s = clang_formatDiagnostic(d, CXDiagnostic_DisplaySourceLocation | CXDiagnostic_DisplayColumn);
-            if (used < sizeof err->msg)
-                used += (size_t)snprintf(err->msg + used, sizeof err->msg - used, "%s%s", errors ? "\n" : "",
-                                         clang_getCString(s));
-            clang_disposeString(s);
+            used = append_diagnostic(err, used, d, errors ? "\n" : "");
+            CXDiagnosticSet notes = clang_getChildDiagnostics(d); /* "expanded from macro ..." and the like */
+            for (unsigned k = 0; k < clang_getNumDiagnosticsInSet(notes); ++k) {
+                CXDiagnostic note = clang_getDiagnosticInSet(notes, k);
+                CXFile file;
+                clang_getFileLocation(clang_getDiagnosticLocation(note), &file, NULL, NULL, NULL);
+                if (file) /* a note with no place (a command-line macro) says nothing */
+                    used = append_diagnostic(err, used, note, "\n");
+                clang_disposeDiagnostic(note);
+            }
             ++errors;
         }
         clang_disposeDiagnostic(d);

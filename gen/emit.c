@@ -313,9 +313,10 @@ static void registry_text(ndg_buf *b, char *const *spec_names, int n);
 static int build_text(ndg_buf *b, const ndg_spec *spec, const ndg_template *const *tmpl, const char *out_path,
                       const ndg_emit_options *o, unsigned (*ranges)[2], int *kernels, nd_error *err)
 {
-    char sym[256], prefix[32], out_c[4 * PATH_MAX];
+    char sym[256], prefix[32], out_c[4 * PATH_MAX], spec_c[4 * PATH_MAX];
     int nranges = 0;
     ndg_c_string(out_c, sizeof out_c, out_path ? out_path : "<stdout>");
+    ndg_c_string(spec_c, sizeof spec_c, spec->path);
     emit_header(b, spec, tmpl);
     *kernels = 0;
     for (int i = 0; i < spec->nops; ++i) {
@@ -323,7 +324,7 @@ static int build_text(ndg_buf *b, const ndg_spec *spec, const ndg_template *cons
         for (int t = -1; t < op->ntargets; ++t) {
             symbol_of(sym, sizeof sym, op, t);
             snprintf(prefix, sizeof prefix, "ndk%d_", (*kernels)++);
-            ndg_variant v = {op, t < 0 ? NULL : &op->targets[t], prefix, sym, out_c, o->line_directives};
+            ndg_variant v = {op, t < 0 ? NULL : &op->targets[t], prefix, sym, out_c, spec_c, o->line_directives};
             unsigned start = (unsigned)b->len;
             if (ndg_rewrite(b, tmpl[i], &v, err))
                 return -1;

@@ -180,6 +180,7 @@ typedef struct ndg_variant {
     const char *prefix;       /* makes generated and template file-scope names unique in the file */
     const char *symbol;       /* the kernel's name in the library */
     const char *out_path;     /* for #line directives back to the output itself */
+    const char *spec_path;    /* escaped for a C string: the op's parameters are #line'd to its op{} call */
     bool line_directives;
 } ndg_variant;
 
