@@ -819,12 +819,12 @@ int ndg_rewrite(ndg_buf *out, const ndg_template *t, const ndg_variant *v, nd_er
     if (m)
         return nd_fail(err, "%s:1: the template or a header of its own defines the macro '%s', a name the code ndgen "
                             "generates uses; rename the macro", t->path, m);
-    if (v->line_directives && t->defines[0]) /* the C text of parameters is the spec's: errors point there */
-        ndg_buf_printf(out, "#line %d \"%s\"\n", op->line, v->spec_path);
     for (const char *d = t->defines; *d;) {
         const char *eol = strchr(d, '\n');
         char line[4200];
         snprintf(line, sizeof line, "%.*s", (int)(eol - d), d);
+        if (v->line_directives) /* the C text of parameters is the spec's: errors point at its op{} call */
+            ndg_buf_printf(out, "#line %d \"%s\"\n", op->line, v->spec_path);
         put_define(out, line);
         d = eol + 1;
     }

@@ -75,6 +75,14 @@ check "the bundled library has specialized kernels" '[ "$(grep -c "specialized k
 check "kernels carry _Static_asserts on element types" \
   '[ "$(grep -c "_Static_assert(sizeof(NDT_T) == 4 && _Generic((NDT_T)0, float: 1" "$tmp/out/unary.c")" -ge 2 ]'
 
+# a spec's C text is the spec's: the compiler names the spec's op{} line for an error in it
+printf 'op { name = "oops", template = "eltwise_unary.c",\n     params = { EXPR = "no_such_function(x)" },\n     inputs = { { name = "a", dtype = "f32" } }, outputs = { { name = "out", dtype = "f32" } } }\n' \
+  >"$tmp/specs/oops.lua"
+"$ndgen" generate --templates "$src/templates" --output "$tmp/out/oops.c" "$tmp/specs/oops.lua"
+check "a parameter's #define carries the spec's line" 'grep -B1 "^#define NDT_EXPR" "$tmp/out/oops.c" | grep -q "^#line 1 \".*oops.lua\""'
+check "and the compiler reports its error there" \
+  'cc -c -Wall -I"$src/runtime/include" -I"$src/templates" "$tmp/out/oops.c" -o "$tmp/out/oops.o" 2>&1 | grep -q "oops.lua:1:[0-9]*: .*no_such_function"'
+
 # translation validation: with a call left unrewritten on purpose (fault injection), ndgen refuses to
 # write the file, naming the template position of the call it would have left in a specialized kernel
 for call in nda_page_bytes nda_same_paging nda_rank nda_page_coord nda_elem_read; do
