@@ -105,6 +105,7 @@ typedef struct walk {
     } *macro_refs;
     int nspans, nspans_cap;     /* the template's own macro definitions */
     range *spans;
+    const char *seeking;        /* the name find_body_ident looks for */
     int nhmacros, nhmacros_cap; /* macros its own headers define, and the real path of each one's header */
     struct header_macro {
         char *name, *file;
@@ -988,13 +989,10 @@ static int rename_body_ident(walk *w, const char *id, unsigned at, unsigned n)
     return 0;
 }
 
-static const char *seeking; /* the name find_body_ident looks for: one walk at a time per analyzer */
-
 static int find_body_ident(walk *w, const char *id, unsigned at, unsigned n)
 {
-    (void)w;
     (void)at;
-    return strlen(seeking) == n && strncmp(seeking, id, n) == 0;
+    return strlen(w->seeking) == n && strncmp(w->seeking, id, n) == 0;
 }
 
 /* A file-scope name spelled in the template's macro bodies is renamed there, token by token; refused
@@ -1005,7 +1003,7 @@ static int rename_in_macros(walk *w)
     for (int i = 0; i < w->nmacro_refs; ++i) {
         const struct macro_ref *r = &w->macro_refs[i];
         bool in_body = false, clash = false;
-        seeking = r->name;
+        w->seeking = r->name;
         for (int k = 0; k < w->nspans && !in_body; ++k)
             in_body = each_body_ident(w, w->spans[k], find_body_ident) != 0;
         for (int k = 0; k < w->nrenamed_names && !r->renamed; ++k)
