@@ -6,15 +6,51 @@
 #include "nd_dist.h"
 #include "dist_internal.h"
 
-int nd_fail(nd_error *err, const char *fmt, ...)
+static int fail_v(nd_error *err, nd_errcode code, const char *fmt, va_list ap)
 {
     if (err) {
-        va_list ap;
-        va_start(ap, fmt);
+        err->code = code;
         vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-        va_end(ap);
     }
     return -1;
+}
+
+int nd_fail(nd_error *err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fail_v(err, ND_EINVAL, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int nd_failc(nd_error *err, nd_errcode code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fail_v(err, code, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+const char *nd_errcode_name(nd_errcode code)
+{
+    static const char *const names[] = {
+#define ND_ERRCODE_NAME(name, what) #name,
+        ND_ERROR_CODES(ND_ERRCODE_NAME)
+#undef ND_ERRCODE_NAME
+    };
+    return (unsigned)code < ND_ERRCODE_COUNT ? names[code] : "ND_?";
+}
+
+const char *nd_errcode_what(nd_errcode code)
+{
+    static const char *const whats[] = {
+#define ND_ERRCODE_WHAT(name, what) what,
+        ND_ERROR_CODES(ND_ERRCODE_WHAT)
+#undef ND_ERRCODE_WHAT
+    };
+    return (unsigned)code < ND_ERRCODE_COUNT ? whats[code] : "unknown error code";
 }
 
 int nd_dtype_size(nd_dtype t)

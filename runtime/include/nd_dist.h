@@ -40,12 +40,39 @@ enum {
 
 /* ---------------------------------------------------------------- errors */
 
+/* Error codes, one row each: enumerator and what it means. Callers branch on the code, never on the
+ * message text, which is for people (what, where, why). */
+#define ND_ERROR_CODES(X)                                                                 \
+    X(ND_OK, "no error")                                                                  \
+    X(ND_EINVAL, "invalid input")                    /* a bad value, flag, spec or shape */ \
+    X(ND_ENOENT, "not found")                        /* no such op, kernel, entry or file */ \
+    X(ND_ENOMEM, "out of memory")                    /* malloc, arena or L1/DRAM capacity */ \
+    X(ND_ERANGE, "size out of range")                /* an overflowing or too large size */ \
+    X(ND_EIO, "input/output error")                  /* reading or writing a file failed */ \
+    X(ND_ESYS, "system call failed")                 /* fork, exec, dlopen, locks */ \
+    X(ND_ESTALE, "stale")                            /* a cache entry that no longer matches */ \
+    X(ND_EREFUSED, "refused")                        /* valid input that would give a wrong result */
+
+typedef enum nd_errcode {
+#define ND_ERRCODE_ENUM(name, what) name,
+    ND_ERROR_CODES(ND_ERRCODE_ENUM)
+#undef ND_ERRCODE_ENUM
+    ND_ERRCODE_COUNT
+} nd_errcode;
+
 typedef struct nd_error {
+    nd_errcode code;
     char msg[ND_ERROR_LEN];
 } nd_error;
 
-/* Writes the message (printf-style) into err, if err is not NULL, and returns -1. */
+/* Writes code ND_EINVAL and the message (printf-style) into err, if err is not NULL, and returns -1. */
 int nd_fail(nd_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same with an explicit code. */
+int nd_failc(nd_error *err, nd_errcode code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* "ND_EINVAL" for ND_EINVAL; "ND_?" for a value outside the enum. */
+const char *nd_errcode_name(nd_errcode code);
+/* What the code means, for people: "invalid input". */
+const char *nd_errcode_what(nd_errcode code);
 
 /* ---------------------------------------------------------------- enums */
 
