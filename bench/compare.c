@@ -70,7 +70,9 @@ static int run_kernel(nd_kernels *k, nr_setup *su, nd_variant want, nd_kernel_pi
     int o = su->n - 1;
     memset(su->host[o], 0, (size_t)nr_bytes(su, o));
     if (nd_tensor_write(su->t[o], su->host[o], nr_bytes(su, o), err) ||
-        nd_run(su->dev, k, su->entry->op, su->t, su->n, su->scalars, su->nscalars, want, pick, st, err))
+        nd_run(&(nd_launch_desc){.device = su->dev, .kernels = k, .op = su->entry->op, .tensors = su->t,
+                                 .ntensors = su->n, .scalars = su->scalars, .nscalars = su->nscalars,
+                                 .variant = want, .pick = pick, .stats = st}, err))
         return -1;
     return nd_tensor_read(su->t[o], out, nr_bytes(su, o), err);
 }
@@ -80,7 +82,7 @@ static int check(nd_kernels *k, nr_setup *su, variants *v, nr_result *r, nd_erro
     size_t bytes = (size_t)nr_bytes(su, su->n - 1);
     for (int i = 0; i < 3; ++i)
         if (!(v->out[i] = malloc(bytes)))
-            return nd_fail(err, "out of host memory");
+            return nd_failc(err, ND_ENOMEM, "out of host memory");
     if (run_kernel(k, su, ND_VARIANT_GENERIC, &v->generic, v->out[0], &v->stats, err))
         return -1;
     if (run_kernel(k, su, ND_VARIANT_SPECIALIZED, &v->special, v->out[1], &v->stats, err)) {
@@ -168,7 +170,7 @@ static int time_variants(nr_setup *su, variants *v, const nr_settings *s, int64_
     rounds rd = {.stream_kind = limit_kind(r)};
     for (int i = 0; i < 5; ++i)
         if (!(rd.t[i] = malloc(MAX_RUNS * sizeof(double))))
-            return nd_fail(err, "out of host memory");
+            return nd_failc(err, ND_ENOMEM, "out of host memory");
     if (rd.stream_kind != NR_STREAM_INIT && nr_stream_open(su->dev, bytes, &rd.stream))
         rd.stream_kind = NR_STREAM_INIT;
     r->has_blas = nr_have_openblas() && strcmp(su->entry->op, "matmul") == 0 && su->dist[0].spec.dtype == ND_F32;

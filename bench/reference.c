@@ -326,7 +326,7 @@ int nr_reference(nd_device *dev, const nr_setup *su, void *out, nd_error *err)
         j.cols = o->shape[o->rank - 1];
         nd_device_parallel(dev, nout / j.cols, softmax_row, &j);
     } else {
-        return nd_fail(err, "op '%s': ndrun has no plain reference for it", op);
+        return nd_failc(err, ND_ENOENT, "op '%s': ndrun has no plain reference for it", op);
     }
     return 0;
 }

@@ -33,8 +33,8 @@ static int find_entry(nd_kernels *k, const char *op, const char *dtype, const nd
     }
     if (!op)
         return nd_fail(err, "--op: required, such as --op add");
-    return named ? nd_fail(err, "--op %s: the op has no kernel whose operands are all %s", op, dtype)
-                 : nd_fail(err, "--op %s: no such op in the kernel library", op);
+    return named ? nd_failc(err, ND_ENOENT, "--op %s: the op has no kernel whose operands are all %s", op, dtype)
+                 : nd_failc(err, ND_ENOENT, "--op %s: no such op in the kernel library", op);
 }
 
 bool nr_moves_data(const char *op)
@@ -208,7 +208,7 @@ static int operand_dist(const nr_case *c, const nda_kernel_entry *e, int k, cons
                             "--operand %s --shard", e->operands[k], f.shape, f.shard, e->operands[k]);
     nd_error why;
     if (nd_dist_from_flags(&f, d, &why))
-        return nd_fail(err, "operand '%s': %s", e->operands[k], why.msg);
+        return nd_failc(err, why.code, "operand '%s': %s", e->operands[k], why.msg);
     return 0;
 }
 
@@ -307,12 +307,13 @@ static int check_memory(const nr_setup *su, bool probes, int64_t device_cores, n
     int64_t host = host_bytes(su, probes), dev = device_bytes(su, device_cores), need = nd_size_add(host, dev);
     int64_t avail = available_bytes(&source);
     if (need < 0)
-        return nd_fail(err, "memory: the operands' host and device bytes overflow 64 bits");
+        return nd_failc(err, ND_ERANGE, "memory: the operands' host and device bytes overflow 64 bits");
     if (avail < 0 || need <= avail)
         return 0;
-    return nd_fail(err, "memory: the case needs %lld MiB (host %lld MiB, device %lld MiB), but the machine has %lld MiB "
-                        "available (%s)", (long long)((need + (1 << 20) - 1) >> 20), (long long)((host + (1 << 20) - 1) >> 20),
-                   (long long)((dev + (1 << 20) - 1) >> 20), (long long)(avail >> 20), source);
+    return nd_failc(err, ND_ENOMEM, "memory: the case needs %lld MiB (host %lld MiB, device %lld MiB), but the machine "
+                                    "has %lld MiB available (%s)", (long long)((need + (1 << 20) - 1) >> 20),
+                    (long long)((host + (1 << 20) - 1) >> 20), (long long)((dev + (1 << 20) - 1) >> 20),
+                    (long long)(avail >> 20), source);
 }
 
 /* ---------------------------------------------------------------- device and inputs */
@@ -339,7 +340,7 @@ static int device_config(const nr_setup *su, const nr_settings *s, nd_device_con
         per_core = nd_size_add(per_core, nd_size_add(d->bytes_per_core, 4096));
     }
     if (per_core < 0)
-        return nd_fail(err, "memory: the operands' bytes per core overflow 64 bits");
+        return nd_failc(err, ND_ERANGE, "memory: the operands' bytes per core overflow 64 bits");
     cfg.l1_bytes = cfg.dram_bank_bytes = per_core;
     cfg.threads = s->threads;
     *out = cfg;
@@ -389,7 +390,7 @@ static int make_operands(nr_setup *su, const nr_settings *s, nd_error *err)
             su->elems[k] = nd_size_mul(su->elems[k], su->dist[k].spec.shape[i]); /* fits: nd_dist checked the bytes */
         su->host[k] = malloc((size_t)nr_bytes(su, k));
         if (!su->host[k])
-            return nd_fail(err, "operand '%s': out of host memory", su->entry->operands[k]);
+            return nd_failc(err, ND_ENOMEM, "operand '%s': out of host memory", su->entry->operands[k]);
         if (nd_tensor_alloc(su->dev, &su->dist[k], &su->t[k], err))
             return -1;
         if (k + 1 < su->n) {

@@ -133,7 +133,7 @@ static int write_atomic(const char *path, const nr_result *r, int n, bool svg, n
     snprintf(tmp, sizeof tmp, "%s.tmp-%d", path, (int)getpid());
     FILE *fp = fopen(tmp, "w");
     if (!fp)
-        return nd_fail(err, "%s: cannot write: %s", tmp, strerror(errno));
+        return nd_failc(err, ND_EIO, "%s: cannot write: %s", tmp, strerror(errno));
     if (svg) {
         nr_chart_svg(fp, r, n);
     } else {
@@ -148,7 +148,7 @@ static int write_atomic(const char *path, const nr_result *r, int n, bool svg, n
     bool bad = ferror(fp) != 0;
     if (fclose(fp) != 0 || bad || rename(tmp, path) != 0) {
         unlink(tmp);
-        return nd_fail(err, "%s: cannot write: %s", path, strerror(errno));
+        return nd_failc(err, ND_EIO, "%s: cannot write: %s", path, strerror(errno));
     }
     return 0;
 }
@@ -233,7 +233,8 @@ static int run_cases(nd_kernels *k, const bench_opts *b, const nr_settings *s, n
             nr_compare(k, &c, s, &res[n], err)) {
             if (tty)
                 fputc('\n', stderr);
-            return nd_fail(err, "case '%s' (%s): %.400s", cases[i].label, cases[i].args[b->size], err->msg);
+            nd_error why = *err; /* the message is formatted into err: not from it */
+            return nd_failc(err, why.code, "case '%s' (%s): %.400s", cases[i].label, cases[i].args[b->size], why.msg);
         }
         ++n;
     }
@@ -269,7 +270,7 @@ int nr_bench_main(int argc, char **argv)
     }
     nd_kernels *k = NULL;
     nr_result *res = calloc(NCASES, sizeof *res);
-    int rc = !res ? nd_fail(&err, "out of memory") : nr_open_kernels(&s, &k, &err);
+    int rc = !res ? nd_failc(&err, ND_ENOMEM, "out of memory") : nr_open_kernels(&s, &k, &err);
     double t0 = nr_now();
     rc = rc || run_cases(k, &b, &s, res, &n, &err) || write_atomic(b.json_out, res, n, false, &err) ||
          write_atomic(b.svg_out, res, n, true, &err);

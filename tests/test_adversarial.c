@@ -233,7 +233,8 @@ static uint8_t *run(nd_kernels *k, setup *s, const char *op, nd_variant want, nd
     uint8_t *zero = calloc((size_t)bytes, 1), *out = calloc((size_t)bytes, 1);
     CHECK(nd_tensor_write(s->t[s->n - 1], zero, bytes, &err) == 0, "%s", err.msg);
     memset(&ls, 0, sizeof ls);
-    int rc = nd_run(s->dev, k, op, s->t, s->n, NULL, 0, want, pick, &ls, &err);
+    int rc = nd_run(&(nd_launch_desc){.device = s->dev, .kernels = k, .op = op, .tensors = s->t, .ntensors = s->n,
+                                      .variant = want, .pick = pick, .stats = &ls}, &err);
     CHECK(rc == 0, "%s: %s", op, err.msg);
     *stats = calloc((size_t)(rc == 0 ? ls.ncores : 1), sizeof **stats);
     if (rc == 0) {

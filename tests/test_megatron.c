@@ -86,7 +86,8 @@ static int64_t launch(model *m, nd_kernels *k, const char *op, nd_tensor *a, nd_
     nd_kernel_pick pick;
     nd_launch_stats st;
     nd_error err;
-    int rc = nd_run(m->dev, k, op, ts, n, NULL, 0, want, &pick, &st, &err);
+    int rc = nd_run(&(nd_launch_desc){.device = m->dev, .kernels = k, .op = op, .tensors = ts, .ntensors = n,
+                                      .variant = want, .pick = &pick, .stats = &st}, &err);
     CHECK(rc == 0, "%s: %s", op, err.msg);
     CHECK(rc != 0 || pick.specialized == (want == ND_VARIANT_SPECIALIZED), "%s: picked %s", op, pick.symbol);
     return rc ? -1 : st.total.remote_bytes_read;
@@ -105,8 +106,8 @@ static void forward(model *m, nd_kernels *k, nd_variant want, const float *expec
           "local pages", (long long)r1, (long long)r2, (long long)r3);
     CHECK(r4 == (int64_t)CORES * (CORES - 1) * B * Z * 4, "all_reduce read %lld remote bytes; each core should read "
           "the 7 other parts of Z", (long long)r4);
-    CHECK(nd_tensor_read(m->z, got, sizeof got, &err) != 0 && strstr(err.msg, "Partial"),
-          "reading the Partial Z whole must fail");
+    int rc = nd_tensor_read(m->z, got, sizeof got, &err);
+    CHECK_ERROR(rc, err, ND_EREFUSED, "tensor read: the tensor is Partial"); /* reading the Partial Z whole */
     CHECK(nd_tensor_read(m->zr, got, sizeof got, &err) == 0, "%s", err.msg);
     int at = 0;
     while (at < B * Z && got[at] == expect[at])
@@ -140,20 +141,23 @@ int main(int argc, char **argv)
     /* relu on the Partial Z would be wrong: the runtime refuses it */
     nd_tensor *bad[2] = {m.z, m.z};
     test_case = "relu of a Partial tensor";
-    CHECK(nd_run(m.dev, k, "relu", bad, 2, NULL, 0, ND_VARIANT_AUTO, NULL, NULL, &err) != 0 &&
-              strstr(err.msg, "is Partial, 8 parts pending a sum"), "relu accepted Z: %s", err.msg);
+    int rc = nd_run(&(nd_launch_desc){.device = m.dev, .kernels = k, .op = "relu", .tensors = bad, .ntensors = 2},
+                    &err);
+    CHECK_ERROR(rc, err, ND_EREFUSED, "is Partial, 8 parts pending a sum");
     /* matmul may leave a pending sum in its output, never a pending max: adding partial products and
      * then taking their max would be a wrong answer */
     nd_tensor *zmax = NULL;
     test_case = "matmul into a Partial(max) output";
     CHECK(tensor(m.dev, "8,64", NULL, "[Partial(max)]", &zmax, &err) == 0, "%s", err.msg);
-    CHECK(nd_run(m.dev, k, "matmul", (nd_tensor *[]){m.h, m.w2, zmax}, 3, NULL, 0, ND_VARIANT_AUTO, NULL, NULL,
-                 &err) != 0 && strstr(err.msg, "op 'matmul': operand 'out' is Partial(max), but the op takes Partial "
-                                               "operands only pending sum"), "matmul wrote a Partial(max): %s", err.msg);
+    rc = nd_run(&(nd_launch_desc){.device = m.dev, .kernels = k, .op = "matmul",
+                                  .tensors = (nd_tensor *[]){m.h, m.w2, zmax}, .ntensors = 3}, &err);
+    CHECK_ERROR(rc, err, ND_EREFUSED, "op 'matmul': operand 'out' is Partial(max), but the op takes Partial operands "
+                                      "only pending sum");
     test_case = "all_reduce (sum only here) of a Partial(max)";
-    CHECK(nd_run(m.dev, k, "all_reduce", (nd_tensor *[]){zmax, m.zr}, 2, NULL, 0, ND_VARIANT_AUTO, NULL, NULL,
-                 &err) != 0 && strstr(err.msg, "operand 'in' is Partial(max), but the op takes Partial operands "
-                                               "only pending sum"), "all_reduce took a Partial(max): %s", err.msg);
+    rc = nd_run(&(nd_launch_desc){.device = m.dev, .kernels = k, .op = "all_reduce",
+                                  .tensors = (nd_tensor *[]){zmax, m.zr}, .ntensors = 2}, &err);
+    CHECK_ERROR(rc, err, ND_EREFUSED, "operand 'in' is Partial(max), but the op takes Partial operands only pending "
+                                      "sum");
     nd_tensor_free(zmax);
     nd_kernels_close(k);
     release(&m);

@@ -31,15 +31,25 @@ static nd_tensor *tensor(const char *shape, const char *shard, nd_dtype dtype, n
     return t;
 }
 
-static void expect_with(const char *op, nd_tensor **t, int n, const double *scalars, int nscalars, const char *want)
+static int run(const char *op, nd_tensor **t, int n, const double *scalars, int nscalars, nd_error *err)
+{
+    return nd_run(&(nd_launch_desc){.device = dev, .kernels = kernels, .op = op, .tensors = t, .ntensors = n,
+                                    .scalars = scalars, .nscalars = nscalars}, err);
+}
+
+static void expect_with(const char *op, nd_tensor **t, int n, const double *scalars, int nscalars, nd_errcode code,
+                        const char *want)
 {
     nd_error err;
-    int rc = nd_run(dev, kernels, op, t, n, scalars, nscalars, ND_VARIANT_AUTO, NULL, NULL, &err);
-    CHECK(rc == -1 && strstr(err.msg, want), "%s: want '%s', got %s", op, want, rc ? err.msg : "success");
+    int rc = run(op, t, n, scalars, nscalars, &err);
+    CHECK_ERROR(rc, err, code, want);
     ++passed;
 }
 
-static void expect(const char *op, nd_tensor **t, int n, const char *want) { expect_with(op, t, n, NULL, 0, want); }
+static void expect(const char *op, nd_tensor **t, int n, nd_errcode code, const char *want)
+{
+    expect_with(op, t, n, NULL, 0, code, want);
+}
 
 int main(int argc, char **argv)
 {
@@ -58,36 +68,47 @@ int main(int argc, char **argv)
     nd_tensor *ints = tensor("4,6", "2,6", ND_I32, ND_L1), *col = tensor("4,1", "2,1", ND_F32, ND_L1);
     nd_tensor *dram = tensor("4,6", NULL, ND_F32, ND_DRAM);
 
-    expect("add", (nd_tensor *[]){a, b, out}, 3, "op 'add': operand 'b' has '...' dims [4,5], which do not broadcast with [4,6]");
-    expect("add", (nd_tensor *[]){a, col, wide}, 3, "op 'add': output 'out' has '...' dims [4,7], but the result's are [4,6]");
-    expect("relu", (nd_tensor *[]){ints, out}, 2, "op 'relu': operand 'a' is i32, but the op takes f32 or bf16 there");
-    expect("relu", (nd_tensor *[]){a}, 1, "op 'relu' takes 2 operands, but the launch gives 1");
-    expect_with("relu", (nd_tensor *[]){a, out}, 2, (double[]){0.5}, 1, "op 'relu' takes no scalars, but the launch gives 1");
-    expect("softmax_of_nothing", (nd_tensor *[]){a, out}, 2, "op 'softmax_of_nothing': no loaded kernel library provides it");
-    expect("reshard", (nd_tensor *[]){a, dram}, 2, "op 'reshard': output 'out' spans 12 DRAM banks, but the device has 4 cores");
+    expect("add", (nd_tensor *[]){a, b, out}, 3,
+           ND_EINVAL, "op 'add': operand 'b' has '...' dims [4,5], which do not broadcast with [4,6]");
+    expect("add", (nd_tensor *[]){a, col, wide}, 3,
+           ND_EINVAL, "op 'add': output 'out' has '...' dims [4,7], but the result's are [4,6]");
+    expect("relu", (nd_tensor *[]){ints, out}, 2,
+           ND_ENOENT, "op 'relu': operand 'a' is i32, but the op takes f32 or bf16 there");
+    expect("relu", (nd_tensor *[]){a}, 1, ND_EINVAL, "op 'relu' takes 2 operands, but the launch gives 1");
+    expect_with("relu", (nd_tensor *[]){a, out}, 2, (double[]){0.5}, 1,
+                ND_EINVAL, "op 'relu' takes no scalars, but the launch gives 1");
+    expect("softmax_of_nothing", (nd_tensor *[]){a, out}, 2,
+           ND_ENOENT, "op 'softmax_of_nothing': no loaded kernel library provides it");
+    expect("reshard", (nd_tensor *[]){a, dram}, 2,
+           ND_EREFUSED, "op 'reshard': output 'out' spans 12 DRAM banks, but the device has 4 cores");
     nd_tensor *tr = tensor("6,4", "3,4", ND_F32, ND_L1);
-    expect_with("permute", (nd_tensor *[]){a, tr}, 2, (double[]){0, 0}, 2,
+    expect_with("permute", (nd_tensor *[]){a, tr}, 2, (double[]){0, 0}, 2, ND_EINVAL,
                 "op 'permute': scalars [0,0] are not a permutation of the 2 axes of 'a'");
-    expect_with("permute", (nd_tensor *[]){a, tr}, 2, (double[]){1, 0, 2}, 3, "scalars [1,0,2] are not a permutation");
-    expect_with("permute", (nd_tensor *[]){a, tr}, 2, (double[]){0.5, 1}, 2, "scalars [0.5,1] are not a permutation");
-    expect_with("permute", (nd_tensor *[]){a, out}, 2, (double[]){1, 0}, 2,
+    expect_with("permute", (nd_tensor *[]){a, tr}, 2, (double[]){1, 0, 2}, 3,
+                ND_EINVAL, "scalars [1,0,2] are not a permutation");
+    expect_with("permute", (nd_tensor *[]){a, tr}, 2, (double[]){0.5, 1}, 2,
+                ND_EINVAL, "scalars [0.5,1] are not a permutation");
+    expect_with("permute", (nd_tensor *[]){a, out}, 2, (double[]){1, 0}, 2, ND_EINVAL,
                 "op 'permute': output 'out' has shape [4,6], but permuting 'a' by [1,0] gives [6,4]");
     nd_tensor *k5 = tensor("5,8", "5,8", ND_F32, ND_L1), *mm = tensor("4,8", "2,8", ND_F32, ND_L1);
-    expect("matmul", (nd_tensor *[]){a, k5, mm}, 3, "op 'matmul': axis 'k' is 6 in operand 'a' but 5 in operand 'b'");
+    expect("matmul", (nd_tensor *[]){a, k5, mm}, 3,
+           ND_EINVAL, "op 'matmul': axis 'k' is 6 in operand 'a' but 5 in operand 'b'");
     nd_tensor *k6 = tensor("6,8", "6,8", ND_F32, ND_L1), *mm_bad = tensor("4,7", "2,7", ND_F32, ND_L1);
-    expect("matmul", (nd_tensor *[]){a, k6, mm_bad}, 3, "op 'matmul': axis 'j' is 8 in operand 'b' but 7 in operand 'out'");
+    expect("matmul", (nd_tensor *[]){a, k6, mm_bad}, 3,
+           ND_EINVAL, "op 'matmul': axis 'j' is 8 in operand 'b' but 7 in operand 'out'");
     nd_tensor *vec = tensor("6", "6", ND_F32, ND_L1); /* a vector where a matrix belongs */
-    expect("matmul", (nd_tensor *[]){a, vec, mm}, 3, "op 'matmul': operand 'b' has rank 1, but its index 'kj' needs 2 axes");
-    CHECK(nd_run(dev, kernels, "matmul", (nd_tensor *[]){a, k6, mm}, 3, NULL, 0, ND_VARIANT_AUTO, NULL, NULL, &err) == 0,
-          "matmul: %s", err.msg);
+    expect("matmul", (nd_tensor *[]){a, vec, mm}, 3,
+           ND_EINVAL, "op 'matmul': operand 'b' has rank 1, but its index 'kj' needs 2 axes");
+    CHECK(run("matmul", (nd_tensor *[]){a, k6, mm}, 3, NULL, 0, &err) == 0, "matmul: %s", err.msg);
     nd_tensor *rows = tensor("4", "2", ND_F32, ND_L1);
-    expect_with("reduce_sum", (nd_tensor *[]){a, rows}, 2, (double[]){2}, 1,
+    expect_with("reduce_sum", (nd_tensor *[]){a, rows}, 2, (double[]){2}, 1, ND_EINVAL,
                 "op 'reduce_sum': scalars [2] are not distinct axes of the 2 axes of 'a'");
-    expect_with("reduce_sum", (nd_tensor *[]){a, rows}, 2, (double[]){1, 1}, 2, "scalars [1,1] are not distinct axes");
-    expect_with("reduce_sum", (nd_tensor *[]){a, rows}, 2, (double[]){0}, 1,
+    expect_with("reduce_sum", (nd_tensor *[]){a, rows}, 2, (double[]){1, 1}, 2,
+                ND_EINVAL, "scalars [1,1] are not distinct axes");
+    expect_with("reduce_sum", (nd_tensor *[]){a, rows}, 2, (double[]){0}, 1, ND_EINVAL,
                 "op 'reduce_sum': output 'out' has shape [4], but reducing 'a' by [0] gives [6], or with keepdims [1,6]");
-    CHECK(nd_run(dev, kernels, "reduce_mean", (nd_tensor *[]){a, rows}, 2, (double[]){1}, 1, ND_VARIANT_AUTO, NULL,
-                 NULL, &err) == 0, "mean over axis 1: %s", err.msg);
+    CHECK(run("reduce_mean", (nd_tensor *[]){a, rows}, 2, (double[]){1}, 1, &err) == 0, "mean over axis 1: %s",
+          err.msg);
     nd_tensor_free(rows);
     /* page_copy requires the same shape and page box: a tiled input into row pages is refused */
     nd_dist_spec ts;
@@ -99,18 +120,26 @@ int main(int argc, char **argv)
           nd_parse_dims("page", "32,32", ts.page, &ts.page_rank, &err) == 0 &&
           (ts.page_kind = ND_PAGE_BOX, nd_dist_make(&ts, 1, 1, &td, &err) == 0) &&
           nd_tensor_alloc(dev, &td, &tiles, &err) == 0, "tiled tensor: %s", err.msg);
-    expect("page_copy", (nd_tensor *[]){tiles, rowpages}, 2,
+    expect("page_copy", (nd_tensor *[]){tiles, rowpages}, 2, ND_EINVAL,
            "op 'page_copy': operands 'in' and 'out' must have the same shape and page box (the op requires "
            "same_paging(in,out))");
     nd_tensor_free(tiles);
     nd_tensor_free(rowpages);
     /* and launches that are fine: broadcasting a column, a transpose */
-    CHECK(nd_run(dev, kernels, "permute", (nd_tensor *[]){a, tr}, 2, (double[]){1, 0}, 2, ND_VARIANT_AUTO, NULL, NULL,
-                 &err) == 0, "transpose: %s", err.msg);
+    CHECK(run("permute", (nd_tensor *[]){a, tr}, 2, (double[]){1, 0}, 2, &err) == 0, "transpose: %s", err.msg);
     nd_tensor_free(tr);
-    int rc = nd_run(dev, kernels, "add", (nd_tensor *[]){a, col, out}, 3, NULL, 0, ND_VARIANT_AUTO, NULL, NULL, &err);
+    int rc = run("add", (nd_tensor *[]){a, col, out}, 3, NULL, 0, &err);
     CHECK(rc == 0, "add with a broadcast column: %s", err.msg);
     ++passed;
+    /* a launch description without an op, or counts without arrays */
+    rc = nd_run(&(nd_launch_desc){.device = dev, .kernels = kernels, .tensors = (nd_tensor *[]){a, out}, .ntensors = 2},
+                &err);
+    CHECK_ERROR(rc, err, ND_EINVAL, "run: the launch needs a device, kernels and an op");
+    rc = nd_run(NULL, &err);
+    CHECK_ERROR(rc, err, ND_EINVAL, "run: the launch needs a device, kernels and an op");
+    rc = nd_run(&(nd_launch_desc){.device = dev, .kernels = kernels, .op = "relu", .ntensors = 2}, &err);
+    CHECK_ERROR(rc, err, ND_EINVAL, "op 'relu': 2 tensors and 0 scalars, but no array holds them");
+    passed += 3;
 
     nd_tensor *all[] = {a, b, out, wide, ints, col, dram, k5, mm, k6, mm_bad, vec};
     for (size_t i = 0; i < sizeof all / sizeof *all; ++i)

@@ -63,11 +63,13 @@ static void one_case(uint64_t *rng, char *desc)
     for (int64_t i = 0; i < bytes; ++i)
         host[i] = (uint8_t)rng_next(rng); /* any bits, NaN patterns included: reshard moves, never computes */
     nd_tensor_write(a, host, bytes, &err);
-    int rc = nd_run(dev, kernels, "reshard", (nd_tensor *[]){a, b}, 2, NULL, 0, ND_VARIANT_AUTO, NULL, NULL, &err);
+    int rc = nd_run(&(nd_launch_desc){.device = dev, .kernels = kernels, .op = "reshard",
+                                      .tensors = (nd_tensor *[]){a, b}, .ntensors = 2}, &err);
     CHECK(rc == 0, "A -> B: %s", err.msg);
     nd_tensor_read(b, got, bytes, &err);
     CHECK(memcmp(host, got, (size_t)bytes) == 0, "B differs from the host data");
-    rc = nd_run(dev, kernels, "reshard", (nd_tensor *[]){b, back}, 2, NULL, 0, ND_VARIANT_AUTO, NULL, NULL, &err);
+    rc = nd_run(&(nd_launch_desc){.device = dev, .kernels = kernels, .op = "reshard",
+                                  .tensors = (nd_tensor *[]){b, back}, .ntensors = 2}, &err);
     CHECK(rc == 0, "B -> A: %s", err.msg);
     nd_tensor_read(back, got, bytes, &err);
     CHECK(memcmp(host, got, (size_t)bytes) == 0, "the round trip differs from the host data");

@@ -6,6 +6,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "nd_dist.h"
 
 extern uint64_t test_seed;     /* the seed of the case being checked; printed on failure */
 extern const char *test_case;  /* a description of that case, or NULL */
@@ -22,6 +25,14 @@ extern int test_failures;
                 exit(1);                                                                                   \
         }                                                                                                  \
     } while (0)
+
+/* A call that must fail: rc -1, err's code want_code, and a message containing text. rc is read more
+ * than once: pass a variable. Branch on codes, never on messages; the text checks the message says
+ * what is wrong. */
+#define CHECK_ERROR(rc, err, want_code, text)                                                              \
+    CHECK((rc) == -1 && (err).code == (want_code) && strstr((err).msg, (text)) != NULL,                    \
+          "want %s and '%s', got rc %d: %s '%s'", nd_errcode_name(want_code), (text), (int)(rc),          \
+          (rc) ? nd_errcode_name((err).code) : "success", (rc) ? (err).msg : "")
 
 /* splitmix64: small, fast, and the same on every platform. */
 static inline uint64_t rng_next(uint64_t *s)

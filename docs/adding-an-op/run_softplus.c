@@ -52,7 +52,8 @@ static int run_square(nd_device *dev, nd_kernels *k, const nd_dist_spec *like)
         err.msg[0] = '\0';
         for (int v = 0; v < 2; ++v) {
             nd_kernel_pick pick = {0};
-            int bad = nd_run(dev, k, "square", t, 2, NULL, 0, variants[v], &pick, NULL, &err) ||
+            int bad = nd_run(&(nd_launch_desc){.device = dev, .kernels = k, .op = "square", .tensors = t,
+                                               .ntensors = 2, .variant = variants[v], .pick = &pick}, &err) ||
                       nd_tensor_read(t[1], y, (size_t)N * size, &err) || memcmp(y, want, (size_t)N * size) != 0;
             printf("%s: %s\n", bad && err.msg[0] ? err.msg : pick.symbol ? pick.symbol : "?", bad ? "differs from x * x" : "equals x * x");
             failed += bad;
@@ -94,7 +95,8 @@ int main(int argc, char **argv)
     const nd_variant variants[] = {ND_VARIANT_SPECIALIZED, ND_VARIANT_GENERIC};
     for (int v = 0; v < 2; ++v) {
         nd_kernel_pick pick;
-        if (nd_run(dev, k, "softplus", t, 2, NULL, 0, variants[v], &pick, NULL, &err)) {
+        if (nd_run(&(nd_launch_desc){.device = dev, .kernels = k, .op = "softplus", .tensors = t, .ntensors = 2,
+                                     .variant = variants[v], .pick = &pick}, &err)) {
             fprintf(stderr, "run_softplus: %s\n", err.msg);
             return 1;
         }

@@ -3,7 +3,12 @@
  * plus DRAM banks; distributed tensors placed by the distribution model; host scatter and gather;
  * and kernel launches over every virtual core on a thread pool.
  *
- * Errors follow nd_dist.h: 0 on success, -1 with a one-line message in nd_error, nothing changed.
+ * Errors follow nd_dist.h: 0 on success, -1 with a one-line message and a code (nd_errcode) in
+ * nd_error, nothing changed. Branch on err.code, never on the message. Capacity (a full arena, a
+ * tensor larger than a core's L1 or a bank, host memory) is ND_ENOMEM; a missing op, kernel or library
+ * file ND_ENOENT; a library that cannot be loaded ND_ESYS, or ND_ESTALE for another kernel ABI version;
+ * a refusal that keeps results right (reading a Partial tensor whole, a Partial operand an op cannot
+ * take) ND_EREFUSED; any other bad request ND_EINVAL.
  */
 #ifndef ND_RUNTIME_H
 #define ND_RUNTIME_H
@@ -95,7 +100,8 @@ typedef enum nd_jit_outcome {
     ND_JIT_FAILED,  /* the JIT gave no kernel (jit_note says why): the C compiler failed on the specialized
                        code or cannot be run, or the cache folder was refused (not the user's own) or is
                        unusable (read-only, full); AUTO runs the generic kernel, SPECIALIZED fails with that
-                       message; nothing is cached */
+                       message and its code (ND_ESYS the compiler, ND_EREFUSED a folder not the user's own,
+                       ND_EIO an unusable folder); nothing is cached */
 } nd_jit_outcome;
 
 typedef struct nd_kernel_pick {
@@ -161,10 +167,32 @@ const nda_kernel_entry *nd_kernels_entry(const nd_kernels *k, int i);
 int nd_kernels_pick(nd_kernels *k, const char *op, nd_tensor *const *tensors, int ntensors, nd_variant want,
                     nd_kernel_pick *out, nd_error *err);
 
-/* nd_kernels_pick, then nd_launch. pick may be NULL. */
-int nd_run(nd_device *dev, nd_kernels *k, const char *op, nd_tensor *const *tensors, int ntensors,
-           const double *scalars, int nscalars, nd_variant want, nd_kernel_pick *pick, nd_launch_stats *stats,
-           nd_error *err);
+/*
+ * A launch of an op, described by name: nd_run picks the kernel (nd_kernels_pick), checks the launch
+ * against the op (output writers, scalars) and runs it (nd_launch). Unset fields are zero: no scalars,
+ * ND_VARIANT_AUTO, no pick or statistics wanted. With designated initializers:
+ *
+ *     nd_run(&(nd_launch_desc){.device = dev, .kernels = k, .op = "relu",
+ *                              .tensors = (nd_tensor *[]){a, out}, .ntensors = 2}, &err);
+ */
+typedef struct nd_launch_desc {
+    nd_device *device;
+    nd_kernels *kernels;       /* where the op's kernels are registered (and the JIT, when on) */
+    const char *op;
+    nd_tensor *const *tensors; /* the op's operands in order, outputs last */
+    int ntensors;
+    const double *scalars;     /* the op's scalars, or NULL with nscalars 0 */
+    int nscalars;
+    nd_variant variant;        /* which kernel: ND_VARIANT_AUTO (the default), GENERIC or SPECIALIZED */
+    nd_kernel_pick *pick;      /* out, may be NULL: the kernel chosen, and what the JIT did */
+    nd_launch_stats *stats;    /* out, may be NULL: time and traffic */
+} nd_launch_desc;
+
+/* Picks, checks and launches; -1 with nothing run when any step fails. err's code says what kind of
+ * failure it was: ND_ENOENT no kernel for the op, its dtypes or (SPECIALIZED) its distributions;
+ * ND_EREFUSED a launch that would give a wrong result, such as a Partial operand the op cannot take;
+ * ND_EINVAL operands or scalars that do not fit the op; and the JIT's codes when it specializes. */
+int nd_run(const nd_launch_desc *launch, nd_error *err);
 
 #ifdef __cplusplus
 }

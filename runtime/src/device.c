@@ -1,4 +1,5 @@
 /* device.c - the virtual core grid: memory arenas, tensor placement and kernel launches. */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -36,11 +37,15 @@ static int check_config(const nd_device_config *c, nd_error *err)
     if (c->grid_x < 1 || c->grid_y < 1 || c->grid_x > ND_MAX_GRID || c->grid_y > ND_MAX_GRID)
         return nd_fail(err, "grid %dx%d: need 1 to %d cores in each direction", c->grid_x, c->grid_y, ND_MAX_GRID);
     if (c->l1_bytes < 1 || __builtin_mul_overflow(c->l1_bytes, (int64_t)c->grid_x * c->grid_y, &total))
-        return nd_fail(err, "l1_bytes %lld: must be positive and fit the address space over %dx%d cores",
-                       (long long)c->l1_bytes, c->grid_x, c->grid_y);
-    if (c->dram_banks < 1 || c->dram_bank_bytes < 1 || __builtin_mul_overflow(c->dram_bank_bytes, (int64_t)c->dram_banks, &total))
+        return nd_failc(err, c->l1_bytes < 1 ? ND_EINVAL : ND_ERANGE,
+                        "l1_bytes %lld: must be positive and fit the address space over %dx%d cores",
+                        (long long)c->l1_bytes, c->grid_x, c->grid_y);
+    if (c->dram_banks < 1 || c->dram_bank_bytes < 1)
         return nd_fail(err, "dram %d banks of %lld bytes: need at least one bank of positive size", c->dram_banks,
                        (long long)c->dram_bank_bytes);
+    if (__builtin_mul_overflow(c->dram_bank_bytes, (int64_t)c->dram_banks, &total))
+        return nd_failc(err, ND_ERANGE, "dram %d banks of %lld bytes: the total overflows the address space",
+                        c->dram_banks, (long long)c->dram_bank_bytes);
     if (c->threads < 0)
         return nd_fail(err, "threads %d: must be 0 (one per hardware thread) or more", c->threads);
     return 0;
@@ -52,7 +57,7 @@ int nd_device_open(const nd_device_config *cfg, nd_device **out, nd_error *err)
         return -1;
     nd_device *dev = calloc(1, sizeof *dev);
     if (!dev)
-        return nd_fail(err, "device: out of memory");
+        return nd_failc(err, ND_ENOMEM, "device: out of memory");
     dev->cfg = *cfg;
     dev->cfg.threads = cfg->threads ? cfg->threads : hardware_threads();
     dev->ncores = (int64_t)cfg->grid_x * cfg->grid_y;
@@ -63,8 +68,9 @@ int nd_device_open(const nd_device_config *cfg, nd_device **out, nd_error *err)
     dev->stats = calloc((size_t)dev->ncores, sizeof *dev->stats);
     if (!dev->l1 || !dev->dram || !dev->l1_arena || !dev->dram_arena || !dev->stats) {
         /* the message first: it reads dev, which closing frees */
-        nd_fail(err, "device %dx%d: cannot reserve %lld bytes of L1 and %lld of DRAM", cfg->grid_x, cfg->grid_y,
-                (long long)(dev->ncores * cfg->l1_bytes), (long long)(cfg->dram_banks * cfg->dram_bank_bytes));
+        nd_failc(err, ND_ENOMEM, "device %dx%d: cannot reserve %lld bytes of L1 and %lld of DRAM", cfg->grid_x,
+                 cfg->grid_y, (long long)(dev->ncores * cfg->l1_bytes),
+                 (long long)(cfg->dram_banks * cfg->dram_bank_bytes));
         nd_device_close(dev);
         return -1;
     }
@@ -117,9 +123,22 @@ nd_device_config nd_device_get_config(const nd_device *dev) { return dev->cfg; }
 
 /* ---------------------------------------------------------------- tensors */
 
+#ifndef NDEBUG
+/* The tensor's cores were checked against the device (check_fits_device): a DRAM core is a bank
+ * (x only), an L1 core lies in the grid. For assertions. */
+static bool core_on_device(const nd_tensor *t, nd_core c)
+{
+    const nd_device_config *cfg = &t->dev->cfg;
+    if (t->dist.spec.buffer == ND_DRAM)
+        return c.x >= 0 && c.x < cfg->dram_banks && c.y == 0;
+    return c.x >= 0 && c.y >= 0 && c.x < cfg->grid_x && c.y < cfg->grid_y;
+}
+#endif
+
 static nd_arena *tensor_arena(const nd_tensor *t, nd_core c)
 {
     const nd_device *dev = t->dev;
+    assert(core_on_device(t, c));
     if (t->dist.spec.buffer == ND_DRAM)
         return &dev->dram_arena[c.x];
     return &dev->l1_arena[(int64_t)c.y * dev->cfg.grid_x + c.x];
@@ -128,6 +147,7 @@ static nd_arena *tensor_arena(const nd_tensor *t, nd_core c)
 static uint8_t *arena_base(const nd_tensor *t, nd_core c)
 {
     const nd_device *dev = t->dev;
+    assert(core_on_device(t, c));
     if (t->dist.spec.buffer == ND_DRAM)
         return dev->dram + c.x * dev->cfg.dram_bank_bytes;
     return dev->l1 + ((int64_t)c.y * dev->cfg.grid_x + c.x) * dev->cfg.l1_bytes;
@@ -144,7 +164,12 @@ static int check_fits_device(const nd_device *dev, const nd_dist *d, nd_error *e
             return nd_fail(err, "cores (%d,%d)-(%d,%d): range %d leaves the device's %dx%d %s", r.lo.x, r.lo.y,
                            r.hi.x, r.hi.y, i, gx, gy, dram ? "DRAM banks" : "core grid");
     }
-    return nd_dist_check_fit(d, dram ? dev->cfg.dram_bank_bytes : dev->cfg.l1_bytes, err);
+    if (nd_dist_check_fit(d, dram ? dev->cfg.dram_bank_bytes : dev->cfg.l1_bytes, err)) {
+        if (err) /* its one failure is capacity: the tensor needs more than a core or bank holds */
+            err->code = ND_ENOMEM;
+        return -1;
+    }
+    return 0;
 }
 
 /*
@@ -198,15 +223,17 @@ static int place(nd_tensor *t, nd_error *err)
         nd_core c = nd_dist_core(&t->dist, i);
         nd_arena *a = tensor_arena(t, c);
         if (nd_arena_alloc(a, bytes, &t->offset[i])) {
-            nd_fail(err, "%s: core (%d,%d) has %lld bytes free in one piece, but the tensor needs %lld",
+            nd_failc(err, ND_ENOMEM, "%s: core (%d,%d) has %lld bytes free in one piece, but the tensor needs %lld",
                     nd_buffer_name(t->dist.spec.buffer), c.x, c.y, (long long)nd_arena_largest_gap(a),
                     (long long)bytes);
             tensor_release(t, i); /* undoes cores 0..i-1: the device is as it was */
             return -1;
         }
+        assert(t->offset[i] >= 0 && t->offset[i] + bytes <= a->size); /* the arena found a gap that holds it */
         t->base[i] = arena_base(t, c) + t->offset[i]; /* reads as zero, padding included: see region_used */
         if (t->dist.spec.buffer == ND_L1) {
             int64_t id = (int64_t)c.y * t->dev->cfg.grid_x + c.x, n = t->dist.layout.ncores;
+            assert(id < t->dev->ncores && t->index_of[id] < 0); /* a core list holds each core once */
             t->index_of[id] = (int32_t)(i % n);
             t->replica_of[id] = (int32_t)(i / n);
         }
@@ -220,7 +247,7 @@ int nd_tensor_alloc(nd_device *dev, const nd_dist *d, nd_tensor **out, nd_error 
         return -1;
     nd_tensor *t = calloc(1, sizeof *t);
     if (!t)
-        return nd_fail(err, "tensor: out of memory");
+        return nd_failc(err, ND_ENOMEM, "tensor: out of memory");
     t->dev = dev;
     t->dist = *d;
     t->ncores = d->list_cores;
@@ -229,7 +256,8 @@ int nd_tensor_alloc(nd_device *dev, const nd_dist *d, nd_tensor **out, nd_error 
     t->index_of = malloc((size_t)dev->ncores * sizeof *t->index_of);
     t->replica_of = malloc((size_t)dev->ncores * sizeof *t->replica_of);
     if (!t->offset || !t->base || !t->index_of || !t->replica_of) {
-        nd_fail(err, "tensor: out of memory for %lld core entries", (long long)t->ncores); /* before t is freed */
+        /* the message before t is freed */
+        nd_failc(err, ND_ENOMEM, "tensor: out of memory for %lld core entries", (long long)t->ncores);
         tensor_release(t, 0);
         return -1;
     }
@@ -239,7 +267,7 @@ int nd_tensor_alloc(nd_device *dev, const nd_dist *d, nd_tensor **out, nd_error 
     if (d->spec.buffer == ND_DRAM) { /* device core c writes bank c of the list */
         t->owner_of = malloc((size_t)dev->ncores * sizeof *t->owner_of);
         if (!t->owner_of) {
-            nd_fail(err, "tensor: out of memory for %lld core entries", (long long)dev->ncores);
+            nd_failc(err, ND_ENOMEM, "tensor: out of memory for %lld core entries", (long long)dev->ncores);
             tensor_release(t, 0);
             return -1;
         }
@@ -259,6 +287,7 @@ void nd_tensor_free(nd_tensor *t)
 {
     if (!t)
         return;
+    assert(t->dev->live_tensors > 0);
     --t->dev->live_tensors;
     tensor_release(t, t->ncores);
 }
@@ -289,6 +318,7 @@ static void core_views(const launch_job *job, int64_t id, nda_tensor *views)
     for (int i = 0; i < job->args.ntensors; ++i) {
         views[i] = job->args.tensors[i];
         int32_t r = job->tensors[i]->replica_of[id];
+        assert(r < views[i].replicas);
         if (views[i].replicas > 1 && r > 0) {
             views[i].replica = r;
             views[i].base = views[i].all_base + (int64_t)r * views[i].layout->ncores;
@@ -300,6 +330,7 @@ static void run_core(void *ctx, int64_t id)
 {
     launch_job *job = ctx;
     int gx = job->dev->cfg.grid_x;
+    assert(id >= 0 && id < job->dev->ncores);
     nda_core core = {(int32_t)(id % gx), (int32_t)(id / gx), (int32_t)id, &job->dev->stats[id]};
     if (!job->copies) {
         job->kernel(&core, &job->args);
@@ -339,6 +370,8 @@ int nd_launch(nd_device *dev, nda_kernel_fn *kernel, nd_tensor *const *tensors, 
     bool copies = false;
     if (ntensors < 0 || ntensors > MAX_LAUNCH_TENSORS)
         return nd_fail(err, "launch: %d tensors; a launch takes 0 to %d", ntensors, MAX_LAUNCH_TENSORS);
+    if (!kernel)
+        return nd_fail(err, "launch: no kernel function");
     for (int i = 0; i < ntensors; ++i) {
         if (!tensors[i] || tensors[i]->dev != dev)
             return nd_fail(err, "launch: tensor %d does not belong to this device", i);

@@ -1,4 +1,5 @@
 /* hostio.c - scatter a contiguous row-major array into a distributed tensor, and gather it back. */
+#include <assert.h>
 #include <string.h>
 
 #include "runtime_internal.h"
@@ -61,9 +62,12 @@ static int check_host_bytes(const nd_tensor *t, int64_t bytes, const char *what,
 static void copy_all(const nd_tensor *t, int64_t r, uint8_t *host, bool to_device)
 {
     const nd_dist *d = &t->dist;
+    assert(r >= 0 && r < d->spec.replicas);
     uint8_t *const *base = t->base + r * d->layout.ncores;
     for (int64_t p = 0; p < d->layout.num_pages; ++p) {
         nd_loc loc = nd_layout_locate_id(&d->squeezed, p);
+        assert(loc.core >= 0 && loc.core < d->layout.ncores && loc.offset >= 0 &&
+               (loc.offset + 1) * d->page_bytes <= d->bytes_per_core); /* the layout places every page */
         copy_page(d, p, host, base[loc.core] + loc.offset * d->page_bytes, to_device);
     }
 }
@@ -82,6 +86,7 @@ static void fill_ones(const nd_tensor *t, int64_t r)
     case ND_I32: memcpy(one, &(int32_t){1}, 4); break;
     case ND_U8: one[0] = 1; break;
     }
+    assert(r >= 0 && r < d->spec.replicas);
     for (int64_t i = 0; i < d->layout.ncores; ++i)
         for (int64_t b = 0; b + d->elem_bytes <= d->bytes_per_core; b += d->elem_bytes)
             memcpy(t->base[r * d->layout.ncores + i] + b, one, (size_t)d->elem_bytes);
@@ -125,9 +130,10 @@ int nd_tensor_write_part(nd_tensor *t, int part, const void *host, int64_t bytes
 int nd_tensor_read(const nd_tensor *t, void *host, int64_t bytes, nd_error *err)
 {
     if (t->dist.spec.parts > 1)
-        return nd_fail(err, "tensor read: the tensor is Partial, %d parts pending a %s; resolve it with an "
-                            "all_reduce or reduce_scatter first, or read one part with nd_tensor_read_part",
-                        (int)t->dist.spec.parts, nd_reduce_name(t->dist.spec.reduce));
+        return nd_failc(err, ND_EREFUSED, "tensor read: the tensor is Partial, %d parts pending a %s; resolve it "
+                                          "with an all_reduce or reduce_scatter first, or read one part with "
+                                          "nd_tensor_read_part", (int)t->dist.spec.parts,
+                        nd_reduce_name(t->dist.spec.reduce));
     return nd_tensor_read_part(t, 0, host, bytes, err);
 }
 

@@ -21,6 +21,7 @@
  * runs the generic kernel. Without a cache folder, entries go to a private temporary folder (mkdtemp)
  * removed when the JIT is freed.
  */
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -50,15 +51,15 @@ enum {
     JIT_FALLBACK = 1, /* nd_jit_library: no kernel from the JIT; the caller runs the generic one */
 };
 
-/* Writes the message into err and returns JIT_FALLBACK. */
-__attribute__((format(printf, 2, 3))) static int fallback(nd_error *err, const char *fmt, ...)
+/* Writes code and the message into err and returns JIT_FALLBACK. */
+__attribute__((format(printf, 3, 4))) static int fallback(nd_error *err, nd_errcode code, const char *fmt, ...)
 {
     char msg[ND_ERROR_LEN];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    nd_fail(err, "%s", msg);
+    nd_failc(err, code, "%s", msg);
     return JIT_FALLBACK;
 }
 
@@ -214,7 +215,7 @@ static int cc_identify(nd_jit *j, const char *op, nd_error *err)
         return 0;
     nd_jit_cc *c = calloc(1, sizeof *c);
     if (!c)
-        return nd_fail(err, "jit: out of memory");
+        return nd_failc(err, ND_ENOMEM, "jit: out of memory");
     const char *why = "no command in it";
     int bad = cc_split(j->cc, c);
     if (!bad && (bad = cc_find(c->argv[0], c->exe, c->real)))
@@ -226,7 +227,8 @@ static int cc_identify(nd_jit *j, const char *op, nd_error *err)
     c->argv[c->nwords] = NULL;
     if (bad) {
         free(c);
-        return fallback(err, "jit: op '%s': compiling with %s failed: it could not be started: %s", op, j->cc, why);
+        return fallback(err, ND_ESYS, "jit: op '%s': compiling with %s failed: it could not be started: %s", op, j->cc,
+                        why);
     }
     j->cc_id = c;
     return 0;
@@ -322,7 +324,7 @@ int nd_jit_create(const nd_jit_config *cfg, nd_jit **out, nd_error *err)
     }
     if (bad) {
         nd_jit_free(j);
-        return nd_fail(err, "jit: out of memory");
+        return nd_failc(err, ND_ENOMEM, "jit: out of memory");
     }
     *out = j;
     return 0;
@@ -339,46 +341,49 @@ static void user_text(uid_t uid, char *buf, size_t len)
     snprintf(buf, len, "uid %u%s%s%s", (unsigned)uid, pw ? " (" : "", pw ? pw->pw_name : "", pw ? ")" : "");
 }
 
-/* 0 when path is a folder of this user's that nobody else can write; else -1 and why. above: a folder
+/* ND_OK when path is a folder of this user's that nobody else can write; else ND_EIO (it cannot be
+ * read, or is no folder) or ND_EREFUSED (another's, or writable by others), and why. above: a folder
  * on the way to the cache, which may also be root's, and writable by others when sticky. */
-static int folder_unfit(const char *path, bool above, char *why, size_t len)
+static nd_errcode folder_unfit(const char *path, bool above, char *why, size_t len)
 {
     struct stat st;
     char owner[128], me[128];
     const char *lead = above ? "the folder above it, " : "", *comma = above ? "," : "";
     if (stat(path, &st))
-        return snprintf(why, len, "%s: %s", path, strerror(errno)), -1;
+        return snprintf(why, len, "%s: %s", path, strerror(errno)), ND_EIO;
     if (!S_ISDIR(st.st_mode))
-        return snprintf(why, len, "%s is not a folder", path), -1;
+        return snprintf(why, len, "%s is not a folder", path), ND_EIO;
     if (st.st_uid != geteuid() && !(above && st.st_uid == 0)) {
         user_text(st.st_uid, owner, sizeof owner);
         user_text(geteuid(), me, sizeof me);
-        return snprintf(why, len, "%s%s%s belongs to %s, not to you, %s", lead, path, comma, owner, me), -1;
+        return snprintf(why, len, "%s%s%s belongs to %s, not to you, %s", lead, path, comma, owner, me), ND_EREFUSED;
     }
     if (!(st.st_mode & 022) || (above && (st.st_mode & S_ISVTX)))
-        return 0;
+        return ND_OK;
     const char *who = (st.st_mode & 022) == 022 ? "group and others" : st.st_mode & 020 ? "its group" : "others";
     return snprintf(why, len, "%s%s%s is writable by %s (mode %04o)%s", lead, path, comma, who,
-                    (unsigned)(st.st_mode & 07777), above ? " without the sticky bit" : ""), -1;
+                    (unsigned)(st.st_mode & 07777), above ? " without the sticky bit" : ""), ND_EREFUSED;
 }
 
-/* dir, resolved into real (PATH_MAX bytes), checked with every folder above it; 0, or -1 and why. */
-static int cache_fit(const char *dir, char *real, char *why, size_t len)
+/* dir, resolved into real (PATH_MAX bytes), checked with every folder above it; ND_OK, or folder_unfit's
+ * code and why. */
+static nd_errcode cache_fit(const char *dir, char *real, char *why, size_t len)
 {
+    nd_errcode code;
     if (!realpath(dir, real))
-        return snprintf(why, len, "%s", strerror(errno)), -1;
-    if (folder_unfit(real, false, why, len))
-        return -1;
+        return snprintf(why, len, "%s", strerror(errno)), ND_EIO;
+    if ((code = folder_unfit(real, false, why, len)))
+        return code;
     char up[PATH_MAX];
     snprintf(up, sizeof up, "%s", real);
     for (char *s = strrchr(up, '/'); s; s = strrchr(up, '/')) {
         s[s == up] = '\0'; /* "/a/b" -> "/a" -> "/" */
-        if (folder_unfit(up, true, why, len))
-            return -1;
+        if ((code = folder_unfit(up, true, why, len)))
+            return code;
         if (s == up)
             break;
     }
-    return 0;
+    return ND_OK;
 }
 
 /* mkdir -p, private to this user */
@@ -406,7 +411,7 @@ static int private_folder(nd_jit *j, nd_error *err)
     tmp = tmp && tmp[0] == '/' ? tmp : "/tmp";
     snprintf(dir, sizeof dir, "%s/ndgen-jit-XXXXXX", tmp);
     if (!mkdtemp(dir))
-        return fallback(err, "jit: no cache folder is set, and a private one cannot be made in %s: %s", tmp,
+        return fallback(err, ND_EIO, "jit: no cache folder is set, and a private one cannot be made in %s: %s", tmp,
                         strerror(errno));
     snprintf(notice, sizeof notice, "jit: no cache folder ($NDGEN_CACHE_DIR, $XDG_CACHE_HOME and $HOME unset): "
                                     "kernels specialized on demand go to %s, removed at exit", dir);
@@ -414,7 +419,7 @@ static int private_folder(nd_jit *j, nd_error *err)
         rmdir(dir);
         free(j->private_dir);
         j->private_dir = NULL;
-        return nd_fail(err, "jit: out of memory");
+        return nd_failc(err, ND_ENOMEM, "jit: out of memory");
     }
     return 0;
 }
@@ -425,16 +430,17 @@ static int cache_ready(nd_jit *j, char *real, nd_error *err)
 {
     const char *dir = j->cache_dir;
     char why[PATH_MAX + 256];
+    nd_errcode code;
     if (!dir) {
         int rc = private_folder(j, err);
         if (rc)
             return rc;
         dir = j->private_dir;
     } else if (make_dirs(dir)) {
-        return fallback(err, "jit: cannot create the cache folder %s: %s", dir, strerror(errno));
+        return fallback(err, ND_EIO, "jit: cannot create the cache folder %s: %s", dir, strerror(errno));
     }
-    if (cache_fit(dir, real, why, sizeof why))
-        return fallback(err, "jit: cache folder %s refused: %s", dir, why);
+    if ((code = cache_fit(dir, real, why, sizeof why)))
+        return fallback(err, code, "jit: cache folder %s refused: %s", dir, why);
     return 0;
 }
 
@@ -572,8 +578,22 @@ static void manifest_text(const jit_manifest *m, char *buf, size_t len)
         snprintf(buf + n, len - n, "end %016" PRIx64 "\n", hash_bytes(HASH_SEED, buf, n));
 }
 
-/* Parses and checks a manifest's own integrity; why says what is wrong. */
-static int manifest_parse(char *text, jit_manifest *m, const char **why);
+/* Why a cache entry cannot be loaded: code ND_OK when it can; ND_ENOENT no entry; ND_ESTALE an entry
+ * that no longer matches (inputs changed, damaged, half-written, another key's); ND_EREFUSED a file not
+ * the user's own; ND_ENOMEM. why words it for the JIT's note. */
+typedef struct jit_check {
+    nd_errcode code;
+    const char *why;
+} jit_check;
+
+static int check_fails(jit_check *c, nd_errcode code, const char *why)
+{
+    *c = (jit_check){code, why};
+    return -1;
+}
+
+/* Parses and checks a manifest's own integrity; c says what is wrong. */
+static int manifest_parse(char *text, jit_manifest *m, jit_check *c);
 
 /* 0 when path is a regular file of this user's that nobody else can write. */
 static int file_fit(const char *path)
@@ -582,31 +602,31 @@ static int file_fit(const char *path)
     return lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && !(st.st_mode & 022) ? 0 : -1;
 }
 
-static int manifest_read(const char *path, jit_manifest *m, const char **why)
+static int manifest_read(const char *path, jit_manifest *m, jit_check *c)
 {
     FILE *fp = fopen(path, "rb");
-    *why = !fp ? "no entry" : file_fit(path) ? "manifest not a file of yours that only you can write" : NULL;
-    char *text = *why ? NULL : malloc(JIT_MANIFEST_BYTES);
-    if (!text) {
-        *why = *why ? *why : "out of memory";
-        if (fp)
-            fclose(fp);
-        return -1;
+    if (!fp)
+        return check_fails(c, ND_ENOENT, "no entry");
+    char *text = NULL;
+    int rc = file_fit(path) ? check_fails(c, ND_EREFUSED, "manifest not a file of yours that only you can write")
+             : !(text = malloc(JIT_MANIFEST_BYTES)) ? check_fails(c, ND_ENOMEM, "out of memory")
+                                                    : 0;
+    if (!rc) {
+        size_t n = fread(text, 1, JIT_MANIFEST_BYTES - 1, fp);
+        text[n] = '\0';
+        rc = manifest_parse(text, m, c);
     }
-    size_t n = fread(text, 1, JIT_MANIFEST_BYTES - 1, fp);
     fclose(fp);
-    text[n] = '\0';
-    int rc = manifest_parse(text, m, why);
     free(text);
     return rc;
 }
 
 /* text: a whole manifest, NUL-terminated; modified. */
-static int manifest_parse(char *text, jit_manifest *m, const char **why)
+static int manifest_parse(char *text, jit_manifest *m, jit_check *c)
 {
     char *end = strstr(text, "\nend ");
     uint64_t sum;
-    *why = "manifest damaged or incomplete";
+    check_fails(c, ND_ESTALE, "manifest damaged or incomplete");
     if (!end || sscanf(end + 5, "%" SCNx64, &sum) != 1 || hash_bytes(HASH_SEED, text, (size_t)(end + 1 - text)) != sum)
         return -1;
     int format;
@@ -635,29 +655,27 @@ static void lib_path(const jit_request *r, uint64_t lib_hash, char *buf, size_t 
 }
 
 /* Whether the cached entry may be loaded: whole, for this key, inputs unchanged, library intact and
- * only the user's to write. */
-static bool entry_valid(const jit_request *r, jit_manifest *m, const char **why)
+ * only the user's to write. c says why not. */
+static bool entry_valid(const jit_request *r, jit_manifest *m, jit_check *c)
 {
     char path[PATH_MAX + 64];
     uint64_t h;
     int64_t size;
     snprintf(path, sizeof path, "%s/%s.manifest", r->dir, r->key);
-    if (manifest_read(path, m, why))
+    if (manifest_read(path, m, c))
         return false;
-    *why = "manifest of another key";
     if (strcmp(m->key, r->key) != 0)
-        return false;
-    for (int i = 0; i < m->ndeps; ++i) {
-        *why = "stale: an input file changed";
+        return check_fails(c, ND_ESTALE, "manifest of another key"), false;
+    for (int i = 0; i < m->ndeps; ++i)
         if (hash_file(m->deps[i].path, &h, &size) || h != m->deps[i].hash || size != m->deps[i].size)
-            return false;
-    }
+            return check_fails(c, ND_ESTALE, "stale: an input file changed"), false;
     lib_path(r, m->lib_hash, path, sizeof path);
-    *why = "library not a file of yours that only you can write";
     if (file_fit(path))
-        return false;
-    *why = "library damaged or missing";
-    return hash_file(path, &h, &size) == 0 && h == m->lib_hash && size == m->lib_size;
+        return check_fails(c, ND_EREFUSED, "library not a file of yours that only you can write"), false;
+    if (hash_file(path, &h, &size) || h != m->lib_hash || size != m->lib_size)
+        return check_fails(c, ND_ESTALE, "library damaged or missing"), false;
+    *c = (jit_check){ND_OK, NULL};
+    return true;
 }
 
 /* ---------------------------------------------------------------- building */
@@ -873,12 +891,12 @@ static int publish(const nd_jit *j, const jit_request *r, char *const *store, nd
 {
     jit_manifest *m = calloc(1, sizeof *m);
     char lib[PATH_MAX + 64], manifest[PATH_MAX + 64], *text = malloc(JIT_MANIFEST_BYTES);
-    int rc = m && text ? 0 : nd_fail(err, "jit: out of memory");
+    int rc = m && text ? 0 : nd_failc(err, ND_ENOMEM, "jit: out of memory");
     if (!rc) {
         snprintf(m->key, sizeof m->key, "%s", r->key);
         if (read_deps(j, store, m) || hash_file(store[2], &m->lib_hash, &m->lib_size))
-            rc = fallback(err, "jit: op '%s': cannot read back the inputs of what was built (more than %d, or one "
-                               "unreadable)", r->generic->op, JIT_MAX_DEPS);
+            rc = fallback(err, ND_EIO, "jit: op '%s': cannot read back the inputs of what was built (more than %d, or "
+                                       "one unreadable)", r->generic->op, JIT_MAX_DEPS);
     }
     if (!rc) {
         manifest_text(m, text, JIT_MANIFEST_BYTES);
@@ -886,7 +904,7 @@ static int publish(const nd_jit *j, const jit_request *r, char *const *store, nd
         snprintf(manifest, sizeof manifest, "%s/%s.manifest", r->dir, r->key);
         if (chmod(store[2], 0755) || write_file(store[3], text) || chmod(store[3], 0644) || rename(store[2], lib) ||
             rename(store[3], manifest))
-            rc = fallback(err, "jit: cannot write the cache entry %s: %s", manifest, strerror(errno));
+            rc = fallback(err, ND_EIO, "jit: cannot write the cache entry %s: %s", manifest, strerror(errno));
     }
     free(m);
     free(text);
@@ -907,12 +925,12 @@ static int build_in(const nd_jit *j, const jit_request *r, const char *dir, char
     snprintf(flags, sizeof flags, "%s", j->cflags);
     snprintf(ldflags, sizeof ldflags, "%s", j->ldflags);
     if (cc_argv(j, flags, ldflags, store, argv, incs))
-        return fallback(err, "jit: op '%s': more than %d compiler words in CC, cflags and ldflags", r->generic->op,
-                        JIT_MAX_ARGS - 24);
+        return fallback(err, ND_EINVAL, "jit: op '%s': more than %d compiler words in CC, cflags and ldflags",
+                        r->generic->op, JIT_MAX_ARGS - 24);
     unlink(store[4]); /* the log holds the compiler's output alone */
     if (run_tool(j->cc_id->exe, argv, store[4])) {
         log_head(store[4], dir, head, sizeof head);
-        return fallback(err, "jit: op '%s': compiling with %s failed: %s", r->generic->op, j->cc, head);
+        return fallback(err, ND_ESYS, "jit: op '%s': compiling with %s failed: %s", r->generic->op, j->cc, head);
     }
     return publish(j, r, store, err);
 }
@@ -924,7 +942,7 @@ static int build(const nd_jit *j, const jit_request *r, nd_error *err)
     char *store[6];
     snprintf(dir, sizeof dir, "%s/.build-%s-XXXXXX", r->dir, r->key);
     if (!mkdtemp(dir))
-        return fallback(err, "jit: cannot create a build folder in %s: %s", r->dir, strerror(errno));
+        return fallback(err, ND_EIO, "jit: cannot create a build folder in %s: %s", r->dir, strerror(errno));
     const char *names[] = {"kernel.c", "kernel.d", "kernel.so", "manifest", "log"};
     for (int i = 0; i < 5; ++i) {
         snprintf(files[i], sizeof files[i], "%s/%s", dir, names[i]);
@@ -938,22 +956,25 @@ static int build(const nd_jit *j, const jit_request *r, nd_error *err)
 
 /* ---------------------------------------------------------------- entry point */
 
-/* The entry, built unless another process built it while this one waited for the lock. */
-static int build_locked(const nd_jit *j, const jit_request *r, const char *why, char *path, size_t len,
+/* The entry, built unless another process built it while this one waited for the lock. before: why
+ * the entry could not be loaded before the lock was taken. */
+static int build_locked(const nd_jit *j, const jit_request *r, const jit_check *before, char *path, size_t len,
                         nd_jit_outcome *outcome, char *note, size_t note_len, nd_error *err)
 {
     jit_manifest *m = malloc(sizeof *m);
-    const char *why_built;
+    jit_check now;
     if (!m)
-        return nd_fail(err, "jit: out of memory");
+        return nd_failc(err, ND_ENOMEM, "jit: out of memory");
+    assert(before->code != ND_OK && before->why);
     int rc = 0;
-    bool had_entry = strcmp(why, "no entry") != 0, hit = entry_valid(r, m, &why_built);
+    const char *why = before->why;
+    bool had_entry = before->code != ND_ENOENT, hit = entry_valid(r, m, &now);
     if (!hit) {
         sweep(r->dir, r->key);
         rc = build(j, r, err);
-        if (!rc && !entry_valid(r, m, &why_built))
-            rc = fallback(err, "jit: entry %s in %s is not valid right after building it: %s", r->key, r->dir,
-                          why_built);
+        if (!rc && !entry_valid(r, m, &now))
+            rc = fallback(err, now.code, "jit: entry %s in %s is not valid right after building it: %s", r->key,
+                          r->dir, now.why);
     }
     if (!rc) {
         lib_path(r, m->lib_hash, path, len);
@@ -972,8 +993,8 @@ int nd_jit_library(nd_jit *j, const nda_kernel_entry *generic, const char *spec,
 {
     jit_request *r = calloc(1, sizeof *r);
     jit_manifest *m = malloc(sizeof *m);
-    const char *why;
-    int rc = r && m ? 0 : nd_fail(err, "jit: out of memory");
+    jit_check check;
+    int rc = r && m ? 0 : nd_failc(err, ND_ENOMEM, "jit: out of memory");
     if (!rc) {
         *r = (jit_request){.generic = generic, .spec = spec, .sigs = sigs};
         for (int i = 0; i < generic->noperands; ++i)
@@ -984,15 +1005,15 @@ int nd_jit_library(nd_jit *j, const nda_kernel_entry *generic, const char *spec,
     }
     if (!rc && !(rc = cc_identify(j, generic->op, err))) {
         make_key(j, r);
-        if (entry_valid(r, m, &why)) {
+        if (entry_valid(r, m, &check)) {
             lib_path(r, m->lib_hash, path, len);
             *outcome = ND_JIT_HIT;
             snprintf(note, note_len, "cache hit %s", r->key);
         } else {
             int fd = lock_take(r->dir, r->key, true);
-            rc = fd < 0 ? fallback(err, "jit: cache folder %s: cannot lock entry %s to %s it (%s): %s", r->dir, r->key,
-                                   strcmp(why, "no entry") ? "rebuild" : "build", why, strerror(errno))
-                        : build_locked(j, r, why, path, len, outcome, note, note_len, err);
+            rc = fd < 0 ? fallback(err, ND_ESYS, "jit: cache folder %s: cannot lock entry %s to %s it (%s): %s", r->dir,
+                                   r->key, check.code == ND_ENOENT ? "build" : "rebuild", check.why, strerror(errno))
+                        : build_locked(j, r, &check, path, len, outcome, note, note_len, err);
             if (fd >= 0)
                 lock_drop(r->dir, r->key, fd);
         }

@@ -1,8 +1,11 @@
 /* kernels.c - loading generated kernel libraries and choosing a kernel for a launch. */
+#include <assert.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "runtime_internal.h"
 
@@ -18,7 +21,7 @@ struct nd_kernels {
 int nd_kernels_open(nd_kernels **out, nd_error *err)
 {
     *out = calloc(1, sizeof **out);
-    return *out ? 0 : nd_fail(err, "kernels: out of memory");
+    return *out ? 0 : nd_failc(err, ND_ENOMEM, "kernels: out of memory");
 }
 
 void nd_kernels_close(nd_kernels *k)
@@ -66,6 +69,7 @@ static int add_entries(nd_kernels *k, const nda_kernel_library *lib)
                     return -1;
                 k->cap = cap;
             }
+            assert(k->n < k->cap);
             k->spec[k->n] = lib->groups[g]->spec;
             k->entries[k->n++] = &lib->groups[g]->entries[i];
         }
@@ -75,8 +79,9 @@ static int add_entries(nd_kernels *k, const nda_kernel_library *lib)
 int nd_kernels_load(nd_kernels *k, const char *path, nd_error *err)
 {
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!h)
-        return nd_fail(err, "%s: cannot load the kernel library: %s", path, dlerror());
+    if (!h) /* dlerror says why; the code tells a missing file from one the loader refused */
+        return nd_failc(err, strchr(path, '/') && access(path, F_OK) != 0 && errno == ENOENT ? ND_ENOENT : ND_ESYS,
+                        "%s: cannot load the kernel library: %s", path, dlerror());
     const nda_kernel_library *lib = dlsym(h, "nda_kernel_registry");
     if (!lib) {
         dlclose(h);
@@ -85,8 +90,8 @@ int nd_kernels_load(nd_kernels *k, const char *path, nd_error *err)
     if (lib->abi_version != NDA_ABI_VERSION) {
         unsigned v = lib->abi_version;
         dlclose(h);
-        return nd_fail(err, "%s: kernel ABI version %u, but this runtime reads version %u; regenerate the library "
-                            "with a matching ndgen", path, v, NDA_ABI_VERSION);
+        return nd_failc(err, ND_ESTALE, "%s: kernel ABI version %u, but this runtime reads version %u; regenerate "
+                                        "the library with a matching ndgen", path, v, NDA_ABI_VERSION);
     }
     void **libs = realloc(k->libs, (size_t)(k->nlibs + 1) * sizeof *libs);
     int before = k->n;
@@ -94,7 +99,7 @@ int nd_kernels_load(nd_kernels *k, const char *path, nd_error *err)
         k->libs = libs ? libs : k->libs;
         k->n = before;
         dlclose(h);
-        return nd_fail(err, "%s: out of memory registering kernels", path);
+        return nd_failc(err, ND_ENOMEM, "%s: out of memory registering kernels", path);
     }
     k->libs = libs;
     k->libs[k->nlibs++] = h;
@@ -131,10 +136,12 @@ static int no_match(const char *op, const nda_kernel_entry *const *cands, int nc
         }
     }
     if (!best)
-        return nd_fail(err, "op '%s': no specialized kernel was generated for it; add targets to its spec", op);
-    return nd_fail(err, "op '%s': no specialized kernel for these distributions: operand '%s' is [%s]; the nearest "
-                        "target, %s, has [%s]", op, best->operands[first_diff], sigs[first_diff], best->symbol,
-                   best->signatures[first_diff]);
+        return nd_failc(err, ND_ENOENT, "op '%s': no specialized kernel was generated for it; add targets to its spec",
+                        op);
+    assert(first_diff >= 0 && first_diff < n); /* scan matched none of the candidates exactly */
+    return nd_failc(err, ND_ENOENT, "op '%s': no specialized kernel for these distributions: operand '%s' is [%s]; "
+                                    "the nearest target, %s, has [%s]", op, best->operands[first_diff],
+                    sigs[first_diff], best->symbol, best->signatures[first_diff]);
 }
 
 static bool dtypes_match(const nda_kernel_entry *e, nd_tensor *const *tensors, int n)
@@ -162,9 +169,10 @@ static int dtype_error(const nd_kernels *k, const char *op, nd_tensor *const *te
                 snprintf(takes + strlen(takes), sizeof takes - strlen(takes), "%s%s", takes[0] ? " or " : "", e->dtypes[i]);
         }
         if (!ok)
-            return nd_fail(err, "op '%s': operand '%s' is %s, but the op takes %s there", op, name, have, takes);
+            return nd_failc(err, ND_ENOENT, "op '%s': operand '%s' is %s, but the op takes %s there", op, name, have,
+                            takes);
     }
-    return nd_fail(err, "op '%s': no kernel takes this combination of dtypes", op);
+    return nd_failc(err, ND_ENOENT, "op '%s': no kernel takes this combination of dtypes", op);
 }
 
 /* The op's entries for these tensors' dtypes: its generic one, the one specialized for sigs, and the
@@ -201,12 +209,13 @@ static int specialize(nd_kernels *k, const char *op, nd_tensor *const *tensors, 
 {
     char path[4096];
     nd_error jerr;
+    assert(k->jit && r->generic >= 0 && r->generic < k->n);
     int rc = nd_jit_library(k->jit, k->entries[r->generic], k->spec[r->generic], sigs, path, sizeof path,
                             &how->jit, how->jit_note, sizeof how->jit_note, &jerr);
     if (!rc && nd_kernels_load(k, path, &jerr))
         rc = 1;
     if (rc) {
-        nd_fail(err, "%s", jerr.msg);
+        nd_failc(err, jerr.code, "%s", jerr.msg);
         if (rc < 0)
             return -1;
         how->jit = ND_JIT_FAILED;
@@ -215,7 +224,8 @@ static int specialize(nd_kernels *k, const char *op, nd_tensor *const *tensors, 
     }
     scan(k, op, tensors, n, sigs, r);
     if (r->special < 0)
-        return nd_fail(err, "jit: op '%s': the library %s has no kernel for these distributions", op, path);
+        return nd_failc(err, ND_ENOENT, "jit: op '%s': the library %s has no kernel for these distributions", op,
+                        path);
     return 0;
 }
 
@@ -233,7 +243,7 @@ static int pick_entry(nd_kernels *k, const char *op, nd_tensor *const *tensors, 
         typed += e->noperands == ntensors && dtypes_match(e, tensors, ntensors);
     }
     if (!named)
-        return nd_fail(err, "op '%s': no loaded kernel library provides it", op);
+        return nd_failc(err, ND_ENOENT, "op '%s': no loaded kernel library provides it", op);
     if (arity != ntensors)
         return nd_fail(err, "op '%s' takes %d operands, but the launch gives %d", op, arity, ntensors);
     if (!typed)
@@ -243,13 +253,14 @@ static int pick_entry(nd_kernels *k, const char *op, nd_tensor *const *tensors, 
     if (!sigs || !r) {
         free(sigs);
         free(r);
-        return nd_fail(err, "op '%s': out of memory", op);
+        return nd_failc(err, ND_ENOMEM, "op '%s': out of memory", op);
     }
     for (int i = 0; i < ntensors; ++i)
         nd_dist_signature(nd_tensor_dist(tensors[i]), sigs[i], sizeof sigs[i]);
     scan(k, op, tensors, ntensors, sigs, r);
     /* every entry of an op carries the same indices */
     int any = r->generic >= 0 ? r->generic : r->special;
+    assert(any >= 0 || r->ncands > 0); /* typed: some entry takes these dtypes */
     int rc = nd_op_check(any >= 0 ? k->entries[any] : r->cands[0], tensors, ntensors, err);
     how->jit = ND_JIT_NONE;
     how->jit_note[0] = '\0';
@@ -261,9 +272,12 @@ static int pick_entry(nd_kernels *k, const char *op, nd_tensor *const *tensors, 
     if (!rc && want == ND_VARIANT_SPECIALIZED && r->special < 0)
         rc = no_match(op, r->cands, r->ncands, sigs, ntensors, err);
     if (!rc && (want == ND_VARIANT_GENERIC || r->special < 0) && r->generic < 0)
-        rc = nd_fail(err, "op '%s': no generic kernel is registered", op);
-    if (!rc)
-        *out = k->entries[want == ND_VARIANT_GENERIC || r->special < 0 ? r->generic : r->special];
+        rc = nd_failc(err, ND_ENOENT, "op '%s': no generic kernel is registered", op);
+    if (!rc) {
+        int pick = want == ND_VARIANT_GENERIC || r->special < 0 ? r->generic : r->special;
+        assert(pick >= 0 && pick < k->n);
+        *out = k->entries[pick];
+    }
     free(sigs);
     free(r);
     return rc;
@@ -290,22 +304,25 @@ static int check_writers(const nda_kernel_entry *e, nd_device *dev, nd_tensor *c
     for (int i = n - e->noutputs; i < n; ++i) {
         const nd_dist *d = nd_tensor_dist(tensors[i]);
         if (d->spec.buffer == ND_DRAM && d->layout.ncores > cores)
-            return nd_fail(err, "op '%s': output '%s' spans %lld DRAM banks, but the device has %lld cores to "
-                                "write them; each bank needs a core", e->op, e->operands[i],
-                           (long long)d->layout.ncores, (long long)cores);
+            return nd_failc(err, ND_EREFUSED, "op '%s': output '%s' spans %lld DRAM banks, but the device has %lld "
+                                              "cores to write them; each bank needs a core", e->op, e->operands[i],
+                            (long long)d->layout.ncores, (long long)cores);
     }
     return 0;
 }
 
-int nd_run(nd_device *dev, nd_kernels *k, const char *op, nd_tensor *const *tensors, int ntensors,
-           const double *scalars, int nscalars, nd_variant want, nd_kernel_pick *pick, nd_launch_stats *stats,
-           nd_error *err)
+int nd_run(const nd_launch_desc *l, nd_error *err)
 {
-    nd_kernel_pick local;
-    pick = pick ? pick : &local;
-    if (nd_kernels_pick(k, op, tensors, ntensors, want, pick, err) ||
-        check_writers(pick->entry, dev, tensors, ntensors, err) ||
-        nd_op_check_scalars(pick->entry, tensors, ntensors, scalars, nscalars, err))
+    if (!l || !l->device || !l->kernels || !l->op)
+        return nd_fail(err, "run: the launch needs a device, kernels and an op");
+    if (l->ntensors < 0 || (l->ntensors && !l->tensors) || l->nscalars < 0 || (l->nscalars && !l->scalars))
+        return nd_fail(err, "op '%s': %d tensors and %d scalars, but %s", l->op, l->ntensors, l->nscalars,
+                       l->ntensors < 0 || l->nscalars < 0 ? "counts cannot be negative" : "no array holds them");
+    nd_kernel_pick local, *pick = l->pick ? l->pick : &local;
+    if (nd_kernels_pick(l->kernels, l->op, l->tensors, l->ntensors, l->variant, pick, err) ||
+        check_writers(pick->entry, l->device, l->tensors, l->ntensors, err) ||
+        nd_op_check_scalars(pick->entry, l->tensors, l->ntensors, l->scalars, l->nscalars, err))
         return -1;
-    return nd_launch(dev, pick->fn, tensors, ntensors, scalars, nscalars, stats, err);
+    assert(pick->fn && pick->entry && pick->entry->noperands == l->ntensors);
+    return nd_launch(l->device, pick->fn, l->tensors, l->ntensors, l->scalars, l->nscalars, l->stats, err);
 }

@@ -4,6 +4,7 @@
  * Dtypes and Partial operands are checked here; shapes against the index notation, and what the
  * template requires, by nd_op_check_shapes (nd_dist), which the generator runs on every target too.
  */
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -32,18 +33,19 @@ int nd_op_check(const nda_kernel_entry *e, nd_tensor *const *tensors, int n, nd_
     for (int i = 0; i < n; ++i) {
         d[i] = nd_tensor_dist(tensors[i]);
         if (strcmp(nd_dtype_name(d[i]->spec.dtype), e->dtypes[i]) != 0)
-            return nd_fail(err, "op '%s': operand '%s' is %s, but the op takes %s there", e->op, e->operands[i],
-                           nd_dtype_name(d[i]->spec.dtype), e->dtypes[i]);
+            return nd_failc(err, ND_ENOENT, "op '%s': operand '%s' is %s, but the op takes %s there", e->op,
+                            e->operands[i], nd_dtype_name(d[i]->spec.dtype), e->dtypes[i]);
         const nd_dist_spec *s = &d[i]->spec;
         if (s->parts > 1 && !(e->partial >> i & 1u))
-            return nd_fail(err, "op '%s': operand '%s' is Partial, %d parts pending a %s, but the op takes it "
-                                "whole; resolve it first with all_reduce or reduce_scatter", e->op, e->operands[i],
-                           (int)s->parts, nd_reduce_name(s->reduce));
+            return nd_failc(err, ND_EREFUSED, "op '%s': operand '%s' is Partial, %d parts pending a %s, but the op "
+                                              "takes it whole; resolve it first with all_reduce or reduce_scatter",
+                            e->op, e->operands[i], (int)s->parts, nd_reduce_name(s->reduce));
         uint32_t takes = (uint32_t)(e->partial_reduce >> 8 * i & 0xffu);
         if (s->parts > 1 && !(takes >> s->reduce & 1u))
-            return nd_fail(err, "op '%s': operand '%s' is Partial(%s), but the op takes Partial operands only "
-                                "pending %s; resolve it first with all_reduce or reduce_scatter", e->op,
-                           e->operands[i], nd_reduce_name(s->reduce), reduce_list(buf, sizeof buf, takes));
+            return nd_failc(err, ND_EREFUSED, "op '%s': operand '%s' is Partial(%s), but the op takes Partial "
+                                              "operands only pending %s; resolve it first with all_reduce or "
+                                              "reduce_scatter", e->op, e->operands[i], nd_reduce_name(s->reduce),
+                            reduce_list(buf, sizeof buf, takes));
     }
     nd_op_sig sig = {e->op, e->noperands, e->noutputs, e->operands, e->indices, e->scalars, e->requires};
     return nd_op_check_shapes(&sig, d, err);
@@ -104,6 +106,7 @@ int nd_op_check_scalars(const nda_kernel_entry *e, nd_tensor *const *tensors, in
         return check_named(e, nscalars, err);
     const char *open = strchr(e->scalars, '(');
     int x = operand_named(e, open + 1, strlen(open + 1) - 1);
+    assert(x >= 0 && x < n && n == e->noperands); /* the generator checked the rule names an operand */
     bool perm = strncmp(e->scalars, "perm", 4) == 0;
     const nd_dist_spec *in = &nd_tensor_dist(tensors[x])->spec, *out = &nd_tensor_dist(tensors[n - 1])->spec;
     int axes[ND_MAX_RANK], r = in->rank;

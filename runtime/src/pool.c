@@ -6,6 +6,7 @@
  * contention, and a thread walks neighbouring cores, whose data usually neighbour too. Which thread runs an item never changes what the item computes: kernels write only the
  * pages their own core owns, so results do not depend on the thread count.
  */
+#include <assert.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -48,6 +49,7 @@ static void *worker_main(void *arg)
         pthread_mutex_unlock(&p->mu);
         drain(p);
         pthread_mutex_lock(&p->mu);
+        assert(p->busy > 0);
         if (--p->busy == 0)
             pthread_cond_signal(&p->done);
     }
@@ -72,7 +74,7 @@ int nd_pool_create(int threads, nd_pool **out, nd_error *err)
     nd_pool *p = calloc(1, sizeof *p);
     if (!p || !(p->workers = calloc((size_t)threads, sizeof *p->workers))) {
         free(p);
-        return nd_fail(err, "threads %d: out of memory for the thread pool", threads);
+        return nd_failc(err, ND_ENOMEM, "threads %d: out of memory for the thread pool", threads);
     }
     p->nthreads = threads;
     pthread_mutex_init(&p->mu, NULL);
@@ -83,7 +85,7 @@ int nd_pool_create(int threads, nd_pool **out, nd_error *err)
             stop_workers(p, i);
             p->nthreads = 0;
             nd_pool_destroy(p);
-            return nd_fail(err, "threads %d: could not start thread %d", threads, i + 1);
+            return nd_failc(err, ND_ESYS, "threads %d: could not start thread %d", threads, i + 1);
         }
     *out = p;
     return 0;
@@ -106,7 +108,9 @@ int nd_pool_threads(const nd_pool *p) { return p->nthreads; }
 
 void nd_pool_run(nd_pool *p, int64_t n, void (*fn)(void *ctx, int64_t i), void *ctx)
 {
+    assert(n >= 0 && p->nthreads >= 1);
     pthread_mutex_lock(&p->mu);
+    assert(p->busy == 0); /* one job at a time: the last one has finished */
     p->fn = fn;
     p->ctx = ctx;
     p->n = n;
@@ -121,5 +125,6 @@ void nd_pool_run(nd_pool *p, int64_t n, void (*fn)(void *ctx, int64_t i), void *
     pthread_mutex_lock(&p->mu);
     while (p->busy > 0)
         pthread_cond_wait(&p->done, &p->mu);
+    assert(atomic_load(&p->next) >= p->n); /* every item was claimed */
     pthread_mutex_unlock(&p->mu);
 }

@@ -8,7 +8,9 @@ static int run(nd_device *dev, nd_kernels *k, const char *op, nd_tensor **t, nd_
 {
     nd_error err;
     nd_kernel_pick pick;
-    if (nd_run(dev, k, op, t, 2, NULL, 0, v, &pick, NULL, &err) || nd_tensor_read(t[1], out, n * 4, &err)) {
+    if (nd_run(&(nd_launch_desc){.device = dev, .kernels = k, .op = op, .tensors = t, .ntensors = 2, .variant = v,
+                                 .pick = &pick}, &err) ||
+        nd_tensor_read(t[1], out, n * 4, &err)) {
         fprintf(stderr, "%s: %s\n", op, err.msg);
         return -1;
     }
