@@ -97,6 +97,75 @@ static void term(sum *s, const char *x, int64_t k)
         sum_add(s, "%s * %lld", x, (long long)k);
 }
 
+/* ---------------------------------------------------------------- folded expressions */
+
+/* An integer expression as C text, folded as it is built: x / 1 and x * 1 are x, x % 1 and 0 * k are 0,
+ * and operations on constants are done. prec says how it binds: 0 a name or literal, 1 a product or
+ * quotient, 2 a sum. Every fold is an identity on the integers these expressions hold (non-negative
+ * page, shard and core numbers), so the printed code means what the unfolded one did. */
+typedef struct ex {
+    char s[480];
+    bool is_const;
+    int64_t k;
+    int prec;
+} ex;
+
+/* snprintf into a fixed buffer; long text is cut (expressions stay far shorter than the buffer). */
+__attribute__((format(printf, 3, 4))) static void ex_fmt(char *out, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out, len, fmt, ap);
+    va_end(ap);
+}
+
+static ex ex_k(int64_t k)
+{
+    ex e = {.is_const = true, .k = k, .prec = 0};
+    snprintf(e.s, sizeof e.s, "%lld", (long long)k);
+    return e;
+}
+
+static ex ex_name(const char *name)
+{
+    ex e = {.prec = 0};
+    ex_fmt(e.s, sizeof e.s, "%s", name);
+    return e;
+}
+
+static bool ex_is(const ex *e, int64_t k) { return e->is_const && e->k == k; }
+
+/* a op k, a quotient, remainder or product; a in parentheses when it is a sum. */
+static ex ex_op(ex a, char op, int64_t k)
+{
+    if (op == '/' && k == 1)
+        return a;
+    if (op == '%' && k == 1)
+        return ex_k(0);
+    if (op == '*' && (k == 0 || ex_is(&a, 0)))
+        return ex_k(0);
+    if (op == '*' && k == 1)
+        return a;
+    if (a.is_const && k > 0 && a.k >= 0)
+        return ex_k(op == '/' ? a.k / k : op == '%' ? a.k % k : a.k * k);
+    ex e = {.prec = 1};
+    ex_fmt(e.s, sizeof e.s, a.prec == 2 ? "(%s) %c %lld" : "%s %c %lld", a.s, op, (long long)k);
+    return e;
+}
+
+static ex ex_add(ex a, ex b)
+{
+    if (ex_is(&a, 0))
+        return b;
+    if (ex_is(&b, 0))
+        return a;
+    if (a.is_const && b.is_const)
+        return ex_k(a.k + b.k);
+    ex e = {.prec = 2};
+    ex_fmt(e.s, sizeof e.s, "%s + %s", a.s, b.s);
+    return e;
+}
+
 /* Shards a core holds, with self the name of its index: constant when shards divide evenly. */
 static void nslots_expr(char *out, size_t len, const nd_layout *l, const char *self)
 {
@@ -134,38 +203,46 @@ typedef struct operand_ctx {
 static void helper_locate(const operand_ctx *o)
 {
     const nd_layout *l = o->l;
-    sum shard = {0}, in = {0};
-    char c[32];
+    ex shard = ex_k(0), in = ex_k(0);
+    const ex page = ex_name("page");
+    bool page_used = false;
     ndg_buf_printf(o->b, "static inline nd_loc %slocate_%d(const nda_tensor *t, int64_t page)\n{\n    (void)t;\n", o->P,
                    o->k);
     for (int i = 0; i < l->rank; ++i) {
         bool sharded = l->grid[i] > 1, split = l->shard[i] > 1;
         if (!sharded && !split)
             continue; /* a dim of one page: coordinate 0 */
-        snprintf(c, sizeof c, "c%d", i);
-        if (i == 0)
-            ndg_buf_printf(o->b, "    const int64_t c0 = page / %lld;\n", (long long)l->page_stride[0]);
-        else if (i == l->rank - 1)
-            ndg_buf_printf(o->b, "    const int64_t %s = page %% %lld;\n", c, (long long)l->pages[i]);
-        else
-            ndg_buf_printf(o->b, "    const int64_t %s = page / %lld %% %lld;\n", c, (long long)l->page_stride[i],
-                           (long long)l->pages[i]);
-        char q[64], r[64];
-        snprintf(q, sizeof q, split ? "%s / %lld" : "%s", c, (long long)l->shard[i]);
-        snprintf(r, sizeof r, sharded ? "%s %% %lld" : "%s", c, (long long)l->shard[i]);
+        ex c = i == 0 ? ex_op(page, '/', l->page_stride[0])
+               : i == l->rank - 1 ? ex_op(page, '%', l->pages[i])
+                                  : ex_op(ex_op(page, '/', l->page_stride[i]), '%', l->pages[i]);
+        page_used = true;
+        if (c.prec) { /* named, as it is used twice */
+            char name[16];
+            snprintf(name, sizeof name, "c%d", i);
+            ndg_buf_printf(o->b, "    const int64_t %s = %s;\n", name, c.s);
+            c = ex_name(name);
+        }
         if (sharded)
-            term(&shard, q, l->grid_stride[i]);
+            shard = ex_add(shard, ex_op(ex_op(c, '/', l->shard[i]), '*', l->grid_stride[i]));
         if (split)
-            term(&in, r, l->shard_stride[i]);
+            in = ex_add(in, ex_op(sharded ? ex_op(c, '%', l->shard[i]) : c, '*', l->shard_stride[i]));
     }
-    if (l->rank == 1 && l->pages[0] == 1 && l->shard[0] == 1)
+    if (!page_used)
         ndg_buf_printf(o->b, "    (void)page;\n");
-    ndg_buf_printf(o->b, "    const int64_t shard = %s, in = %s;\n", sum_text(&shard), sum_text(&in));
+    if (shard.prec) {
+        ndg_buf_printf(o->b, "    const int64_t shard = %s;\n", shard.s);
+        shard = ex_name("shard");
+    }
     long long N = l->ncores, R = l->shards_per_core, SP = l->shard_pages;
-    if (l->strategy == ND_ROUND_ROBIN)
-        ndg_buf_printf(o->b, "    return (nd_loc){shard %% %lld, shard / %lld * %lld + in};\n}\n", N, N, SP);
-    else
-        ndg_buf_printf(o->b, "    return (nd_loc){shard / %lld, shard %% %lld * %lld + in};\n}\n", R, R, SP);
+    ex core, offset;
+    if (l->strategy == ND_ROUND_ROBIN) {
+        core = ex_op(shard, '%', N);
+        offset = ex_add(ex_op(ex_op(shard, '/', N), '*', SP), in);
+    } else {
+        core = ex_op(shard, '/', R);
+        offset = ex_add(ex_op(ex_op(shard, '%', R), '*', SP), in);
+    }
+    ndg_buf_printf(o->b, "    return (nd_loc){%s, %s};\n}\n", core.s, offset.s);
 }
 
 static void helper_page_coord(const operand_ctx *o)
@@ -173,10 +250,13 @@ static void helper_page_coord(const operand_ctx *o)
     const nd_layout *l = &o->d->layout; /* page coordinates are at the tensor's full rank */
     ndg_buf_printf(o->b, "static inline void %spage_coord_%d(const nda_tensor *t, int64_t page, int64_t *coord)\n{\n"
                          "    (void)t;\n", o->P, o->k);
-    for (int i = l->rank - 1; i > 0; --i)
-        ndg_buf_printf(o->b, "    coord[%d] = page %% %lld;\n    page /= %lld;\n", i, (long long)l->pages[i],
-                       (long long)l->pages[i]);
-    ndg_buf_printf(o->b, "    coord[0] = page;\n}\n");
+    const ex page = ex_name("page");
+    int64_t below = 1; /* pages in the dims after i */
+    for (int i = l->rank - 1; i > 0; --i) {
+        ndg_buf_printf(o->b, "    coord[%d] = %s;\n", i, ex_op(ex_op(page, '/', below), '%', l->pages[i]).s);
+        below *= l->pages[i];
+    }
+    ndg_buf_printf(o->b, "    coord[0] = %s;\n}\n", ex_op(page, '/', below).s);
 }
 
 static void helper_page_id(const operand_ctx *o)
@@ -212,25 +292,25 @@ static void helper_is_local(const operand_ctx *o)
                          "    return self >= 0 && %slocate_%d(t, page).core == self;\n}\n", o->P, o->k, o->P, o->k);
 }
 
-/* Counts traffic exactly as nda_page_read does. */
+/* Counts traffic with the accessor's own ndstat_* functions, as nda_page_read does. */
 static void helper_page_read(const operand_ctx *o)
 {
-    long long pb = o->d->page_bytes;
     ndg_buf_printf(o->b,
         "static inline const void *%spage_read_%d(const nda_core *core, const nda_tensor *t, int64_t page)\n{\n"
         "    const nd_loc l = %slocate_%d(t, page);\n    const bool local = l.core == t->index_of[core->id];\n"
-        "    core->stats->local_pages_read += local;\n    core->stats->remote_pages_read += !local;\n"
-        "    core->stats->local_bytes_read += local ? %lld : 0;\n    core->stats->remote_bytes_read += local ? 0 : %lld;\n"
-        "    return t->base[l.core] + l.offset * %lld;\n}\n", o->P, o->k, o->P, o->k, pb, pb, pb);
+        "    ndstat_reads(core, local, !local, %lld);\n"
+        "    return t->base[l.core] + %s;\n}\n", o->P, o->k, o->P, o->k, (long long)o->d->page_bytes,
+        ex_op(ex_name("l.offset"), '*', o->d->page_bytes).s);
 }
 
 static void helper_page_write(const operand_ctx *o)
 {
     ndg_buf_printf(o->b,
         "static inline void *%spage_write_%d(const nda_core *core, const nda_tensor *t, int64_t page)\n{\n"
-        "    const nd_loc l = %slocate_%d(t, page);\n    core->stats->pages_written += 1;\n"
-        "    core->stats->remote_pages_written += l.core != t->index_of[core->id];\n"
-        "    return t->base[l.core] + l.offset * %lld;\n}\n", o->P, o->k, o->P, o->k, (long long)o->d->page_bytes);
+        "    const nd_loc l = %slocate_%d(t, page);\n"
+        "    ndstat_writes(core, 1, l.core != t->index_of[core->id]);\n"
+        "    return t->base[l.core] + %s;\n}\n", o->P, o->k, o->P, o->k,
+        ex_op(ex_name("l.offset"), '*', o->d->page_bytes).s);
 }
 
 static void helper_shard_count(const operand_ctx *o)
@@ -287,26 +367,34 @@ static void helper_elem_read(const operand_ctx *o)
     const nd_dist_spec *s = &o->d->spec;
     const nd_layout *full = &o->d->layout;
     int r = s->rank;
-    sum pid = {0}, in = {0};
+    ex pid = ex_k(0), in = ex_k(0);
     int64_t pe = 1;
     for (int i = r - 1; i >= 0; --i) { /* in-page strides run from the last dim */
-        char q[64], m[64];
-        snprintf(q, sizeof q, s->page[i] == 1 ? "coord[%d]" : "coord[%d] / %lld", i, (long long)s->page[i]);
-        snprintf(m, sizeof m, "coord[%d] %% %lld", i, (long long)s->page[i]);
+        char c[32];
+        snprintf(c, sizeof c, "coord[%d]", i);
         if (full->pages[i] > 1)
-            term(&pid, q, full->page_stride[i]);
+            pid = ex_add(ex_op(ex_op(ex_name(c), '/', s->page[i]), '*', full->page_stride[i]), pid);
         if (s->page[i] > 1)
-            term(&in, m, pe);
+            in = ex_add(ex_op(ex_op(ex_name(c), '%', s->page[i]), '*', pe), in);
         pe *= s->page[i];
     }
     long long pw = s->page[r - 1], W = s->shape[r - 1];
+    char last[32];
+    snprintf(last, sizeof last, "coord[%d]", r - 1);
+    ex to_page_end = pw == 1 ? ex_k(1) : ex_name(""); /* pw - coord % pw */
+    if (pw != 1)
+        ex_fmt(to_page_end.s, sizeof to_page_end.s, "%lld - %s", pw, ex_op(ex_name(last), '%', pw).s);
     ndg_buf_printf(o->b,
         "static inline const void *%selem_read_%d(const nda_core *core, const nda_tensor *t, const int64_t *coord, int64_t *run)\n{\n"
-        "    const int64_t to_page_end = %lld - coord[%d] %% %lld, to_edge = %lld - coord[%d];\n"
+        "    const int64_t to_page_end = %s, to_edge = %lld - %s;\n"
         "    *run = to_page_end < to_edge ? to_page_end : to_edge;\n"
-        "    const uint8_t *p = (const uint8_t *)%spage_read_%d(core, t, %s);\n"
-        "    return p + (%s) * %lld;\n}\n",
-        o->P, o->k, pw, r - 1, pw, W, r - 1, o->P, o->k, sum_text(&pid), sum_text(&in), (long long)o->d->elem_bytes);
+        "    const uint8_t *p = (const uint8_t *)%spage_read_%d(core, t, %s);\n",
+        o->P, o->k, to_page_end.s, W, last, o->P, o->k, pid.s);
+    ex off = ex_op(in, '*', o->d->elem_bytes);
+    if (ex_is(&off, 0))
+        ndg_buf_printf(o->b, "    return p;\n}\n");
+    else
+        ndg_buf_printf(o->b, "    return p + %s;\n}\n", off.s);
 }
 
 /* Copies and partial sums: constants of the target; only the core's own copy is looked up. */
@@ -319,18 +407,20 @@ static void helper_parts(const operand_ctx *o)
 static void helper_part(const operand_ctx *o)
 {
     const nd_dist_spec *s = &o->d->spec;
+    ex q = s->parts > 1 ? ex_op(ex_name("t->replica"), '/', s->replicas / s->parts) : ex_k(0);
     ndg_buf_printf(o->b, "static inline int64_t %spart_%d(const nda_core *core, const nda_tensor *t)\n{\n"
-                         "    (void)core;\n    (void)t;\n    return %s%d;\n}\n", o->P, o->k,
-                   s->parts > 1 ? "t->replica / " : "0 * ", (int)(s->replicas / s->parts));
+                         "    (void)core;\n    (void)t;\n    return %s;\n}\n", o->P, o->k, q.s);
 }
 
 static void helper_part_range(const operand_ctx *o)
 {
+    int parts = (int)o->d->spec.parts;
+    ex c = ex_op(ex_add(ex_name("n"), ex_k(parts - 1)), '/', parts);
     ndg_buf_printf(o->b,
         "static inline void %spart_range_%d(const nda_core *core, const nda_tensor *t, int64_t n, int64_t *lo, int64_t *hi)\n{\n"
-        "    const int64_t c = (n + %d) / %d, q = %spart_%d(core, t);\n"
+        "    const int64_t c = %s, q = %spart_%d(core, t);\n"
         "    *lo = q * c < n ? q * c : n;\n    *hi = *lo + c < n ? *lo + c : n;\n}\n",
-        o->P, o->k, (int)o->d->spec.parts - 1, (int)o->d->spec.parts, o->P, o->k);
+        o->P, o->k, c.s, o->P, o->k);
 }
 
 static void helper_part_reduce(const operand_ctx *o)
@@ -344,15 +434,16 @@ static void helper_part_page_read(const operand_ctx *o)
 {
     const nd_dist_spec *s = &o->d->spec;
     long long pb = o->d->page_bytes, per = s->replicas / s->parts, n = o->d->layout.ncores;
+    ex copy = ex_add(ex_op(ex_name("part"), '*', per), ex_op(ex_name("t->replica"), '%', per));
     ndg_buf_printf(o->b,
         "static inline const void *%spart_page_read_%d(const nda_core *core, const nda_tensor *t, int64_t part, int64_t page)\n{\n"
-        "    const int64_t copy = part * %lld + t->replica %% %lld;\n"
+        "    const int64_t copy = %s;\n"
         "    const nd_loc l = %slocate_%d(t, page);\n"
         "    const bool local = copy == t->replica && l.core == t->index_of[core->id];\n"
-        "    core->stats->local_pages_read += local;\n    core->stats->remote_pages_read += !local;\n"
-        "    core->stats->local_bytes_read += local ? %lld : 0;\n    core->stats->remote_bytes_read += local ? 0 : %lld;\n"
-        "    return t->all_base[copy * %lld + l.core] + l.offset * %lld;\n}\n",
-        o->P, o->k, per, per, o->P, o->k, pb, pb, n, pb);
+        "    ndstat_reads(core, local, !local, %lld);\n"
+        "    return t->all_base[%s] + %s;\n}\n",
+        o->P, o->k, copy.s, o->P, o->k, pb, ex_add(ex_op(ex_name("copy"), '*', n), ex_name("l.core")).s,
+        ex_op(ex_name("l.offset"), '*', pb).s);
 }
 
 /* Helpers in emission order: each after those it calls. NDG_LOCATE's helper serves nda_locate too. */
@@ -486,116 +577,210 @@ static bool outer_loop(const nd_layout *l, int i)
     return (l->grid[i] == 1 ? l->pages[i] : l->shard[i]) != 1;
 }
 
-static void loop_open(ndg_buf *b, const char *P, const loop_plan *p, const char *ind)
+/*
+ * The loop nest of one nda_iter loop, planned before it is printed: every extent, origin and pointer
+ * as a folded expression, so a dim of one page has no loop, a core with one shard slot has an `if`
+ * instead of a loop over slots, and the innermost loop disappears when it runs once (unless the body
+ * says `continue`, which needs it).
+ */
+typedef struct nest {
+    char self[64], nslots[64], slot[64], shard[64];
+    ex nslots_ex;                 /* shard slots of a core holding any */
+    bool one_slot;                /* nslots is the constant 1: an if, not a loop */
+    ex shard_ex, q[ND_MAX_RANK], extent[ND_MAX_RANK];
+    bool need_q[ND_MAX_RANK];
+    int nrows;                    /* row loops: dims before the last whose extent is not 1 */
+    bool inner_loop;              /* the last dim's loop is printed */
+} nest;
+
+/* Whether the template text [from, to) holds the token `continue` (comments included: conservative). */
+static bool has_continue(const ndg_template *t, unsigned from, unsigned to)
+{
+    for (unsigned i = from; i + 8 <= to; ++i)
+        if (strncmp(t->text + i, "continue", 8) == 0 && (i == 0 || !(isalnum((unsigned char)t->text[i - 1]) ||
+                                                                      t->text[i - 1] == '_')) &&
+            !(isalnum((unsigned char)t->text[i + 8]) || t->text[i + 8] == '_'))
+            return true;
+    return false;
+}
+
+static void plan_nest(const ndg_template *t, const char *P, const loop_plan *p, nest *m)
+{
+    const nd_layout *l = p->l;
+    int n = p->idx, R = l->rank;
+    memset(m, 0, sizeof *m);
+    snprintf(m->self, sizeof m->self, "%sself%d", P, n);
+    snprintf(m->nslots, sizeof m->nslots, "%snslots%d", P, n);
+    snprintf(m->shard, sizeof m->shard, "%sshard%d", P, n);
+    long long G = l->num_shards, N = l->ncores, Rc = l->shards_per_core;
+    if (l->strategy == ND_ROUND_ROBIN ? G % N == 0 : G == N * Rc)
+        m->nslots_ex = ex_k(l->strategy == ND_ROUND_ROBIN ? G / N : Rc);
+    else {
+        m->nslots_ex = ex_name("");
+        nslots_expr(m->nslots_ex.s, sizeof m->nslots_ex.s, l, m->self);
+        m->nslots_ex.prec = 3;
+    }
+    m->one_slot = ex_is(&m->nslots_ex, 1);
+    ex slot = ex_k(0);
+    if (!m->one_slot) {
+        snprintf(m->slot, sizeof m->slot, "%sslot%d", P, n);
+        slot = ex_name(m->slot);
+    }
+    const ex self = ex_name(m->self);
+    m->shard_ex = l->strategy == ND_ROUND_ROBIN ? ex_add(self, ex_op(slot, '*', N))
+                                                : ex_add(ex_op(self, '*', Rc), slot);
+    ex shard = m->shard_ex.prec ? ex_name(m->shard) : m->shard_ex;
+    /* a shard-grid coordinate is needed for the page origin, or for an uneven extent */
+    for (int i = 0; i < R; ++i) {
+        long long g = l->grid[i], S = l->shard[i], T = l->pages[i];
+        m->need_q[i] = g > 1 && (p->page_used || T % S != 0);
+        if (m->need_q[i]) {
+            m->q[i] = i == 0 ? ex_op(shard, '/', l->grid_stride[i])
+                             : ex_op(ex_op(shard, '/', l->grid_stride[i]), '%', g);
+        }
+        if (g == 1)
+            m->extent[i] = ex_k(T);
+        else if (T % S == 0)
+            m->extent[i] = ex_k(S);
+        else {
+            char e[64];
+            snprintf(e, sizeof e, "%se%d_%d", P, n, i);
+            m->extent[i] = ex_name(e);
+        }
+        if (i + 1 < R && outer_loop(l, i))
+            ++m->nrows;
+    }
+    m->inner_loop = !ex_is(&m->extent[R - 1], 1) ||
+                    has_continue(t, p->loop->body_start, p->loop->body_end);
+}
+
+static void loop_open(ndg_buf *b, const char *P, const loop_plan *p, const nest *m, const char *ind)
 {
     const nd_layout *l = p->l;
     const ndg_loop *L = p->loop;
     int n = p->idx, R = l->rank;
-    char self[64], slot[64], nslots[256], shard[256];
-    snprintf(self, sizeof self, "%sself%d", P, n);
-    snprintf(slot, sizeof slot, "%sslot%d", P, n);
-    nslots_expr(nslots, sizeof nslots, l, self);
-    shard_expr(shard, sizeof shard, l, self, slot);
+    char in1[80], in2[80];
+    snprintf(in1, sizeof in1, "%s    ", ind);
+    snprintf(in2, sizeof in2, "%s        ", ind);
     ndg_buf_printf(b, "{ /* ndgen: the pages of operand %d this core holds: %lld shards of %lld pages on %lld cores, %s */\n",
                    L->operand, (long long)l->num_shards, (long long)l->shard_pages, (long long)l->ncores,
                    nd_strategy_name(l->strategy));
-    ndg_buf_printf(b, "%s    const int64_t %s = (%s)->owner_of[(%s)->id];\n", ind, self, L->tensor_expr, L->core_expr);
-    ndg_buf_printf(b, "%s    const int64_t %snslots%d = %s < 0 ? 0 : %s;\n", ind, P, n, self, nslots);
+    ndg_buf_printf(b, "%sconst int64_t %s = (%s)->owner_of[(%s)->id];\n", in1, m->self, L->tensor_expr, L->core_expr);
     for (int i = 0; i < p->nptrs; ++i) {
         const loop_ptr *q = &p->ptrs[i];
-        ndg_buf_printf(b, "%s    uint8_t *const %sbase%d_%d = %s < 0 ? NULL : (%s)->base[%s];\n", ind, P, n, q->operand,
-                       self, q->tensor, self);
+        if (!m->one_slot)
+            ndg_buf_printf(b, "%suint8_t *const %sbase%d_%d = %s < 0 ? NULL : (%s)->base[%s];\n", in1, P, n,
+                           q->operand, m->self, q->tensor, m->self);
         if (q->read)
-            ndg_buf_printf(b, "%s    int64_t %sreads%d_%d = 0;\n", ind, P, n, q->operand);
+            ndg_buf_printf(b, "%sint64_t %sreads%d_%d = 0;\n", in1, P, n, q->operand);
         if (q->write)
-            ndg_buf_printf(b, "%s    int64_t %swrites%d_%d = 0;\n", ind, P, n, q->operand);
+            ndg_buf_printf(b, "%sint64_t %swrites%d_%d = 0;\n", in1, P, n, q->operand);
     }
-    ndg_buf_printf(b, "%s    for (int64_t %s = 0; %s < %snslots%d; ++%s) {\n", ind, slot, slot, P, n, slot);
-    /* a shard-grid coordinate is needed for the page origin, or for an uneven extent */
-    bool need_q[ND_MAX_RANK], any_q = false;
-    for (int i = 0; i < R; ++i) {
-        need_q[i] = l->grid[i] > 1 && (p->page_used || l->pages[i] % l->shard[i] != 0);
-        any_q |= need_q[i];
+    if (m->one_slot) {
+        ndg_buf_printf(b, "%sif (%s >= 0) { /* one shard slot */\n", in1, m->self);
+    } else {
+        ndg_buf_printf(b, "%sconst int64_t %s = %s < 0 ? 0 : %s;\n", in1, m->nslots, m->self, m->nslots_ex.s);
+        ndg_buf_printf(b, "%sfor (int64_t %s = 0; %s < %s; ++%s) {\n", in1, m->slot, m->slot, m->nslots, m->slot);
     }
-    if (any_q)
-        ndg_buf_printf(b, "%s        const int64_t %sshard%d = %s;\n", ind, P, n, shard);
-    char extent[ND_MAX_RANK][128];
-    sum origin = {0};
+    bool any_q = false;
+    for (int i = 0; i < R; ++i)
+        any_q |= m->need_q[i];
+    if (any_q && m->shard_ex.prec)
+        ndg_buf_printf(b, "%sconst int64_t %s = %s;\n", in2, m->shard, m->shard_ex.s);
+    ex q[ND_MAX_RANK];
     for (int i = 0; i < R; ++i) {
-        long long g = l->grid[i], S = l->shard[i], T = l->pages[i];
-        if (need_q[i]) {
-            if (i == 0)
-                ndg_buf_printf(b, "%s        const int64_t %sq%d_%d = %sshard%d / %lld;\n", ind, P, n, i, P, n,
-                               (long long)l->grid_stride[i]);
-            else
-                ndg_buf_printf(b, "%s        const int64_t %sq%d_%d = %sshard%d / %lld %% %lld;\n", ind, P, n, i, P, n,
-                               (long long)l->grid_stride[i], g);
-            char q[64];
-            snprintf(q, sizeof q, "%sq%d_%d", P, n, i);
-            if (p->page_used)
-                term(&origin, q, S * l->page_stride[i]);
+        q[i] = m->q[i];
+        if (m->need_q[i] && q[i].prec) {
+            char name[64];
+            snprintf(name, sizeof name, "%sq%d_%d", P, n, i);
+            ndg_buf_printf(b, "%sconst int64_t %s = %s;\n", in2, name, q[i].s);
+            q[i] = ex_name(name);
         }
-        if (g == 1)
-            snprintf(extent[i], sizeof extent[i], "%lld", T);
-        else if (T % S == 0)
-            snprintf(extent[i], sizeof extent[i], "%lld", S);
-        else {
-            ndg_buf_printf(b, "%s        const int64_t %se%d_%d = %sq%d_%d == %lld ? %lld : %lld;\n", ind, P, n, i, P,
-                           n, i, g - 1, T - (g - 1) * S, S);
-            snprintf(extent[i], sizeof extent[i], "%se%d_%d", P, n, i);
+        if (!m->extent[i].is_const) {
+            long long g = l->grid[i], S = l->shard[i], T = l->pages[i];
+            ndg_buf_printf(b, "%sconst int64_t %s = %s == %lld ? %lld : %lld;\n", in2, m->extent[i].s, q[i].s, g - 1,
+                           T - (g - 1) * S, S);
         }
     }
-    if (p->page_used)
-        ndg_buf_printf(b, "%s        const int64_t %sorigin%d = %s;\n", ind, P, n, sum_text(&origin));
-    for (int i = 0; i < p->nptrs; ++i)
-        ndg_buf_printf(b, "%s        uint8_t *const %sshardp%d_%d = %sbase%d_%d + %sslot%d * %lld;\n", ind, P, n,
-                       p->ptrs[i].operand, P, n, p->ptrs[i].operand, P, n, (long long)(l->shard_pages * p->ptrs[i].pb));
+    ex origin = ex_k(0); /* again, from the named coordinates */
+    for (int i = 0; i < R; ++i)
+        if (m->need_q[i] && p->page_used)
+            origin = ex_add(origin, ex_op(q[i], '*', l->shard[i] * l->page_stride[i]));
+    if (p->page_used && origin.prec && m->nrows) {
+        char name[64];
+        snprintf(name, sizeof name, "%sorigin%d", P, n);
+        ndg_buf_printf(b, "%sconst int64_t %s = %s;\n", in2, name, origin.s);
+        origin = ex_name(name);
+    }
+    ex slot = m->one_slot ? ex_k(0) : ex_name(m->slot);
+    for (int i = 0; i < p->nptrs && m->nrows; ++i) { /* without row loops the pointers start here */
+        const loop_ptr *q2 = &p->ptrs[i];
+        if (m->one_slot)
+            ndg_buf_printf(b, "%suint8_t *const %sshardp%d_%d = (%s)->base[%s];\n", in2, P, n, q2->operand, q2->tensor,
+                           m->self);
+        else
+            ndg_buf_printf(b, "%suint8_t *const %sshardp%d_%d = %sbase%d_%d + %s;\n", in2, P, n, q2->operand, P, n,
+                           q2->operand, ex_op(slot, '*', l->shard_pages * q2->pb).s);
+    }
     /* rows: every dim but the last; each row starts from the coordinates of the outer loops */
     char pad[128]; /* ind (under 64), 8 spaces, and 4 per outer loop up to rank 8 */
-    snprintf(pad, sizeof pad, "%s        ", ind);
-    sum row_page = {0}, row_off = {0};
+    snprintf(pad, sizeof pad, "%s", in2);
+    ex row_page = ex_k(0), row_off = ex_k(0);
     for (int i = 0; i + 1 < R; ++i) {
         if (!outer_loop(l, i))
             continue; /* one row in this dim: its coordinate is 0 */
         char c[64];
         snprintf(c, sizeof c, "%sc%d_%d", P, n, i);
-        ndg_buf_printf(b, "%sfor (int64_t %s = 0; %s < %s; ++%s) {\n", pad, c, c, extent[i], c);
+        ndg_buf_printf(b, "%sfor (int64_t %s = 0; %s < %s; ++%s) {\n", pad, c, c, m->extent[i].s, c);
         strncat(pad, "    ", sizeof pad - strlen(pad) - 1);
-        term(&row_page, c, l->page_stride[i]);
-        term(&row_off, c, l->shard_stride[i]);
+        row_page = ex_add(row_page, ex_op(ex_name(c), '*', l->page_stride[i]));
+        row_off = ex_add(row_off, ex_op(ex_name(c), '*', l->shard_stride[i]));
     }
     if (p->page_used)
-        ndg_buf_printf(b, "%sint64_t %spage%d = %sorigin%d%s%s;\n", pad, P, n, P, n, row_page.n ? " + " : "",
-                       row_page.n ? row_page.text : "");
-    for (int i = 0; i < p->nptrs; ++i)
-        ndg_buf_printf(b, "%suint8_t *%sptr%d_%d = %sshardp%d_%d + (%s) * %lld;\n", pad, P, n, p->ptrs[i].operand, P, n,
-                       p->ptrs[i].operand, sum_text(&row_off), (long long)p->ptrs[i].pb);
+        ndg_buf_printf(b, "%sint64_t %spage%d = %s;\n", pad, P, n, ex_add(origin, row_page).s);
+    for (int i = 0; i < p->nptrs; ++i) {
+        const loop_ptr *q2 = &p->ptrs[i];
+        ex off = ex_op(row_off, '*', q2->pb);
+        if (m->nrows)
+            ndg_buf_printf(b, "%suint8_t *%sptr%d_%d = %sshardp%d_%d + %s;\n", pad, P, n, q2->operand, P, n,
+                           q2->operand, off.s);
+        else if (m->one_slot)
+            ndg_buf_printf(b, "%suint8_t *%sptr%d_%d = (%s)->base[%s];\n", pad, P, n, q2->operand, q2->tensor, m->self);
+        else
+            ndg_buf_printf(b, "%suint8_t *%sptr%d_%d = %sbase%d_%d + %s;\n", pad, P, n, q2->operand, P, n, q2->operand,
+                           ex_op(slot, '*', l->shard_pages * q2->pb).s);
+    }
+    if (!m->inner_loop) {
+        ndg_buf_printf(b, "%s{ /* one page: no loop */", pad);
+        return;
+    }
     char c[64];
     snprintf(c, sizeof c, "%sc%d_%d", P, n, R - 1);
-    ndg_buf_printf(b, "%sfor (int64_t %s = 0; %s < %s; ++%s", pad, c, c, extent[R - 1], c);
+    ndg_buf_printf(b, "%sfor (int64_t %s = 0; %s < %s; ++%s", pad, c, c, m->extent[R - 1].s, c);
     if (p->page_used)
         ndg_buf_printf(b, ", ++%spage%d", P, n);
     for (int i = 0; i < p->nptrs; ++i)
         ndg_buf_printf(b, ", %sptr%d_%d += %lld", P, n, p->ptrs[i].operand, (long long)p->ptrs[i].pb);
-    ndg_buf_printf(b, ") ");
+    ndg_buf_printf(b, ") {");
 }
 
-static void loop_close(ndg_buf *b, const char *P, const loop_plan *p)
+/* After the body's closing brace: the row loops and the slot loop close, then the loop's known-local
+ * traffic is counted once, with the accessor's own ndstat_* functions. */
+static void loop_close(ndg_buf *b, const char *P, const loop_plan *p, const nest *m, const char *ind)
 {
-    for (int i = 0; i + 1 < p->l->rank; ++i)
-        if (outer_loop(p->l, i))
-            ndg_buf_printf(b, " }");
-    ndg_buf_printf(b, " }");
+    for (int j = m->nrows; j-- > 0;)
+        ndg_buf_printf(b, "\n%s        %*s}", ind, 4 * j, "");
+    ndg_buf_printf(b, "\n%s    }", ind);
     const char *core = p->loop->core_expr;
     for (int i = 0; i < p->nptrs; ++i) {
         const loop_ptr *q = &p->ptrs[i];
         if (q->read)
-            ndg_buf_printf(b, " (%s)->stats->local_pages_read += %sreads%d_%d; (%s)->stats->local_bytes_read += %sreads%d_%d * %lld;",
-                           core, P, p->idx, q->operand, core, P, p->idx, q->operand, (long long)q->pb);
+            ndg_buf_printf(b, "\n%s    ndstat_reads(%s, %sreads%d_%d, 0, %lld);", ind, core, P, p->idx, q->operand,
+                           (long long)q->pb);
         if (q->write)
-            ndg_buf_printf(b, " (%s)->stats->pages_written += %swrites%d_%d;", core, P, p->idx, q->operand);
+            ndg_buf_printf(b, "\n%s    ndstat_writes(%s, %swrites%d_%d, 0);", ind, core, P, p->idx, q->operand);
     }
-    ndg_buf_printf(b, " }");
+    ndg_buf_printf(b, "\n%s}", ind);
 }
 
 /* Whether the text names a macro the template or its headers define: generated code must mean what
@@ -708,13 +893,15 @@ static int collect_edits(const ndg_template *t, const ndg_variant *v, edit **out
     for (int i = 0; i < t->nloops; ++i) {
         const ndg_loop *L = &t->loops[i];
         loop_plan p = plan_loop(t, v, i);
+        nest m;
+        plan_nest(t, v->prefix, &p, &m);
         char ind[64];
         indent_at(t, L->start, ind, sizeof ind);
         e[n].start = L->start;
-        e[n].end = L->body_start;
-        loop_open(&e[n++].text, v->prefix, &p, ind);
+        e[n].end = L->body_start + 1; /* the body's '{' is printed with the loop header */
+        loop_open(&e[n++].text, v->prefix, &p, &m, ind);
         e[n].start = e[n].end = L->body_end;
-        loop_close(&e[n++].text, v->prefix, &p);
+        loop_close(&e[n++].text, v->prefix, &p, &m, ind);
     }
 sort:
     qsort(e, (size_t)n, sizeof *e, edit_cmp);
@@ -756,7 +943,15 @@ static int emit_body(ndg_buf *out, const ndg_template *t, const ndg_variant *v, 
         if (v->line_directives && memchr(e[i].text.data, '\n', e[i].text.len)) {
             int line, col;
             line_col_at(t, pos, &line, &col);
-            ndg_buf_printf(out, "\n#line %d \"%s\"\n%*s", line, t->path_c, col - 1, "");
+            unsigned k = pos; /* the rest of the line: when blank, the next line starts after #line */
+            while (k < t->len && (t->text[k] == ' ' || t->text[k] == '\t'))
+                ++k;
+            if (k < t->len && t->text[k] == '\n' && (i + 1 == n || e[i + 1].start > k)) {
+                pos = k + 1;
+                ndg_buf_printf(out, "\n#line %d \"%s\"\n", line + 1, t->path_c);
+            } else {
+                ndg_buf_printf(out, "\n#line %d \"%s\"\n%*s", line, t->path_c, col - 1, "");
+            }
         }
     }
     ndg_buf_put(out, t->text + pos, t->len - pos);

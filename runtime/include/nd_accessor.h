@@ -107,6 +107,29 @@ typedef struct nda_kernel_library {
     const nda_kernel_group *const *groups;
 } nda_kernel_library;
 
+/* ---------------------------------------------------------------- traffic statistics */
+
+/*
+ * The one place traffic is counted. The generic accessor below and the kernels ndgen specializes both
+ * call these, so a specialized kernel counts exactly what the generic one does: per page read
+ * ndstat_reads(core, local, !local, page_bytes), per page written ndstat_writes(core, 1, remote); a
+ * specialized loop over a core's own pages counts its n local reads or writes once, at the end.
+ * Not part of the template API (templates reach distributions through nda_* calls only).
+ */
+static inline void ndstat_reads(const nda_core *core, int64_t local_pages, int64_t remote_pages, int64_t page_bytes)
+{
+    core->stats->local_pages_read += local_pages;
+    core->stats->remote_pages_read += remote_pages;
+    core->stats->local_bytes_read += local_pages * page_bytes;
+    core->stats->remote_bytes_read += remote_pages * page_bytes;
+}
+
+static inline void ndstat_writes(const nda_core *core, int64_t pages, int64_t remote_pages)
+{
+    core->stats->pages_written += pages;
+    core->stats->remote_pages_written += remote_pages;
+}
+
 /* Operand i of a launch, inputs then outputs in the order the op's spec declares them. Templates bind
  * every operand through this call; the generator keys its specialization on the index. */
 static inline const nda_tensor *nda_operand(const nda_args *args, int i)
@@ -163,10 +186,7 @@ static inline const void *nda_page_read(const nda_core *core, const nda_tensor *
 {
     nd_loc loc = nd_layout_locate_id(t->layout, page);
     bool local = loc.core == nda_self(core, t);
-    core->stats->local_pages_read += local;
-    core->stats->remote_pages_read += !local;
-    core->stats->local_bytes_read += local ? t->page_bytes : 0;
-    core->stats->remote_bytes_read += local ? 0 : t->page_bytes;
+    ndstat_reads(core, local, !local, t->page_bytes);
     return t->base[loc.core] + loc.offset * t->page_bytes;
 }
 
@@ -174,8 +194,7 @@ static inline const void *nda_page_read(const nda_core *core, const nda_tensor *
 static inline void *nda_page_write(const nda_core *core, const nda_tensor *t, int64_t page)
 {
     nd_loc loc = nd_layout_locate_id(t->layout, page);
-    core->stats->pages_written += 1;
-    core->stats->remote_pages_written += loc.core != nda_self(core, t);
+    ndstat_writes(core, 1, loc.core != nda_self(core, t));
     return t->base[loc.core] + loc.offset * t->page_bytes;
 }
 
@@ -304,10 +323,7 @@ static inline const void *nda_part_page_read(const nda_core *core, const nda_ten
     int64_t per = t->replicas / t->parts, copy = part * per + t->replica % per;
     nd_loc loc = nd_layout_locate_id(t->layout, page);
     bool local = copy == t->replica && loc.core == nda_self(core, t);
-    core->stats->local_pages_read += local;
-    core->stats->remote_pages_read += !local;
-    core->stats->local_bytes_read += local ? t->page_bytes : 0;
-    core->stats->remote_bytes_read += local ? 0 : t->page_bytes;
+    ndstat_reads(core, local, !local, t->page_bytes);
     return t->all_base[copy * t->layout->ncores + loc.core] + loc.offset * t->page_bytes;
 }
 

@@ -1,7 +1,7 @@
-/* Defines a macro named like a member the generated code uses (core->stats). */
+/* Defines a macro named like a member the generated code uses (t->owner_of). */
 #ifndef ADV_STATS_MACRO_H
 #define ADV_STATS_MACRO_H
 
-#define stats adv_stats_field
+#define owner_of adv_owner_field
 
 #endif

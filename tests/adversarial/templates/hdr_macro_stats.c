@@ -1,4 +1,4 @@
-/* Refused: its header defines the macro `stats`, which would rewrite the generated core->stats. */
+/* Refused: its header defines the macro `owner_of`, which would rewrite the generated t->owner_of. */
 #include "adv_stats_macro.h"
 #include "nd_accessor.h"
 
