@@ -34,6 +34,7 @@ typedef struct placed {
     dev_axis split[ND_MAX_RANK][MAX_DEV_AXES];
     int npartial;
     dev_axis partial[MAX_DEV_AXES];
+    nd_reduce reduce; /* what the parts pend */
     nd_sharding sh; /* the mesh form, for printing */
     bool regular;   /* sh describes it */
 } placed;
@@ -44,7 +45,7 @@ typedef struct plan_opts {
     int nins;
     const char *ins[PLAN_MAX_INPUTS];
     const char *out, *shape, *grid, *mesh, *dtype, *format, *output;
-    bool alternatives;
+    bool alternatives, uneven;
 } plan_opts;
 
 typedef struct plan_env {
@@ -52,6 +53,7 @@ typedef struct plan_env {
     int64_t size[128]; /* by letter */
     int64_t elem_bytes;
     const char *mesh, *shape; /* --mesh and --shape as given */
+    bool uneven;              /* --uneven: einshard and PartitionSpec splits may leave a short last chunk */
 } plan_env;
 
 /* ---------------------------------------------------------------- checked sizes */
@@ -79,9 +81,12 @@ static void from_sharding(placed *p, const nd_sharding *sh)
             p->split[d][p->nsplit[d]++] = (dev_axis){stride[a], sh->axes[a].size};
         }
     }
+    p->reduce = ND_REDUCE_SUM;
     for (int i = 0; i < sh->naxes; ++i)
-        if (sh->axes[i].kind == ND_MESH_PARTIAL)
+        if (sh->axes[i].kind == ND_MESH_PARTIAL) {
             p->partial[p->npartial++] = (dev_axis){stride[i], sh->axes[i].size};
+            p->reduce = sh->axes[i].reduce;
+        }
 }
 
 static int64_t ways(const dev_axis *axes, int n)
@@ -151,14 +156,14 @@ static void to_sharding(placed *p, int64_t devices)
             break;
         }
         if (t[i].a.stride > expect)
-            axes[na++] = (nd_mesh_axis){"", t[i].a.stride / expect, ND_MESH_REPLICATE, -1, ND_REDUCE_SUM};
-        axes[na++] = (nd_mesh_axis){"", t[i].a.size, t[i].kind, t[i].dim, ND_REDUCE_SUM};
+            axes[na++] = (nd_mesh_axis){.size = t[i].a.stride / expect, .kind = ND_MESH_REPLICATE, .dim = -1};
+        axes[na++] = (nd_mesh_axis){.size = t[i].a.size, .kind = t[i].kind, .dim = t[i].dim, .reduce = p->reduce};
         expect = t[i].a.stride * t[i].a.size;
     }
     if (p->regular && devices % expect)
         p->regular = false;
     if (p->regular && devices > expect)
-        axes[na++] = (nd_mesh_axis){"", devices / expect, ND_MESH_REPLICATE, -1, ND_REDUCE_SUM};
+        axes[na++] = (nd_mesh_axis){.size = devices / expect, .kind = ND_MESH_REPLICATE, .dim = -1};
     if (!p->regular || na > ND_MAX_MESH)
         return (void)(p->regular = false);
     for (int i = 0; i < na; ++i) /* back to major first */
@@ -189,6 +194,18 @@ static int parse_sharding(const char *text, const char *letters, const plan_env 
     if (nd_sharding_devices(&sh) != env->devices)
         return nd_fail(err, "%s: its mesh holds %lld devices, but --grid has %lld", text,
                        (long long)nd_sharding_devices(&sh), (long long)env->devices);
+    nd_error why;
+    if (nd_sharding_check_splits(&sh, p->shape, env->uneven ? ND_SPLIT_UNEVEN : ND_SPLIT_NOTATION, &why))
+        return nd_failc(err, why.code, "%s: %s", text, why.msg);
+    int first = -1;
+    for (int i = 0; i < sh.naxes; ++i) {
+        if (sh.axes[i].kind != ND_MESH_PARTIAL || sh.axes[i].size < 2)
+            continue;
+        if (first >= 0 && sh.axes[i].reduce != sh.axes[first].reduce)
+            return nd_failc(err, ND_EREFUSED, "%s: parts pending %s and %s cannot be one tensor; resolve one first",
+                            text, nd_reduce_name(sh.axes[first].reduce), nd_reduce_name(sh.axes[i].reduce));
+        first = first < 0 ? i : first;
+    }
     for (int d = 0; d < p->rank; ++d)
         snprintf(sh.dim_names[d], ND_MESH_NAME, "%c", letters[d]);
     from_sharding(p, &sh);
@@ -244,23 +261,29 @@ static int parse_shape(const char *text, plan_env *env, nd_error *err)
 
 /* ---------------------------------------------------------------- one einsum */
 
+enum { MAX_LETTERS = 2 * ND_MAX_RANK, MAX_WAYS = 64 };
+
+/* One way to run a step, and what resolves its result. A way says, for each letter some input splits,
+ * which input's split the devices follow (-1: none, the letter is read whole, gathering it). */
 typedef struct alt {
-    char what[160];
-    int64_t bytes;
-    const char *collective; /* NULL: none */
-    placed result;
+    char what[256];
+    int64_t bytes;          /* total over cores: inputs read remotely, then the collective */
+    int64_t max_core;       /* the most bytes one core reads: the critical path */
+    int64_t input_bytes;
+    const char *gather;     /* "all_gather" when the way reads a split letter whole, else NULL */
+    const char *collective; /* what resolves the result: NULL, all_reduce, reduce_scatter, all_gather */
+    placed computed;        /* the result as the way computes it */
+    placed result;          /* after the collective */
 } alt;
 
 typedef struct step {
     const char *einsum;
     int nin;
     placed in[2];
-    placed out;        /* as computed: Partial when a reduced letter is sharded */
-    char letters[27];  /* every letter, in first appearance order */
-    bool free_[27], sharded[27];
-    int64_t input_bytes;
-    int nalts;
-    alt alts[3 + ND_MAX_RANK]; /* all_reduce, a reduce_scatter per dim, all_gather, none */
+    char letters[MAX_LETTERS + 1]; /* every letter, in first appearance order */
+    bool free_[MAX_LETTERS], sharded[MAX_LETTERS];
+    int nalts, cap;
+    alt *alts;
     int chosen;
 } step;
 
@@ -281,137 +304,362 @@ static void held(const placed *p, int64_t v, int64_t *lo, int64_t *hi)
         chunk(p->split[d], p->nsplit[d], p->shape[d], v, &lo[d], &hi[d]);
 }
 
-/* Source of letter c for the computation: the first operand splitting it, else the first having it. */
-static const placed *source(const step *s, char c, int *dim)
+static int64_t block_volume(const placed *p, int64_t v)
 {
-    const placed *pick = NULL;
-    for (int k = s->nin - 1; k >= 0; --k) {
-        const char *at = strchr(s->in[k].letters, c);
-        if (at && (!pick || is_split(&s->in[k], (int)(at - s->in[k].letters)))) {
-            pick = &s->in[k];
-            *dim = (int)(at - s->in[k].letters);
-        }
-    }
-    return pick;
+    int64_t lo[ND_MAX_RANK], hi[ND_MAX_RANK];
+    held(p, v, lo, hi);
+    return overlap(lo, hi, lo, hi, p->rank);
 }
 
-/* Where input t's dims come from for the computation: the source operand's dim, or NULL when the
- * dim is needed whole (a reduced letter, gathered first). */
-static void need_sources(const step *s, const placed *t, bool gather, const placed **src, int *sd)
+/* Elements of a's block on device v that b's block on v also holds (a and b of the same tensor). */
+static int64_t common_volume(const placed *a, const placed *b, int64_t v)
 {
-    for (int d = 0; d < t->rank; ++d) {
-        src[d] = source(s, t->letters[d], &sd[d]);
-        if (gather && !s->free_[strchr(s->letters, t->letters[d]) - s->letters])
-            src[d] = NULL;
-    }
+    int64_t alo[ND_MAX_RANK], ahi[ND_MAX_RANK], blo[ND_MAX_RANK], bhi[ND_MAX_RANK];
+    held(a, v, alo, ahi);
+    held(b, v, blo, bhi);
+    return overlap(alo, ahi, blo, bhi, a->rank);
 }
 
-/* Bytes device v reads from other cores to compute its block; gather: reduced letters whole. */
-static int64_t input_bytes(const step *s, const plan_env *env, bool gather)
+static int letter_index(const step *s, char c) { return (int)(strchr(s->letters, c) - s->letters); }
+
+static int dim_of(const placed *t, char c)
 {
-    int64_t total = 0;
+    const char *at = strchr(t->letters, c);
+    return at ? (int)(at - t->letters) : -1;
+}
+
+static bool same_split(const placed *a, int da, const placed *b, int db)
+{
+    return a->nsplit[da] == b->nsplit[db] &&
+           !memcmp(a->split[da], b->split[db], sizeof(dev_axis) * (size_t)a->nsplit[da]);
+}
+
+/* Whether the device axes vary independently: every combination of their coordinates is taken by the
+ * same number of devices. Checked by counting, so meshes of any shapes compare exactly. */
+static bool independent(const dev_axis *axes, int n, int64_t devices)
+{
+    int64_t combos = 1;
+    for (int i = 0; i < n; ++i)
+        combos = nd_size_mul(combos, axes[i].size);
+    if (combos < 1 || combos > devices || devices % combos)
+        return false;
+    int64_t *count = calloc((size_t)combos, sizeof *count);
+    bool ok = count != NULL;
+    for (int64_t v = 0; v < devices && ok; ++v)
+        ++count[piece(axes, n, v)];
+    for (int64_t q = 0; q < combos && ok; ++q)
+        ok = count[q] == devices / combos;
+    free(count);
+    return ok;
+}
+
+/* The candidates for letter i: -1 (read whole), then each input that splits it, without repeats of
+ * the same split. The first candidate is the default way: the first input that splits it. */
+static int candidates(const step *s, int i, int *cand)
+{
+    int n = 0;
+    char c = s->letters[i];
     for (int k = 0; k < s->nin; ++k) {
-        const placed *t = &s->in[k], *src[ND_MAX_RANK];
-        int sd[ND_MAX_RANK] = {0};
-        need_sources(s, t, gather, src, sd);
+        int d = dim_of(&s->in[k], c);
+        bool dup = false;
+        for (int j = 0; j < n; ++j)
+            dup |= same_split(&s->in[cand[j]], dim_of(&s->in[cand[j]], c), &s->in[k], d);
+        if (d >= 0 && is_split(&s->in[k], d) && !dup)
+            cand[n++] = k;
+    }
+    cand[n++] = -1;
+    return n;
+}
+
+/* The device axes a way uses: each split letter's, then the Partial inputs' parts. */
+static int way_axes(const step *s, const int *src, dev_axis *axes)
+{
+    int n = 0;
+    for (int i = 0; s->letters[i]; ++i) {
+        if (src[i] < 0)
+            continue;
+        const placed *t = &s->in[src[i]];
+        int d = dim_of(t, s->letters[i]);
+        for (int k = 0; k < t->nsplit[d] && n < MAX_DEV_AXES * 4; ++k)
+            axes[n++] = t->split[d][k];
+    }
+    for (int k = 0; k < s->nin; ++k)
+        for (int j = 0; j < s->in[k].npartial && n < MAX_DEV_AXES * 4; ++j)
+            axes[n++] = s->in[k].partial[j];
+    return n;
+}
+
+/* Bytes each device reads from other cores to compute its block the way src says, into per_core. */
+static void way_input_bytes(const step *s, const plan_env *env, const int *src, int64_t *per_core)
+{
+    for (int64_t v = 0; v < env->devices; ++v)
+        per_core[v] = 0;
+    for (int k = 0; k < s->nin; ++k) {
+        const placed *t = &s->in[k];
         for (int64_t v = 0; v < env->devices; ++v) {
             int64_t nlo[ND_MAX_RANK], nhi[ND_MAX_RANK], hlo[ND_MAX_RANK], hhi[ND_MAX_RANK], need = 1;
             for (int d = 0; d < t->rank; ++d) {
-                if (src[d])
-                    chunk(src[d]->split[sd[d]], src[d]->nsplit[sd[d]], src[d]->shape[sd[d]], v, &nlo[d], &nhi[d]);
+                int from = src[letter_index(s, t->letters[d])];
+                const placed *f = from < 0 ? NULL : &s->in[from];
+                int fd = f ? dim_of(f, t->letters[d]) : 0;
+                if (f)
+                    chunk(f->split[fd], f->nsplit[fd], f->shape[fd], v, &nlo[d], &nhi[d]);
                 else
                     nlo[d] = 0, nhi[d] = t->shape[d];
                 need = nd_size_mul(need, nhi[d] - nlo[d]);
             }
-            held(t, v, hlo, hhi);
-            total = nd_size_add(total, nd_size_mul(subc(need, overlap(nlo, nhi, hlo, hhi, t->rank)), env->elem_bytes));
+            held(t, v, hlo, hhi); /* a Partial input: v needs its own part, which it holds */
+            int64_t remote = nd_size_mul(subc(need, overlap(nlo, nhi, hlo, hhi, t->rank)), env->elem_bytes);
+            per_core[v] = nd_size_add(per_core[v], remote);
         }
     }
-    return total;
 }
 
-/* The output as computed: free letters split as their source; Partial over reduced letters' axes,
- * unless gather (the reduced letters' inputs made whole first). */
-static void compute_output(const step *s, const char *out_letters, const plan_env *env, bool gather, placed *o)
+/* The result as the way computes it: free letters split as their source; Partial over the axes of the
+ * split reduced letters and of a Partial input. Fails (returns -1 with why) when the parts would pend
+ * two different reductions. */
+static int way_output(const step *s, const char *out_letters, const plan_env *env, const int *src, placed *o,
+                      char *why, size_t len)
 {
     memset(o, 0, sizeof *o);
     o->rank = (int)strlen(out_letters);
+    o->reduce = ND_REDUCE_SUM;
     snprintf(o->letters, sizeof o->letters, "%.8s", out_letters);
-    for (int d = 0; d < o->rank; ++d) {
-        int sd = 0;
-        const placed *src = source(s, out_letters[d], &sd);
-        o->shape[d] = src->shape[sd];
-        o->nsplit[d] = src->nsplit[sd];
-        memcpy(o->split[d], src->split[sd], sizeof o->split[d]);
-    }
-    for (const char *c = s->letters; *c && !gather; ++c) {
-        int sd = 0;
-        const placed *src = source(s, *c, &sd);
-        if (strchr(out_letters, *c) || !is_split(src, sd))
+    bool reduced_split = false;
+    for (int i = 0; s->letters[i]; ++i) {
+        char c = s->letters[i];
+        const placed *f = src[i] < 0 ? NULL : &s->in[src[i]];
+        int fd = 0, od = dim_of(o, c);
+        if (od >= 0) {
+            for (int k = 0; k < s->nin && !o->shape[od]; ++k)
+                if (dim_of(&s->in[k], c) >= 0)
+                    o->shape[od] = s->in[k].shape[dim_of(&s->in[k], c)];
+        }
+        if (!f)
             continue;
-        for (int k = 0; k < src->nsplit[sd] && o->npartial < MAX_DEV_AXES; ++k)
-            o->partial[o->npartial++] = src->split[sd][k];
+        fd = dim_of(f, c);
+        if (od >= 0) {
+            o->nsplit[od] = f->nsplit[fd];
+            memcpy(o->split[od], f->split[fd], sizeof o->split[od]);
+        } else {
+            reduced_split = true;
+            for (int k = 0; k < f->nsplit[fd] && o->npartial < MAX_DEV_AXES; ++k)
+                o->partial[o->npartial++] = f->split[fd][k];
+        }
+    }
+    for (int k = 0; k < s->nin; ++k) {
+        const placed *t = &s->in[k];
+        if (ways(t->partial, t->npartial) <= 1)
+            continue;
+        if (reduced_split && t->reduce != ND_REDUCE_SUM) {
+            snprintf(why, len, "%s is Partial(%s) and a sharded reduced axis adds a pending sum: the parts would pend "
+                     "two reductions", t->name, nd_reduce_name(t->reduce));
+            return -1;
+        }
+        o->reduce = t->reduce;
+        for (int j = 0; j < t->npartial && o->npartial < MAX_DEV_AXES; ++j)
+            o->partial[o->npartial++] = t->partial[j];
     }
     to_sharding(o, env->devices);
+    return 0;
 }
 
-static int64_t block_volume(const placed *p, int64_t v)
+/* Bytes each core reads to turn the computed result o into w, if one collective can, and its name:
+ * parts of its own block from the other cores (all_reduce, reduce_scatter: w's block on each core lies
+ * in o's), or the pages of w's block it lacks (all_gather: o's block lies in w's); "" when each core
+ * already holds w's block. NULL when none can. */
+static const char *collective_to(const placed *o, const placed *w, const plan_env *env, int64_t *per_core)
 {
-    int64_t lo[ND_MAX_RANK], hi[ND_MAX_RANK], n = 1;
-    held(p, v, lo, hi);
-    for (int d = 0; d < p->rank; ++d)
-        n = nd_size_mul(n, hi[d] - lo[d]);
-    return n;
-}
-
-static void add_alt(step *s, const char *what, int64_t bytes, const char *collective, const placed *result)
-{
-    alt *a = &s->alts[s->nalts++];
-    snprintf(a->what, sizeof a->what, "%s", what);
-    a->bytes = bytes;
-    a->collective = collective;
-    a->result = *result;
-}
-
-/* The resolutions of a Partial output: keep it, all_reduce, reduce_scatter along each free letter, or
- * gather the reduced letters' inputs first. */
-static void alternatives(step *s, const plan_env *env)
-{
-    const placed partial = s->out;
-    int64_t parts = ways(partial.partial, partial.npartial), ar = 0;
-    placed whole = partial;
-    whole.npartial = 0;
-    to_sharding(&whole, env->devices);
-    for (int64_t v = 0; v < env->devices; ++v)
-        ar = nd_size_add(ar, nd_size_mul(nd_size_mul(block_volume(&whole, v), parts - 1), env->elem_bytes));
-    add_alt(s, "all_reduce the partial sums: the result whole on every core", nd_size_add(s->input_bytes, ar), "all_reduce",
-            &whole);
-    for (int d = 0; d < partial.rank; ++d) {
-        placed scat = whole;
-        char what[160];
-        int64_t rs = 0;
-        if (scat.nsplit[d] + partial.npartial > MAX_DEV_AXES)
-            continue;
-        for (int k = 0; k < partial.npartial; ++k) /* the parts' axes now split d, minor to its own */
-            scat.split[d][scat.nsplit[d]++] = partial.partial[k];
-        to_sharding(&scat, env->devices);
-        for (int64_t v = 0; v < env->devices; ++v)
-            rs = nd_size_add(rs, nd_size_mul(nd_size_mul(block_volume(&scat, v), parts - 1), env->elem_bytes));
-        snprintf(what, sizeof what, "reduce_scatter along '%c': the result split over the parts' cores",
-                 partial.letters[d]);
-        add_alt(s, what, nd_size_add(s->input_bytes, rs), "reduce_scatter", &scat);
+    int64_t parts = ways(o->partial, o->npartial);
+    bool inside = true, covers = true, same = true;
+    if (ways(w->partial, w->npartial) > 1)
+        return NULL; /* a Partial result only as computed */
+    for (int64_t v = 0; v < env->devices; ++v) {
+        int64_t wv = block_volume(w, v), ov = block_volume(o, v), both = common_volume(o, w, v);
+        inside &= both == wv;
+        covers &= both == ov;
+        same &= both == wv && both == ov;
+        per_core[v] = nd_size_mul(parts > 1 ? nd_size_mul(wv, parts - 1) : subc(wv, both), env->elem_bytes);
     }
-    placed gathered;
-    compute_output(s, partial.letters, env, true, &gathered);
-    add_alt(s, "all_gather the reduced axes' inputs first: no partial sums", input_bytes(s, env, true), "all_gather",
-            &gathered);
-    add_alt(s, "leave the result Partial (a pending sum) for a later step", s->input_bytes, NULL, &partial);
+    if (parts > 1)
+        return !inside ? NULL : same ? "all_reduce" : "reduce_scatter";
+    return inside ? "" : covers ? "all_gather" : NULL; /* inside: each core keeps part of its block */
 }
 
+static int add_alt(step *s, const char *way, const char *what, const int64_t *in, const int64_t *coll,
+                   const plan_env *env, const char *gather, const char *collective, const placed *computed,
+                   const placed *result)
+{
+    if (s->nalts == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 16;
+        alt *grown = realloc(s->alts, sizeof *grown * (size_t)cap);
+        if (!grown)
+            return -1;
+        s->alts = grown;
+        s->cap = cap;
+    }
+    alt *a = &s->alts[s->nalts++];
+    snprintf(a->what, sizeof a->what, "%s%s%s", way, *way ? "; " : "", what);
+    a->bytes = a->max_core = a->input_bytes = 0;
+    for (int64_t v = 0; v < env->devices; ++v) {
+        int64_t core = nd_size_add(in[v], coll ? coll[v] : 0);
+        a->input_bytes = nd_size_add(a->input_bytes, in[v]);
+        a->bytes = nd_size_add(a->bytes, core);
+        a->max_core = core < 0 || a->max_core < 0 ? -1 : core > a->max_core ? core : a->max_core;
+    }
+    a->gather = gather;
+    a->collective = collective && *collective ? collective : NULL;
+    a->computed = *computed;
+    a->result = *result;
+    return 0;
+}
+
+/* The way's words: which letters are read whole, and which follow a split other than the first. */
+static void way_words(const step *s, const int *src, char *buf, size_t len)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int i = 0; s->letters[i] && n < len; ++i) {
+        int cand[3], nc = candidates(s, i, cand), w;
+        if (nc == 1 || src[i] == cand[0])
+            continue;
+        if (src[i] < 0)
+            w = snprintf(buf + n, len - n, "%sall_gather '%c' first", n ? ", " : "", s->letters[i]);
+        else
+            w = snprintf(buf + n, len - n, "%s'%c' as %s splits it", n ? ", " : "", s->letters[i], s->in[src[i]].name);
+        n += w > 0 ? (size_t)w : 0;
+    }
+}
+
+/* The resolutions of one way's result: keep it, all_reduce, reduce_scatter along each dim, or (for
+ * --out) whatever one collective reaches the wanted sharding. */
+static int resolutions(step *s, const plan_env *env, const int *src, const placed *o, const placed *want,
+                       int64_t *in, int64_t *coll)
+{
+    char way[160], what[160];
+    const char *gather = NULL;
+    for (int i = 0; s->letters[i]; ++i)
+        gather = src[i] < 0 && s->sharded[i] ? "all_gather" : gather;
+    way_words(s, src, way, sizeof way);
+    int64_t parts = ways(o->partial, o->npartial);
+    int first = s->nalts, rc = 0;
+    if (parts <= 1) {
+        rc = add_alt(s, way, "no collective: the result is whole where it is computed", in, NULL, env, gather, NULL, o, o);
+    } else {
+        placed whole = *o;
+        whole.npartial = 0;
+        to_sharding(&whole, env->devices);
+        snprintf(what, sizeof what, "leave the result Partial (a pending %s) for a later step", nd_reduce_name(o->reduce));
+        rc = add_alt(s, way, what, in, NULL, env, gather, NULL, o, o);
+        snprintf(what, sizeof what, "all_reduce the partial %ss: the result whole on every core",
+                 nd_reduce_name(o->reduce));
+        const char *name = collective_to(o, &whole, env, coll); /* all_reduce: whole's blocks are o's */
+        rc = rc || (name && add_alt(s, way, what, in, coll, env, gather, name, o, &whole));
+        for (int d = 0; d < o->rank && !rc; ++d) {
+            placed scat = whole;
+            if (scat.nsplit[d] + o->npartial > MAX_DEV_AXES)
+                continue;
+            for (int k = 0; k < o->npartial; ++k) /* the parts' axes now split d, minor to its own */
+                scat.split[d][scat.nsplit[d]++] = o->partial[k];
+            to_sharding(&scat, env->devices);
+            snprintf(what, sizeof what, "reduce_scatter along '%c': the result split over the parts' cores", o->letters[d]);
+            const char *scatter = collective_to(o, &scat, env, coll);
+            rc = scatter && add_alt(s, way, what, in, coll, env, gather, scatter, o, &scat);
+        }
+    }
+    if (rc || !want)
+        return rc;
+    for (int a = first; a < s->nalts; ++a)
+        if (s->alts[a].result.regular && want->regular && nd_sharding_equal(&s->alts[a].result.sh, &want->sh))
+            return 0;
+    const char *name = collective_to(o, want, env, coll);
+    if (!name)
+        return 0;
+    snprintf(what, sizeof what, "%s%s to the wanted sharding", *name ? name : "no collective",
+             *name ? " straight" : " needed");
+    return add_alt(s, way, what, in, coll, env, gather, name, o, want);
+}
+
+/* The reduce op a Partial input may carry through this einsum: sum and avg are linear, so they pass
+ * through any contraction of one Partial operand; max, min and product pass only through an einsum of
+ * one input that reduces nothing (a transpose or copy). */
+static int partial_inputs(const step *s, nd_error *err)
+{
+    int partial = 0, reduced = 0;
+    for (int i = 0; s->letters[i]; ++i)
+        reduced += !s->free_[i];
+    for (int k = 0; k < s->nin; ++k) {
+        const placed *t = &s->in[k];
+        if (ways(t->partial, t->npartial) <= 1)
+            continue;
+        ++partial;
+        bool linear = t->reduce == ND_REDUCE_SUM || t->reduce == ND_REDUCE_AVG;
+        if (!linear && (s->nin > 1 || reduced))
+            return nd_failc(err, ND_EREFUSED, "einsum '%s': input %s is Partial(%s); only a pending sum or avg, "
+                            "being linear, passes through a product or a reduction: resolve the pending %s first",
+                            s->einsum, t->name, nd_reduce_name(t->reduce), nd_reduce_name(t->reduce));
+    }
+    if (partial > 1)
+        return nd_failc(err, ND_EREFUSED, "einsum '%s': both inputs are Partial; a product of two pending sums is not "
+                        "a pending sum: resolve one first", s->einsum);
+    return 0;
+}
+
+/* Every way to run the step whose device axes vary independently (one mesh axis on two result dims, or
+ * on a free and a reduced axis, would leave blocks no device computes), each with its resolutions. */
+static int enumerate_ways(step *s, const char *out_letters, const plan_env *env, const placed *want, nd_error *err)
+{
+    int cand[MAX_LETTERS][3], ncand[MAX_LETTERS], src[MAX_LETTERS], n = (int)strlen(s->letters);
+    int64_t total = 1;
+    char why[200] = "";
+    for (int i = 0; i < n; ++i) {
+        ncand[i] = candidates(s, i, cand[i]);
+        src[i] = cand[i][0];
+        total *= ncand[i];
+    }
+    if (total > MAX_WAYS)
+        return nd_fail(err, "einsum '%s': %lld ways to combine the inputs' splits, more than %d that ndgen plan "
+                       "weighs", s->einsum, (long long)total, MAX_WAYS);
+    int64_t *in = malloc(sizeof *in * (size_t)env->devices * 2);
+    if (!in)
+        return nd_failc(err, ND_ENOMEM, "out of memory");
+    int rc = 0;
+    int pick[MAX_LETTERS] = {0};
+    for (int64_t w = 0; w < total && !rc; ++w) {
+        int64_t q = w;
+        for (int i = n - 1; i >= 0; --i) { /* way 0 is every letter's first candidate */
+            pick[i] = (int)(q % ncand[i]);
+            q /= ncand[i];
+            src[i] = cand[i][pick[i]];
+        }
+        dev_axis axes[MAX_DEV_AXES * 4];
+        placed o;
+        if (!independent(axes, way_axes(s, src, axes), env->devices)) {
+            if (!why[0])
+                snprintf(why, sizeof why, "the inputs' splits share a mesh axis between two axes of the einsum");
+            continue;
+        }
+        if (way_output(s, out_letters, env, src, &o, why, sizeof why))
+            continue;
+        way_input_bytes(s, env, src, in);
+        rc = resolutions(s, env, src, &o, want, in, in + env->devices);
+        if (rc)
+            nd_failc(err, ND_ENOMEM, "out of memory");
+    }
+    free(in);
+    if (!rc && s->nalts == 0)
+        return nd_failc(err, ND_EREFUSED, "einsum '%s': no way to compute it: %s", s->einsum, why);
+    return rc;
+}
+
+/* Fewest bytes on the busiest core first, then fewest in total; stable, so ties keep the way order. */
 static void rank_alts(step *s)
 {
     for (int i = 1; i < s->nalts; ++i)
-        for (int j = i; j > 0 && s->alts[j].bytes < s->alts[j - 1].bytes; --j) {
+        for (int j = i; j > 0; --j) {
+            const alt *a = &s->alts[j], *b = &s->alts[j - 1];
+            if (a->max_core > b->max_core || (a->max_core == b->max_core && a->bytes >= b->bytes))
+                break;
             alt x = s->alts[j];
             s->alts[j] = s->alts[j - 1];
             s->alts[j - 1] = x;
@@ -441,8 +689,8 @@ static void classify(step *s, const char *out_letters)
         s->free_[i] = strchr(out_letters, s->letters[i]) != NULL;
         s->sharded[i] = false;
         for (int k = 0; k < s->nin; ++k) {
-            const char *at = strchr(s->in[k].letters, s->letters[i]);
-            s->sharded[i] |= at && is_split(&s->in[k], (int)(at - s->in[k].letters));
+            int d = dim_of(&s->in[k], s->letters[i]);
+            s->sharded[i] |= d >= 0 && is_split(&s->in[k], d);
         }
     }
 }
@@ -463,8 +711,18 @@ static void put_notation(FILE *fp, const placed *p, bool json)
     json ? ndg_json_string(fp, rc < 0 ? err.msg : text) : (void)fputs(rc < 0 ? err.msg : text, fp);
 }
 
+/* "all_gather then all_reduce", "reduce_scatter", or "none". */
+static const char *collectives_of(const alt *a, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s%s%s", a->gather ? a->gather : "", a->gather && a->collective ? " then " : "",
+             a->collective ? a->collective : "");
+    return buf[0] ? buf : "none";
+}
+
 static void text_step(FILE *fp, const step *s, int i, bool all)
 {
+    const alt *c = &s->alts[s->chosen];
+    char names[64];
     fprintf(fp, "step %d: %s\n  inputs:", i + 1, s->einsum);
     for (int k = 0; k < s->nin; ++k) {
         fprintf(fp, "%s %s ", k ? "," : "", s->in[k].name);
@@ -474,42 +732,61 @@ static void text_step(FILE *fp, const step *s, int i, bool all)
     for (int j = 0; s->letters[j]; ++j)
         fprintf(fp, "%s%c %s%s", j ? ", " : "", s->letters[j], s->free_[j] ? "free" : "reduced",
                 s->sharded[j] ? " sharded" : "");
-    fprintf(fp, "\n  parallelism: %s\n  output %s: ", parallelism(s), s->out.name);
-    put_notation(fp, &s->out, false);
-    int64_t parts = ways(s->out.partial, s->out.npartial);
+    fprintf(fp, "\n  parallelism: %s\n  output %s: ", parallelism(s), c->computed.name);
+    put_notation(fp, &c->computed, false);
+    int64_t parts = ways(c->computed.partial, c->computed.npartial);
     if (parts > 1)
-        fprintf(fp, "  (Partial: a pending sum of %" PRId64 " parts)", parts);
-    const alt *c = &s->alts[s->chosen];
-    fprintf(fp, "\n  plan: %s\n  collective: %s; bytes moved: %" PRId64 " (inputs %" PRId64 ")\n", c->what,
-            c->collective ? c->collective : "none", c->bytes, s->input_bytes);
+        fprintf(fp, "  (Partial: a pending %s of %" PRId64 " parts)", nd_reduce_name(c->computed.reduce), parts);
+    fprintf(fp, "\n  plan: %s\n  collective: %s; bytes moved: %" PRId64 " (inputs %" PRId64 "), at most %" PRId64
+            " by one core\n", c->what, collectives_of(c, names, sizeof names), c->bytes, c->input_bytes, c->max_core);
     for (int a = 0; all && a < s->nalts; ++a)
-        fprintf(fp, "    %d. %12" PRId64 " bytes  %s\n", a + 1, s->alts[a].bytes, s->alts[a].what);
+        fprintf(fp, "    %d. %12" PRId64 " bytes, %10" PRId64 " on the busiest core  %s\n", a + 1, s->alts[a].bytes,
+                s->alts[a].max_core, s->alts[a].what);
+}
+
+static void json_name(FILE *fp, const char *name)
+{
+    if (name)
+        ndg_json_string(fp, name);
+    else
+        fputs("null", fp);
 }
 
 static void json_step(FILE *fp, const step *s, bool all)
 {
+    const alt *c = &s->alts[s->chosen];
+    int64_t parts = ways(c->computed.partial, c->computed.npartial);
     fputs("    {\"einsum\": ", fp);
     ndg_json_string(fp, s->einsum);
     fputs(", \"axes\": [", fp);
     for (int j = 0; s->letters[j]; ++j)
         fprintf(fp, "%s{\"axis\": \"%c\", \"role\": \"%s\", \"sharded\": %s}", j ? ", " : "", s->letters[j],
                 s->free_[j] ? "free" : "reduced", s->sharded[j] ? "true" : "false");
-    fprintf(fp, "],\n     \"parallelism\": \"%s\", \"partial\": %s, \"parts\": %" PRId64 ", \"output\": ", parallelism(s),
-            s->out.npartial && ways(s->out.partial, s->out.npartial) > 1 ? "true" : "false",
-            ways(s->out.partial, s->out.npartial));
-    put_notation(fp, &s->out, true);
-    const alt *c = &s->alts[s->chosen];
-    fprintf(fp, ",\n     \"collective\": %s%s%s, \"bytes\": %" PRId64 ", \"input_bytes\": %" PRId64 ", \"result\": ",
-            c->collective ? "\"" : "", c->collective ? c->collective : "null", c->collective ? "\"" : "", c->bytes,
-            s->input_bytes);
+    fprintf(fp, "],\n     \"parallelism\": \"%s\", \"partial\": %s, \"parts\": %" PRId64 ", \"reduce\": ",
+            parallelism(s), parts > 1 ? "true" : "false", parts);
+    json_name(fp, parts > 1 ? nd_reduce_name(c->computed.reduce) : NULL);
+    fputs(", \"output\": ", fp);
+    put_notation(fp, &c->computed, true);
+    fputs(",\n     \"gather\": ", fp);
+    json_name(fp, c->gather);
+    fputs(", \"collective\": ", fp);
+    json_name(fp, c->collective);
+    fprintf(fp, ", \"bytes\": %" PRId64 ", \"input_bytes\": %" PRId64 ", \"max_core_bytes\": %" PRId64 ", \"result\": ",
+            c->bytes, c->input_bytes, c->max_core);
     put_notation(fp, &c->result, true);
     if (all) {
         fputs(",\n     \"alternatives\": [", fp);
         for (int a = 0; a < s->nalts; ++a) {
             fputs(a ? ", {\"what\": " : "{\"what\": ", fp);
             ndg_json_string(fp, s->alts[a].what);
-            fprintf(fp, ", \"bytes\": %" PRId64 ", \"collective\": %s%s%s}", s->alts[a].bytes, s->alts[a].collective ? "\"" : "",
-                    s->alts[a].collective ? s->alts[a].collective : "null", s->alts[a].collective ? "\"" : "");
+            fprintf(fp, ", \"bytes\": %" PRId64 ", \"max_core_bytes\": %" PRId64 ", \"gather\": ", s->alts[a].bytes,
+                    s->alts[a].max_core);
+            json_name(fp, s->alts[a].gather);
+            fputs(", \"collective\": ", fp);
+            json_name(fp, s->alts[a].collective);
+            fputs(", \"result\": ", fp);
+            put_notation(fp, &s->alts[a].result, true);
+            fputc('}', fp);
         }
         fputc(']', fp);
     }
@@ -527,21 +804,29 @@ static const char plan_usage[] =
     "reduced, sharded or not), names the parallelism, says whether the result is Partial, which\n"
     "collective resolves it, and the bytes moved between cores by ndgen's kernels.\n"
     "\n"
+    "Every way to combine the inputs' splits is weighed: a letter two inputs split differently may\n"
+    "follow either, and any split letter may be gathered whole first. A way in which one mesh axis\n"
+    "would split two letters (two result dims, or a free and a reduced axis) leaves blocks that no core\n"
+    "computes and is never proposed. A Partial input (a pending sum or avg) stays pending through a\n"
+    "contraction; max, min and product pass only through a one-input einsum that reduces nothing.\n"
+    "Plans are ranked by the most bytes one core reads (the critical path), then by the total.\n"
+    "\n"
     "Options:\n"
     "  --in NAME=SHARDING     an input: an einshard expression ('x y -> x y*'), or pspec:SPEC or\n"
     "                         placements:LIST over --mesh\n"
-    "  --out SHARDING         the sharding wanted for the last result; default: a Partial result is\n"
-    "                         all-reduced, any other kept as computed\n"
+    "  --out SHARDING         the sharding wanted for the last result; default: the best plan whose\n"
+    "                         result is not Partial and not reduce-scattered\n"
     "  --shape LETTER=N,...   the size of every axis letter (required)\n"
     "  --grid XxY             the cores the meshes cover (required)\n"
     "  --mesh AXES            the mesh of pspec: and placements: shardings\n"
+    "  --uneven               allow einshard and pspec splits that do not divide (JAX refuses them)\n"
     "  --dtype f32|bf16|...   element type, for bytes (default f32)\n"
-    "  --alternatives         list every way to resolve each Partial result, fewest bytes first\n"
+    "  --alternatives         list every plan for each einsum, best first\n"
     "  --format text|json     (default text)\n"
     "  --output FILE          write FILE (whole or not at all) instead of standard output\n"
     "  --help                 show this help\n";
 
-enum { P_IN = 256, P_OUT, P_SHAPE, P_GRID, P_MESH, P_DTYPE, P_ALTS, P_FORMAT, P_OUTPUT, P_HELP };
+enum { P_IN = 256, P_OUT, P_SHAPE, P_GRID, P_MESH, P_DTYPE, P_ALTS, P_FORMAT, P_OUTPUT, P_HELP, P_UNEVEN };
 
 static const struct option plan_longopts[] = {
     {"in", required_argument, NULL, P_IN},         {"out", required_argument, NULL, P_OUT},
@@ -549,7 +834,7 @@ static const struct option plan_longopts[] = {
     {"mesh", required_argument, NULL, P_MESH},     {"dtype", required_argument, NULL, P_DTYPE},
     {"alternatives", no_argument, NULL, P_ALTS},   {"format", required_argument, NULL, P_FORMAT},
     {"output", required_argument, NULL, P_OUTPUT}, {"help", no_argument, NULL, P_HELP},
-    {NULL, 0, NULL, 0},
+    {"uneven", no_argument, NULL, P_UNEVEN},       {NULL, 0, NULL, 0},
 };
 
 static int parse_args(int argc, char **argv, plan_opts *o)
@@ -570,6 +855,8 @@ static int parse_args(int argc, char **argv, plan_opts *o)
             *slot[opt - P_OUT] = optarg;
         } else if (opt == P_ALTS) {
             o->alternatives = true;
+        } else if (opt == P_UNEVEN) {
+            o->uneven = true;
         } else {
             fprintf(stderr, "ndgen plan: %s: unknown option, missing value or too many; see ndgen plan --help\n",
                     argv[optind - 1]);
@@ -602,6 +889,7 @@ static int setup_env(const plan_opts *o, plan_env *env, nd_error *err)
     env->elem_bytes = nd_dtype_size(t);
     env->mesh = o->mesh;
     env->shape = o->shape;
+    env->uneven = o->uneven;
     return 0;
 }
 
@@ -619,9 +907,9 @@ static int check_tensor_bytes(const placed *p, const char *what, const plan_env 
 /* Whether some byte count of step s overflowed. */
 static bool step_overflows(const step *s)
 {
-    bool over = s->input_bytes < 0;
+    bool over = false;
     for (int a = 0; a < s->nalts; ++a)
-        over = over || s->alts[a].bytes < 0;
+        over = over || s->alts[a].bytes < 0 || s->alts[a].max_core < 0 || s->alts[a].input_bytes < 0;
     return over;
 }
 
@@ -636,10 +924,8 @@ static int bind_input(const plan_opts *o, const plan_env *env, step *steps, int 
             return nd_fail(err, "einsum '%s': its first input has %d axes, but the previous result has %d",
                            steps[i].einsum, (int)strlen(letters), p->rank);
         snprintf(p->letters, sizeof p->letters, "%.8s", letters); /* the same tensor, renamed axes */
-        if (ways(p->partial, p->npartial) > 1)
-            return nd_fail(err, "einsum '%s': its first input, the previous result, is kept Partial; ndgen plan does "
-                                "not plan over pending reductions (a contraction of one stays pending): choose a "
-                                "resolution of the previous result with --out", steps[i].einsum);
+        snprintf(p->name, sizeof p->name, "intermediate");
+        to_sharding(p, env->devices);
         return 0;
     }
     if (*next_in == o->nins)
@@ -652,30 +938,42 @@ static int bind_input(const plan_opts *o, const plan_env *env, step *steps, int 
             return nd_fail(err, "--shape: no size for axis '%c' of '%s'", *c, steps[i].einsum);
     if (parse_sharding(eq + 1, letters, env, p, err))
         return -1;
-    if (ways(p->partial, p->npartial) > 1)
-        return nd_fail(err, "--in %s: the input is Partial; ndgen plan does not plan over pending reductions (a "
-                            "contraction of one stays pending, and only a sum may): resolve it first and give the "
-                            "result's sharding", arg);
     snprintf(p->name, sizeof p->name, "%.*s", (int)(eq - arg), arg);
     return check_tensor_bytes(p, "input", env, err);
 }
 
-/* The alternative reaching want (a sharding of the output), or -1. */
-static int matching_alt(const step *s, const char *want, const plan_env *env, nd_error *err)
+static bool result_is(const alt *a, const placed *want)
 {
-    placed w;
-    if (parse_sharding(want, s->out.letters, env, &w, err))
-        return -2;
-    for (int a = 0; a < s->nalts; ++a)
-        if (s->alts[a].result.regular && nd_sharding_equal(&s->alts[a].result.sh, &w.sh))
-            return a;
-    return -1;
+    return a->result.regular && want->regular && nd_sharding_equal(&a->result.sh, &want->sh);
+}
+
+/* The plan taken: the best reaching --out for the last step; else the best whose result is not Partial
+ * (an elementwise op between steps would not keep a pending reduction), and for the last step not
+ * reduce-scattered either. */
+static int choose(step *s, bool last, const placed *want, const char *out, nd_error *err)
+{
+    for (int a = 0; a < s->nalts; ++a) {
+        const alt *x = &s->alts[a];
+        bool ok = want ? result_is(x, want)
+                       : ways(x->result.partial, x->result.npartial) <= 1 &&
+                             !(last && x->collective && strcmp(x->collective, "reduce_scatter") == 0);
+        if (ok) {
+            s->chosen = a;
+            return 0;
+        }
+    }
+    if (want)
+        return nd_failc(err, ND_EREFUSED, "--out %s: no plan here reaches that sharding with one collective; see "
+                        "--alternatives", out);
+    return nd_failc(err, ND_EREFUSED, "einsum '%s': every plan leaves its result Partial", s->einsum);
 }
 
 static int plan_step(const plan_opts *o, const plan_env *env, step *steps, int i, int *next_in, nd_error *err)
 {
     step *s = &steps[i];
     char in[2][ND_MAX_RANK + 1], out[ND_MAX_RANK + 1];
+    bool last = i + 1 == o->nsteps;
+    placed want, *wantp = NULL;
     s->einsum = o->steps[i];
     if (parse_einsum(s->einsum, in, &s->nin, out, err))
         return -1;
@@ -683,35 +981,27 @@ static int plan_step(const plan_opts *o, const plan_env *env, step *steps, int i
         if (bind_input(o, env, steps, i, k, next_in, in[k], err))
             return -1;
     classify(s, out);
-    s->input_bytes = input_bytes(s, env, false);
-    compute_output(s, out, env, false, &s->out);
-    snprintf(s->out.name, sizeof s->out.name, "%s", i + 1 == o->nsteps ? "out" : "intermediate");
-    if (check_tensor_bytes(&s->out, "the output", env, err))
+    if (partial_inputs(s, err))
         return -1;
-    bool partial = ways(s->out.partial, s->out.npartial) > 1;
-    if (partial)
-        alternatives(s, env);
-    else
-        add_alt(s, "no collective: the result is whole where it is computed", s->input_bytes, NULL, &s->out);
+    if (last && o->out) {
+        for (int d = 0; out[d]; ++d)
+            if (!env->size[(unsigned char)out[d]])
+                return nd_fail(err, "--shape: no size for axis '%c' of '%s'", out[d], s->einsum);
+        if (parse_sharding(o->out, out, env, &want, err))
+            return -1;
+        wantp = &want;
+    }
+    if (enumerate_ways(s, out, env, wantp, err))
+        return -1;
+    for (int a = 0; a < s->nalts; ++a) {
+        snprintf(s->alts[a].computed.name, sizeof s->alts[a].computed.name, "%s", last ? "out" : "intermediate");
+        if (check_tensor_bytes(&s->alts[a].computed, "the output", env, err))
+            return -1;
+    }
     if (step_overflows(s))
         return nd_fail(err, "--shape %s: the bytes einsum '%s' moves overflow 64 bits", env->shape, s->einsum);
     rank_alts(s);
-    s->chosen = 0; /* the fewest bytes, for an intermediate result: never left Partial */
-    while (i + 1 < o->nsteps && s->alts[s->chosen].result.npartial && s->chosen + 1 < s->nalts)
-        ++s->chosen;
-    if (i + 1 == o->nsteps && partial && !o->out)
-        for (int a = 0; a < s->nalts; ++a)
-            if (s->alts[a].collective && strcmp(s->alts[a].collective, "all_reduce") == 0)
-                s->chosen = a;
-    if (i + 1 == o->nsteps && o->out) {
-        int a = matching_alt(s, o->out, env, err);
-        if (a == -2)
-            return -1;
-        if (a < 0)
-            return nd_fail(err, "--out %s: no plan here reaches that sharding; see --alternatives", o->out);
-        s->chosen = a;
-    }
-    return 0;
+    return choose(s, last, wantp, o->out, err);
 }
 
 /* Bytes moved by the chosen plans of all steps, or -1 on overflow. */
@@ -732,13 +1022,17 @@ static void report(FILE *fp, const plan_opts *o, const plan_env *env, const step
     for (int i = 0; i < o->nsteps; ++i) {
         json ? json_step(fp, &steps[i], o->alternatives) : text_step(fp, &steps[i], i, o->alternatives);
         fputs(json && i + 1 < o->nsteps ? ",\n" : json ? "\n" : "", fp);
-        ncoll += steps[i].alts[steps[i].chosen].collective != NULL;
+        ncoll += (steps[i].alts[steps[i].chosen].gather != NULL) + (steps[i].alts[steps[i].chosen].collective != NULL);
     }
     if (json) {
         fputs("  ],\n  \"collectives\": [", fp);
-        for (int i = 0, n = 0; i < o->nsteps; ++i)
-            if (steps[i].alts[steps[i].chosen].collective)
-                fprintf(fp, "%s\"%s\"", n++ ? ", " : "", steps[i].alts[steps[i].chosen].collective);
+        for (int i = 0, n = 0; i < o->nsteps; ++i) {
+            const alt *c = &steps[i].alts[steps[i].chosen];
+            if (c->gather)
+                fprintf(fp, "%s\"%s\"", n++ ? ", " : "", c->gather);
+            if (c->collective)
+                fprintf(fp, "%s\"%s\"", n++ ? ", " : "", c->collective);
+        }
         fprintf(fp, "],\n  \"bytes\": %" PRId64 "\n}\n", total);
         return;
     }
@@ -777,6 +1071,8 @@ int ndg_plan_main(int argc, char **argv)
     }
     if (rc)
         fprintf(stderr, "ndgen plan: %s\n", err.msg);
+    for (int i = 0; i < PLAN_MAX_STEPS; ++i)
+        free(steps[i].alts);
     free(steps);
     return rc ? 1 : 0;
 }

@@ -312,7 +312,7 @@ static int render_to(FILE *fp, const char *format, const ndg_show *v, const nd_s
 
 /* sh: the mesh-level sharding d came from, or NULL. */
 static int render(const char *format, const char *path, bool all, const nd_dist *d, const nd_sharding *sh,
-                  nd_error *err)
+                  bool capacity_checked, nd_error *err)
 {
     ndg_output out;
     ndg_show v;
@@ -320,6 +320,7 @@ static int render(const char *format, const char *path, bool all, const nd_dist 
         return nd_fail(err, "--format %s: unknown format; expected text, json or svg", format);
     if (summarize(d, all, &v, err))
         return -1;
+    v.capacity_checked = capacity_checked;
     int rc = ndg_output_open(&out, path, err);
     if (!rc && render_to(out.fp, format, &v, sh, err)) {
         ndg_output_abort(&out);
@@ -368,7 +369,7 @@ int ndg_show_main(int argc, char **argv)
     nd_sharding sh;
     bool sharded = nd_dist_flags_sharded(&flags);
     int rc = sharded ? nd_sharding_from_flags(&flags, &sh, &d, &err) : nd_dist_from_flags(&flags, &d, &err);
-    if (rc || render(format, path, all, &d, sharded ? &sh : NULL, &err)) {
+    if (rc || render(format, path, all, &d, sharded ? &sh : NULL, !sharded || flags.l1_size, &err)) {
         fprintf(stderr, "ndgen show: %s\n", err.msg);
         return 1;
     }

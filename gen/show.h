@@ -20,6 +20,8 @@ typedef struct ndg_show {
     int64_t min_shards, max_shards;       /* over the cores of one copy */
     int64_t min_data, max_data, idle;     /* data pages; idle: cores holding no shard */
     bool all;                             /* --all */
+    bool capacity_checked;                /* the tensor was checked to fit its memory (a mesh-level
+                                             sharding only with --l1-size: it is about devices) */
 } ndg_show;
 
 /* Whether a list of n entries is written whole. */

@@ -72,6 +72,13 @@ static void text_groups(FILE *fp, const ndg_show *v)
         fprintf(fp, "... %" PRId64 " more copies: --all lists every copy\n", copies - listed);
 }
 
+/* What memory the sharding was checked against: a mesh is of devices, so only when asked. */
+static const char *memory_model(const ndg_show *v)
+{
+    return v->capacity_checked ? "each core's L1, checked against --l1-size"
+                               : "per device, not checked against a core's L1 (give --l1-size to check)";
+}
+
 void ndg_render_sharding_text(FILE *fp, const nd_sharding *sh, const ndg_show *v)
 {
     const nd_dist *d = v->d;
@@ -87,7 +94,7 @@ void ndg_render_sharding_text(FILE *fp, const nd_sharding *sh, const ndg_show *v
     fprintf(fp, "] elements (the shard shape); %d cop%s", (int)d->spec.replicas, d->spec.replicas == 1 ? "y" : "ies");
     if (d->spec.parts > 1)
         fprintf(fp, " forming %d partial sums", (int)d->spec.parts);
-    fputs("\n\n", fp);
+    fprintf(fp, "\nmemory     %s\n\n", memory_model(v));
     text_groups(fp, v);
     fputs("\ncopy 0 as an ND distribution (every copy places its pages alike on its own cores):\n", fp);
     ndg_render_text(fp, v);
@@ -176,7 +183,9 @@ void ndg_render_sharding_json(FILE *fp, const nd_sharding *sh, const ndg_show *v
     fputs("  \"shard_shape\": [", fp);
     for (int i = 0; i < d->spec.rank; ++i)
         fprintf(fp, i ? ",%" PRId64 : "%" PRId64, d->spec.shard[i]);
-    fprintf(fp, "],\n  \"replicas\": %d,\n  \"parts\": %d,\n", (int)d->spec.replicas, (int)d->spec.parts);
+    fprintf(fp, "],\n  \"replicas\": %d,\n  \"parts\": %d,\n  \"memory\": ", (int)d->spec.replicas, (int)d->spec.parts);
+    ndg_json_string(fp, memory_model(v));
+    fputs(",\n", fp);
     json_groups(fp, v);
     fputs("  \"distribution\": ", fp);
     ndg_render_json(fp, v);

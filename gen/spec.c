@@ -574,20 +574,20 @@ static int parse_grid_v(const char *w, const char *t, void *o, nd_error *e)
 
 static const char *const dist_keys[] = {"shape", "shard", "page", "tile", "interleaved", "grid", "cores",
                                         "orientation", "strategy", "buffer", "banks", "dtype", "einshard",
-                                        "pspec", "placements", "mesh", "even", NULL};
+                                        "pspec", "placements", "mesh", "even", "uneven", NULL};
 
 /* A mesh-level notation in t (einshard, pspec or placements), if any: its sharding over s's core list. */
 static int convert_sharding(ctx *c, int t, nd_dist_spec *s, int gx, int gy, nd_dist *out)
 {
     char *text[4] = {NULL, NULL, NULL, NULL}; /* einshard, pspec, placements, mesh */
     static const char *const keys[4] = {"einshard", "pspec", "placements", "mesh"};
-    bool even = false;
+    bool even = false, uneven = false;
     nd_sharding sh;
     nd_error merr;
     int rc = 0, given = 0;
     for (int i = 0; i < 4 && !rc; ++i)
         rc = get_string(c, t, keys[i], false, &text[i]);
-    rc = rc || get_bool(c, t, "even", &even);
+    rc = rc || get_bool(c, t, "even", &even) || get_bool(c, t, "uneven", &uneven);
     for (int i = 0; i < 3; ++i)
         given += text[i] != NULL;
     int64_t devices = s->cores.nranges ? nd_core_set_count(&s->cores) : (int64_t)gx * gy;
@@ -597,11 +597,14 @@ static int convert_sharding(ctx *c, int t, nd_dist_spec *s, int gx, int gy, nd_d
         rc = FAIL(c, "give one of 'einshard', 'pspec' and 'placements'");
     else if (s->shard_rank || s->interleaved || s->strategy != ND_ROUND_ROBIN)
         rc = FAIL(c, "a mesh-level sharding sets the shard and strategy; drop 'shard', 'interleaved' and 'strategy'");
+    else if (even && uneven)
+        rc = FAIL(c, "give one of 'even' and 'uneven'");
     else if ((text[0] != NULL) == (text[3] != NULL))
         rc = FAIL(c, text[0] ? "an einshard expression states its own mesh; drop 'mesh'"
                              : "'mesh' is required with 'pspec' and 'placements', such as mesh = \"dp=2,tp=4\"");
     else if (nd_sharding_parse(text[0], text[1], text[2], text[3], s->rank, devices, &sh, &merr) ||
-             nd_sharding_dist(&sh, s, gx, gy, even, out, &merr))
+             nd_sharding_dist(&sh, s, gx, gy, even ? ND_SPLIT_EVEN : uneven ? ND_SPLIT_UNEVEN : ND_SPLIT_NOTATION,
+                              out, &merr))
         rc = FAIL(c, "%s", merr.msg);
     for (int i = 0; i < 4; ++i)
         free(text[i]);

@@ -21,7 +21,7 @@ static const grammar_case grammar[] = {
     /* the einshard tutorial and REFERENCE examples, on 8 devices */
     {"x y -> x y*", "128,256", 8, {1, 8}, {128, 32}, 1},
     {"y z -> y* z", "256,64", 8, {8, 1}, {32, 64}, 1},
-    {"... -> * ...", "8,128", 8, {8}, {8, 128}, 8},
+    {"... -> * ...", "8,128", 8, {8, 1, 1}, {8, 128}, 8}, /* einshard: a size-1 mesh axis per '...' dim */
     {"a b -> * a* b*", "4,4", 8, {2, 2, 2}, {2, 2}, 2},
     /* fixed sizes, and fixed with proportional */
     {"a b -> a2 b4", "8,8", 8, {2, 4}, {4, 2}, 1},
@@ -35,9 +35,9 @@ static const grammar_case grammar[] = {
     {"a b -> 2* a b", "8,6", 8, {8, 1, 1}, {8, 6}, 8},
     {"a b -> b* a 2", "8,6", 8, {4, 1, 2}, {8, 2}, 2},
     /* ... on both sides, in the middle and at the ends */
-    {"a ... -> a* ...", "8,3,5", 4, {4}, {2, 3, 5}, 1},
-    {"... b -> ... b*", "3,5,8", 4, {4}, {3, 5, 2}, 1},
-    {"a ... d -> d* ... a 2", "4,3,5,8", 8, {4, 1, 2}, {4, 3, 5, 2}, 2},
+    {"a ... -> a* ...", "8,3,5", 4, {4, 1, 1}, {2, 3, 5}, 1},
+    {"... b -> ... b*", "3,5,8", 4, {1, 1, 4}, {3, 5, 2}, 1},
+    {"a ... d -> d* ... a 2", "4,3,5,8", 8, {4, 1, 1, 1, 2}, {4, 3, 5, 2}, 2},
     /* uneven: torch.chunk's ceil rule, 13 over 6 is 3,3,3,3,1,0 */
     {"a -> a*", "13", 6, {6}, {3}, 1},
     {"a b -> a3 b*", "10,7", 6, {3, 2}, {4, 4}, 1},
@@ -124,6 +124,14 @@ static const notation_error notation_errors[] = {
     {"dp=2,tp=4", "P(('dp', 'tp'), unreduced={'tp'})", 2, true, "mesh axis 'tp' used twice"},
     {"dp=2,tp=4", "P('sp')", 2, true, "mesh axis 'sp' is not in the mesh dp=2,tp=4 at column 3"},
     {"dp=2,tp=4", "P('dp'", 2, true, "expected ')'"},
+    /* JAX's keyword arguments (jax/_src/partition_spec.py, _check) */
+    {"dp=2,tp=4", "P('dp', reduced={'dp'})", 2, true, "mesh axis 'dp' used twice"},
+    {"dp=2,tp=4", "P(unreduced={'tp'}, reduced={'tp'})", 2, true, "mesh axis 'tp' used twice"},
+    {"dp=2,tp=4", "P(None, unreduced={None})", 2, true, "unreduced cannot contain None; name mesh axes"},
+    {"dp=2,tp=4", "P('dp', unreduced_kind=max)", 2, true, "unreduced_kind without unreduced={...}"},
+    {"dp=2,tp=4", "P(unreduced={'tp'}, unreduced_kind=avg)", 2, true, "unreduced_kind 'avg': JAX's UnreducedKind is sum, max or min"},
+    {"dp=2,tp=4", "P(unreduced={'tp'}, 'dp')", 2, true, "a dim's entry after keyword arguments"},
+    {"dp=2,tp=4", "P(reduced={'tp'}, reduced={'dp'})", 2, true, "keyword argument given twice"},
     {"2,4", "[Shard(0)]", 2, false, "1 placements for a mesh of 2 axes"},
     {"2,4", "[Shard(2), Replicate()]", 2, false, "2 is out of range -2..1 at column 8"},
     {"2,4", "[Shard(0), Partial(mean)]", 2, false, "unknown reduction 'mean'"},
@@ -162,10 +170,15 @@ static void check_errors(void)
     check_message("einshard of a dim split twice", nd_einshard_format(&sh, buf, sizeof buf, &err), &err,
                   "dim 0 is split by 2 mesh axes");
     CHECK(nd_placements_parse("[Partial(max), Shard(0)]", 1, &sh, &err) == 0, "%s", err.msg);
-    check_message("PartitionSpec of Partial(max)", nd_pspec_format(&sh, buf, sizeof buf, &err), &err,
-                  "Partial(max) on mesh axis 'dp' has no PartitionSpec form");
+    /* JAX's UnreducedKind holds max (jax/_src/partition_spec.py) */
+    CHECK(nd_pspec_format(&sh, buf, sizeof buf, &err) >= 0 &&
+              strcmp(buf, "P('tp', unreduced={'dp'}, unreduced_kind=max)") == 0, "PartitionSpec of Partial(max): %s",
+          buf);
     check_message("einshard of Partial", nd_einshard_format(&sh, buf, sizeof buf, &err), &err,
                   "einshard has no pending reductions");
+    CHECK(nd_placements_parse("[Partial(product), Shard(0)]", 1, &sh, &err) == 0, "%s", err.msg);
+    check_message("PartitionSpec of Partial(product)", nd_pspec_format(&sh, buf, sizeof buf, &err), &err,
+                  "Partial(product) on mesh axis 'dp' has no PartitionSpec form: JAX's unreduced_kind is sum, max or min");
     CHECK(nd_pspec_parse("P(('tp','dp'))", 1, &sh, &err) == 0, "%s", err.msg);
     check_message("placements of a reversed split", nd_placements_format(&sh, buf, sizeof buf, &err), &err,
                   "DTensor placements split a dim in mesh order");
@@ -184,7 +197,9 @@ static const trip_case trips[] = {
     {"dp=2,tp=4", "P('dp', None)", "[Shard(0), Replicate()]", "dp a -> dp2 4 a", 2},
     {"dp=2,tp=4", "P(None, 'tp', 'dp')", "[Shard(2), Shard(1)]", "a tp dp -> dp2 tp4 a", 3},
     {"dp=2,tp=4", "P(('dp', 'tp'), None)", "[Shard(0), Shard(0)]", NULL, 2},
-    {"dp=2,tp=4", "P('dp', None, unreduced={'tp'})", "[Shard(0), Partial(sum)]", NULL, 2},
+    {"dp=2,tp=4", "P('dp', None, unreduced={'tp'}, unreduced_kind=sum)", "[Shard(0), Partial(sum)]", NULL, 2},
+    {"dp=2,tp=4", "P('dp', None, unreduced={'tp'}, unreduced_kind=max)", "[Shard(0), Partial(max)]", NULL, 2},
+    {"dp=2,tp=4", "P(None, 'dp', reduced={'tp'})", "[Shard(1), Replicate()]", "a dp -> dp2 4 a", 2},
 };
 
 /* Parses every notation of one case and checks they agree, then prints each and parses it back. */
@@ -283,7 +298,9 @@ static void check_placement(const nd_sharding *sh, const int64_t *shape, int ran
     nd_dist_spec_init(&s);
     s.rank = rank;
     memcpy(s.shape, shape, (size_t)rank * sizeof *shape);
-    if (nd_sharding_dist(sh, &s, (int)devices, 1, false, &d, &err)) {
+    /* uneven: the ND placement of a short last shard is checked here; the notations' own rules
+     * (JAX and einshard refuse it) in test_notations */
+    if (nd_sharding_dist(sh, &s, (int)devices, 1, ND_SPLIT_UNEVEN, &d, &err)) {
         CHECK(0, "placement: %s", err.msg);
         return;
     }
@@ -330,20 +347,20 @@ static void check_partial_placement(void)
     s.rank = 2;
     memcpy(s.shape, shape, sizeof shape);
     s.shape[0] = 10;
-    check_message("even split", nd_sharding_dist(&sh, &s, 8, 1, true, &d, &err), &err,
+    check_message("even split", nd_sharding_dist(&sh, &s, 8, 1, ND_SPLIT_EVEN, &d, &err), &err,
                   "dim 0: size 10 does not divide into 4 shards");
     /* DTensor chunks piece by piece: 10 -> 5,5 -> 3,2,3,2, which equal ND shards cannot hold */
-    check_message("nested uneven split", nd_sharding_dist(&sh, &s, 8, 1, false, &d, &err), &err,
+    check_message("nested uneven split", nd_sharding_dist(&sh, &s, 8, 1, ND_SPLIT_NOTATION, &d, &err), &err,
                   "dim 0: size 10 split by 2 mesh axes one after another gives pieces 3,2,3,2 (DTensor's nested "
                   "chunking), but an ND distribution holds equal shards, 3,3,3,1; refused");
     s.page_kind = ND_PAGE_TILE;
     s.tile_h = s.tile_w = 32;
     s.shape[0] = 100;
     s.shape[1] = 64;
-    check_message("tile split", nd_sharding_dist(&sh, &s, 8, 1, false, &d, &err), &err,
+    check_message("tile split", nd_sharding_dist(&sh, &s, 8, 1, ND_SPLIT_NOTATION, &d, &err), &err,
                   "dim 0: size 100 split 4 ways gives shards of 25, not a multiple of the 32-element page");
     s.page_kind = ND_PAGE_ROW;
-    check_message("too few cores", nd_sharding_dist(&sh, &s, 4, 1, false, &d, &err), &err,
+    check_message("too few cores", nd_sharding_dist(&sh, &s, 4, 1, ND_SPLIT_NOTATION, &d, &err), &err,
                   "mesh a=2,p=2,b=2: it holds 8 devices, but the core list has 4 cores");
 }
 
@@ -372,8 +389,39 @@ static void check_dtensor_nested(void)
         s.rank = 2;
         memcpy(s.shape, cases[i].shape, sizeof s.shape[0] * 2);
         int devices = (int)nd_sharding_devices(&sh);
-        check_message("nested", nd_sharding_dist(&sh, &s, devices, 1, false, &d, &err), &err, cases[i].want);
+        check_message("nested", nd_sharding_dist(&sh, &s, devices, 1, ND_SPLIT_NOTATION, &d, &err), &err, cases[i].want);
     }
+}
+
+/* Each notation keeps its system's rule for a split that does not divide: JAX refuses it
+ * (jax/_src/sharding.py, _common_shard_shape), and so does einshard, which builds a JAX NamedSharding;
+ * DTensor chunks with torch.chunk. ND_SPLIT_UNEVEN and ND_SPLIT_EVEN override the notation. */
+static void check_split_rules(void)
+{
+    nd_sharding sh;
+    nd_dist_spec s;
+    nd_dist d;
+    nd_error err;
+    nd_dist_spec_init(&s);
+    s.rank = 1;
+    s.shape[0] = 13;
+    test_case = "P('x') on 13 over 4";
+    CHECK(nd_mesh_parse("x=4", &sh, &err) == 0 && nd_pspec_parse("P('x')", 1, &sh, &err) == 0, "%s", err.msg);
+    check_message(test_case, nd_sharding_dist(&sh, &s, 4, 1, ND_SPLIT_NOTATION, &d, &err), &err,
+                  "dim 0: size 13 does not divide into 4 shards; JAX requires a PartitionSpec to divide every dim");
+    CHECK(err.code == ND_EREFUSED, "code %s", nd_errcode_name(err.code));
+    CHECK(nd_sharding_dist(&sh, &s, 4, 1, ND_SPLIT_UNEVEN, &d, &err) == 0 && d.spec.shard[0] == 4, "uneven: %s",
+          err.msg);
+    test_case = "a -> a* on 13 over 4";
+    CHECK(nd_einshard_parse("a -> a*", 1, 4, &sh, &err) == 0, "%s", err.msg);
+    check_message(test_case, nd_sharding_dist(&sh, &s, 4, 1, ND_SPLIT_NOTATION, &d, &err), &err,
+                  "axis 'a' (dim 0): size 13 does not divide into 4 shards; einshard builds a JAX NamedSharding");
+    test_case = "[Shard(0)] on 13 over 4";
+    CHECK(nd_mesh_parse("4", &sh, &err) == 0 && nd_placements_parse("[Shard(0)]", 1, &sh, &err) == 0, "%s", err.msg);
+    CHECK(nd_sharding_dist(&sh, &s, 4, 1, ND_SPLIT_NOTATION, &d, &err) == 0 && d.spec.shard[0] == 4, "DTensor: %s",
+          err.msg);
+    check_message(test_case, nd_sharding_dist(&sh, &s, 4, 1, ND_SPLIT_EVEN, &d, &err), &err,
+                  "dim 0: size 13 does not divide into 4 shards");
 }
 
 int main(void)
@@ -389,5 +437,6 @@ int main(void)
     check_errors();
     check_partial_placement();
     check_dtensor_nested();
-    return test_finish(n + 1);
+    check_split_rules();
+    return test_finish(n + 2);
 }

@@ -841,6 +841,10 @@ typedef struct tcase {
     const char *note;    /* why it is here; "known (x)" for a disagreement filed in issue 14 */
 } tcase;
 
+/* Cases the system places with pieces of unequal sizes (DTensor's nested uneven chunking): ndgen's model
+ * holds equal shards, so it must refuse them. Their note starts with "equal shards only:". */
+static bool equal_shards_only(const tcase *c) { return strncmp(c->note, "equal shards only:", 18) == 0; }
+
 static const tcase cases[] = {
     /* ------------------------------------------------------------ JAX PartitionSpec */
     {JAX, "P('dp', None)", "8,6", "dp=2,tp=4", 0, "0-4,0-6|0-4,0-6|0-4,0-6|0-4,0-6|4-8,0-6|4-8,0-6|4-8,0-6|4-8,0-6",
@@ -893,11 +897,11 @@ static const tcase cases[] = {
     {DT, "[Shard(0), Shard(1)]", "4,8", "2,4", 0, NULL, "both mesh dims"},
     {DT, "[Shard(1), Shard(0)]", "8,4", "2,4", 0, NULL, "mesh dims across"},
     {DT, "[Shard(1), Shard(1)]", "2,5", "2,2", 0, "0-2,0-2|0-2,2-3|0-2,3-4|0-2,4-5",
-     "docstring of compute_local_shape_and_global_offset: widths 2,1,1,1"},
-    {DT, "[Shard(0), Shard(0)]", "13", "2,3", 0, "0-3|3-6|6-7|7-9|9-11|11-13", "nested: 13 over 2x3 is 3,3,1,2,2,2"},
+     "equal shards only: docstring of compute_local_shape_and_global_offset: widths 2,1,1,1"},
+    {DT, "[Shard(0), Shard(0)]", "13", "2,3", 0, "0-3|3-6|6-7|7-9|9-11|11-13", "equal shards only: nested: 13 over 2x3 is 3,3,1,2,2,2"},
     {DT, "[Shard(0), Shard(0)]", "12", "2,3", 0, "0-2|2-4|4-6|6-8|8-10|10-12", "nested, even"},
-    {DT, "[Shard(0), Shard(0)]", "10", "3,2", 0, "0-2|2-4|4-6|6-8|8-9|9-10", "nested: 10 -> 4,4,2 -> 2,2,2,2,1,1"},
-    {DT, "[Shard(0), Shard(0)]", "4", "2,3", 0, "0-1|1-2|-|2-3|3-4|-", "nested: 4 -> 2,2 -> 1,1,0,1,1,0"},
+    {DT, "[Shard(0), Shard(0)]", "10", "3,2", 0, "0-2|2-4|4-6|6-8|8-9|9-10", "equal shards only: nested: 10 -> 4,4,2 -> 2,2,2,2,1,1"},
+    {DT, "[Shard(0), Shard(0)]", "4", "2,3", 0, "0-1|1-2|-|2-3|3-4|-", "equal shards only: nested: 4 -> 2,2 -> 1,1,0,1,1,0"},
     {DT, "[Shard(0), Shard(1), Shard(0)]", "8,4", "2,2,2", 0, NULL, "dim 0 by mesh dims 0 and 2"},
     {DT, "[Shard(0), Shard(1), Shard(0)]", "7,4", "2,2,2", 0, NULL, "nested 7 -> 4,3 -> 2,2,2,1 (= one chunking)"},
     {DT, "[Shard(0)]", "13", "6", 0, "0-3|3-6|6-9|9-12|12-13|-", "torch.chunk: 3,3,3,3,1,0"},
@@ -1057,6 +1061,13 @@ static void run_case(const tcase *c)
             describe(&mine, got, sizeof got);
             snprintf(detail, sizeof detail, "expected a refusal (%s); ndgen accepted and placed %s", rerr, got);
         }
+    } else if (equal_shards_only(c)) {
+        /* The system places these unequal pieces, which an ND distribution (equal shards) cannot hold:
+         * ndgen must refuse, naming the nested chunking, rather than put elements on other devices. */
+        ok = nrc != 0 && strstr(err.msg, "DTensor's nested chunking") != NULL;
+        describe(&ref, exp, sizeof exp);
+        snprintf(ok ? info : detail, ok ? sizeof info : sizeof detail, "DTensor places %s; ndgen %s: %s", exp,
+                 nrc ? "refused" : "accepted", nrc ? err.msg : "(must refuse)");
     } else if (nrc) {
         ok = false;
         describe(&ref, exp, sizeof exp);

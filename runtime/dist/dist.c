@@ -6,7 +6,7 @@
 #include "nd_dist.h"
 #include "dist_internal.h"
 
-static int fail_v(nd_error *err, nd_errcode code, const char *fmt, va_list ap)
+__attribute__((format(printf, 3, 0))) static int fail_v(nd_error *err, nd_errcode code, const char *fmt, va_list ap)
 {
     if (err) {
         err->code = code;

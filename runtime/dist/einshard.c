@@ -8,7 +8,10 @@
  * element splits that tensor axis; a bare one is a replication axis. A fixed k gives a mesh axis of
  * size k; with a star the size is k * r (k = 1 when absent), where r is the integer root that makes
  * the mesh hold every device: r^stars = devices / (fixed sizes * star bases). "..." stands for the
- * tensor axes the left side does not name, unsplit; it must appear on both sides or neither.
+ * tensor axes the left side does not name, unsplit; it must appear on both sides or neither. On the
+ * right it gives each of those axes a mesh axis of size 1 where it stands, as einshard's own mesh does
+ * (src/einshard/einshard.py in yixiaoer/einshard: the elided axes are appended with sharding number 1).
+ * Like the JAX NamedSharding einshard builds, every sharded dim must divide (nd_sharding_dist).
  */
 #include <ctype.h>
 #include <stdarg.h>
@@ -170,6 +173,19 @@ static int parse_named(parser *ps, rhs_elem *e, bool *used)
     return isdigit((unsigned char)*ps->p) ? take_size(ps, &e->base) : 0;
 }
 
+/* "..." on the right: as einshard does, one mesh axis of size 1 for each tensor axis it stands for, in
+ * order, so the mesh has the shape einshard gives it. */
+static int dots_axes(parser *ps, const char *at)
+{
+    int covered = ps->lhs_dots < 0 ? 0 : ps->rank - ps->nnames;
+    for (int j = 0; j < covered; ++j) {
+        if (ps->nelems == ND_MAX_MESH)
+            return fail_at(ps, at, "more than %d mesh axes, counting one for each axis '...' stands for", ND_MAX_MESH);
+        ps->elems[ps->nelems++] = (rhs_elem){(int)(at - ps->expr) + 1, ps->lhs_dots + j, 1, false};
+    }
+    return 0;
+}
+
 static int parse_rhs(parser *ps)
 {
     bool used[ND_MAX_RANK] = {false};
@@ -178,7 +194,7 @@ static int parse_rhs(parser *ps)
         if (*ps->p == '.') {
             if (ps->rhs_dots)
                 return fail_at(ps, at, "more than one '...' on the right side");
-            if (take_dots(ps))
+            if (take_dots(ps) || dots_axes(ps, at))
                 return -1;
             ps->rhs_dots = true;
         } else {
@@ -275,6 +291,7 @@ static int solve_sizes(parser *ps, int64_t devices, int64_t *sizes)
 static void build(const parser *ps, const int64_t *sizes, nd_sharding *out)
 {
     memset(out, 0, sizeof *out);
+    out->notation = ND_NOTATION_EINSHARD;
     out->rank = ps->rank;
     out->naxes = ps->nelems;
     for (int i = 0; i < ps->nnames; ++i)

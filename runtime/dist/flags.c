@@ -25,11 +25,14 @@ const char nd_dist_flags_help[] =
     "  --pspec SPEC            JAX PartitionSpec over --mesh, e.g. \"P('dp', None)\" or \"P(None, unreduced={'tp'})\"\n"
     "  --placements LIST       DTensor placements over --mesh, e.g. '[Shard(0), Replicate()]' or '[Partial(sum)]'\n"
     "  --mesh AXES             the mesh of --pspec or --placements: 'dp=2,tp=4' or '2,4'\n"
-    "  --even                  a split that does not divide its dim is an error, not a short last shard\n";
+    "  --even                  a split that does not divide its dim is an error, not a short last shard\n"
+    "                          (the default for --einshard and --pspec, as JAX requires)\n"
+    "  --uneven                allow a short last shard for --einshard and --pspec too\n"
+    "A mesh-level sharding is about devices: its L1 capacity is checked only when --l1-size is given.\n";
 
 const char *const nd_dist_flag_names[] = {
     "shape", "shard", "grid", "page", "tile", "orientation", "strategy", "dtype", "cores", "buffer", "banks",
-    "l1-size", "dram-bank-size", "interleaved", "einshard", "pspec", "placements", "mesh", "even", NULL,
+    "l1-size", "dram-bank-size", "interleaved", "einshard", "pspec", "placements", "mesh", "even", "uneven", NULL,
 };
 
 int nd_dist_flag_index(const char *name)
@@ -49,6 +52,8 @@ void nd_dist_flags_set(nd_dist_flags *f, int which, const char *value)
         f->interleaved = true;
     else if (which == ND_DIST_FLAG_EVEN)
         f->even = true;
+    else if (which == ND_DIST_FLAG_UNEVEN)
+        f->uneven = true;
     else
         *slot[which] = value;
 }
@@ -148,8 +153,9 @@ int nd_dist_from_flags(const nd_dist_flags *f, nd_dist *out, nd_error *err)
         nd_sharding sh;
         return nd_sharding_from_flags(f, &sh, out, err);
     }
-    if (f->mesh || f->even)
-        return nd_fail(err, "--%s: goes with --einshard, --pspec or --placements", f->mesh ? "mesh" : "even");
+    if (f->mesh || f->even || f->uneven)
+        return nd_fail(err, "--%s: goes with --einshard, --pspec or --placements",
+                       f->mesh ? "mesh" : f->even ? "even" : "uneven");
     nd_dist_spec_init(&s);
     if (!f->shape)
         return nd_fail(err, "--shape: required, such as --shape 3,7,5");
@@ -174,6 +180,8 @@ static int notation_flags(const nd_dist_flags *f, nd_error *err)
         return nd_fail(err, "--mesh %s: an einshard expression states its own mesh; drop --mesh", f->mesh);
     if (!f->einshard && !f->mesh)
         return nd_fail(err, "--mesh: required with --%s, such as --mesh dp=2,tp=4", f->pspec ? "pspec" : "placements");
+    if (f->even && f->uneven)
+        return nd_fail(err, "--even, --uneven: give one of them");
     return 0;
 }
 
@@ -190,7 +198,10 @@ int nd_sharding_from_flags(const nd_dist_flags *f, nd_sharding *sh, nd_dist *out
         capacity_flags(f, &s, &capacity, err))
         return -1;
     int64_t devices = s.cores.nranges ? nd_core_set_count(&s.cores) : (int64_t)gx * gy;
-    if (nd_sharding_parse(f->einshard, f->pspec, f->placements, f->mesh, s.rank, devices, sh, err) || nd_sharding_dist(sh, &s, gx, gy, f->even, out, err))
+    nd_split_rule rule = f->even ? ND_SPLIT_EVEN : f->uneven ? ND_SPLIT_UNEVEN : ND_SPLIT_NOTATION;
+    if (nd_sharding_parse(f->einshard, f->pspec, f->placements, f->mesh, s.rank, devices, sh, err) ||
+        nd_sharding_dist(sh, &s, gx, gy, rule, out, err))
         return -1;
-    return nd_dist_check_fit(out, capacity, err);
+    /* A mesh is of devices, whose memory the notations do not state: capacity only when asked. */
+    return f->l1_size ? nd_dist_check_fit(out, capacity, err) : 0;
 }

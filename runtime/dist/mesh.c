@@ -421,15 +421,43 @@ static int check_nested(const nd_sharding *sh, int d, int64_t n, nd_error *err)
                    (long long)n, sh->nsplit[d], nested, k > 16 ? ",..." : "", flat, k > 16 ? ",..." : "");
 }
 
-static int shard_extent(const nd_sharding *sh, const nd_dist_spec *s, int d, bool even, int64_t *out, nd_error *err)
+/* Whether a split that does not divide its dim is refused, and why (the system's rule, or the user's). */
+static const char *uneven_refusal(const nd_sharding *sh, nd_split_rule rule)
+{
+    if (rule == ND_SPLIT_EVEN)
+        return "";
+    if (rule == ND_SPLIT_UNEVEN)
+        return NULL;
+    if (sh->notation == ND_NOTATION_PSPEC)
+        return "; JAX requires a PartitionSpec to divide every dim it shards (give --uneven, or uneven = true in a "
+               "spec, for a short last shard)";
+    if (sh->notation == ND_NOTATION_EINSHARD)
+        return "; einshard builds a JAX NamedSharding, which requires every sharded dim to divide (give --uneven, or "
+               "uneven = true in a spec, for a short last shard)";
+    return NULL;
+}
+
+int nd_sharding_check_splits(const nd_sharding *sh, const int64_t *shape, nd_split_rule rule, nd_error *err)
+{
+    char label[64];
+    const char *refusal = uneven_refusal(sh, rule);
+    for (int d = 0; d < sh->rank; ++d) {
+        int64_t n = shape[d], k = nd_sharding_ways(sh, d);
+        if (n < 1 || n % k == 0)
+            continue;
+        if (refusal)
+            return nd_failc(err, ND_EREFUSED, "%s: size %lld does not divide into %lld shards%s",
+                            dim_label(sh, d, label, sizeof label), (long long)n, (long long)k, refusal);
+        if (sh->nsplit[d] > 1 && check_nested(sh, d, n, err))
+            return -1;
+    }
+    return 0;
+}
+
+static int shard_extent(const nd_sharding *sh, const nd_dist_spec *s, int d, int64_t *out, nd_error *err)
 {
     char label[64];
     int64_t n = s->shape[d], k = nd_sharding_ways(sh, d), c = ceil_div(n, k), page = 0;
-    if (even && n % k)
-        return nd_fail(err, "%s: size %lld does not divide into %lld shards", dim_label(sh, d, label, sizeof label),
-                       (long long)n, (long long)k);
-    if (sh->nsplit[d] > 1 && n % k && check_nested(sh, d, n, err))
-        return -1;
     if (s->page_kind == ND_PAGE_BOX)
         page = s->page[d];
     else if (s->page_kind == ND_PAGE_TILE && s->rank >= 2 && d >= s->rank - 2)
@@ -452,8 +480,8 @@ static int devices_of(const nd_dist_spec *base, int gx, int gy, nd_core_set *set
     return 0;
 }
 
-int nd_sharding_dist(const nd_sharding *sh, const nd_dist_spec *base, int gx, int gy, bool even, nd_dist *out,
-                     nd_error *err)
+int nd_sharding_dist(const nd_sharding *sh, const nd_dist_spec *base, int gx, int gy, nd_split_rule split,
+                     nd_dist *out, nd_error *err)
 {
     nd_dist_spec s = *base;
     nd_core_set devices;
@@ -470,8 +498,10 @@ int nd_sharding_dist(const nd_sharding *sh, const nd_dist_spec *base, int gx, in
         return nd_fail(err, "mesh %s: it holds %lld devices, but the core list has %lld cores", mesh,
                        (long long)nd_sharding_devices(sh), (long long)ndev);
     }
+    if (nd_sharding_check_splits(sh, s.shape, split, err))
+        return -1;
     for (int d = 0; d < s.rank; ++d) {
-        if (s.shape[d] < 1 || shard_extent(sh, &s, d, even, &s.shard[d], err))
+        if (s.shape[d] < 1 || shard_extent(sh, &s, d, &s.shard[d], err))
             return s.shape[d] < 1 ? nd_fail(err, "shape: dim %d is %lld; sizes are positive", d, (long long)s.shape[d])
                                   : -1;
         grid[d] = ceil_div(s.shape[d], s.shard[d]);

@@ -188,6 +188,7 @@ static void clear_roles(nd_sharding *sh, int rank)
     for (int i = 0; i < sh->naxes; ++i) {
         sh->axes[i].kind = ND_MESH_REPLICATE;
         sh->axes[i].dim = -1;
+        sh->axes[i].reduced = false;
     }
 }
 
@@ -250,41 +251,105 @@ static int pspec_entry(lexer *lx, nd_sharding *sh, int dim)
     return 0;
 }
 
-/* unreduced={'y', 'z'}: pending sums over these mesh axes. */
-static int pspec_unreduced(lexer *lx, nd_sharding *sh)
+/* unreduced={'y', 'z'} (pending reductions) or reduced={'y'} (replicated): a set of mesh axes. */
+static int pspec_axis_set(lexer *lx, nd_sharding *sh, bool unreduced)
 {
+    const char *what = unreduced ? "unreduced" : "reduced";
     char close = accept(lx, '{') ? '}' : accept(lx, '(') ? ')' : 0;
     if (!close)
-        return lex_fail(lx, "expected '{' after unreduced=");
+        return lex_fail(lx, "expected '{' after %s=", what);
     while (!accept(lx, close)) {
         int axis;
+        if (accept_word(lx, "None"))
+            return lex_fail(lx, "%s cannot contain None; name mesh axes", what);
         if (pspec_axis(lx, sh, &axis))
             return -1;
-        sh->axes[axis].kind = ND_MESH_PARTIAL;
-        sh->axes[axis].reduce = ND_REDUCE_SUM;
+        if (unreduced) {
+            sh->axes[axis].kind = ND_MESH_PARTIAL;
+            sh->axes[axis].reduce = ND_REDUCE_SUM; /* unreduced_kind may change it */
+        }
+        sh->axes[axis].reduced = !unreduced;
         if (!accept(lx, ',') && (blanks(lx), *lx->p != close))
             return lex_fail(lx, "expected ',' or '%c'", close);
     }
     return 0;
 }
 
+/* unreduced_kind=max: JAX's UnreducedKind, bare, quoted or qualified (UnreducedKind.max). */
+static int pspec_unreduced_kind(lexer *lx, nd_reduce *kind)
+{
+    char name[ND_MESH_NAME];
+    blanks(lx);
+    const char *at = lx->p;
+    for (const char *p = lx->p; ident_char(*p) || *p == '.'; ++p)
+        if (*p == '.')
+            lx->p = p + 1; /* jax.sharding.UnreducedKind.max: the last part */
+    char quote = *lx->p == '\'' || *lx->p == '"' ? *lx->p++ : 0;
+    if (take_ident(lx, name) || (quote && expect(lx, quote)))
+        return -1;
+    int r = nd_reduce_parse(name);
+    if (r == ND_REDUCE_SUM || r == ND_REDUCE_MAX || r == ND_REDUCE_MIN) {
+        *kind = (nd_reduce)r;
+        return 0;
+    }
+    lx->p = at;
+    return lex_fail(lx, "unreduced_kind '%s': JAX's UnreducedKind is sum, max or min", name);
+}
+
+typedef struct pspec_keywords {
+    bool unreduced, reduced, kind; /* which were given */
+    nd_reduce unreduced_kind;
+} pspec_keywords;
+
+/* One keyword argument of P(...), or 0 with nothing consumed when none is next. */
+static int pspec_keyword(lexer *lx, nd_sharding *sh, pspec_keywords *kw, bool *taken)
+{
+    const char *at = (blanks(lx), lx->p);
+    bool *given = accept_word(lx, "unreduced_kind") ? &kw->kind
+                  : accept_word(lx, "unreduced")    ? &kw->unreduced
+                  : accept_word(lx, "reduced")      ? &kw->reduced
+                                                    : NULL;
+    *taken = given != NULL;
+    if (!given)
+        return 0;
+    if (*given) {
+        lx->p = at;
+        return lex_fail(lx, "keyword argument given twice");
+    }
+    *given = true;
+    if (expect(lx, '='))
+        return -1;
+    if (given == &kw->kind)
+        return pspec_unreduced_kind(lx, &kw->unreduced_kind);
+    return pspec_axis_set(lx, sh, given == &kw->unreduced);
+}
+
 static int pspec_entries(lexer *lx, nd_sharding *sh, int rank, char close)
 {
     int dim = 0;
+    pspec_keywords kw = {false, false, false, ND_REDUCE_SUM};
     blanks(lx);
     while (*lx->p && *lx->p != close) {
-        if (accept_word(lx, "unreduced")) {
-            if (expect(lx, '=') || pspec_unreduced(lx, sh))
-                return -1;
-        } else if (dim == rank) {
-            return lex_fail(lx, "longer than the tensor's rank %d", rank);
-        } else if (pspec_entry(lx, sh, dim++)) {
+        bool keyword;
+        if (pspec_keyword(lx, sh, &kw, &keyword))
             return -1;
-        }
+        if (keyword)
+            ;
+        else if (kw.unreduced || kw.reduced || kw.kind)
+            return lex_fail(lx, "a dim's entry after keyword arguments");
+        else if (dim == rank)
+            return lex_fail(lx, "longer than the tensor's rank %d", rank);
+        else if (pspec_entry(lx, sh, dim++))
+            return -1;
         if (!accept(lx, ','))
             break;
         blanks(lx);
     }
+    if (kw.kind && !kw.unreduced)
+        return lex_fail(lx, "unreduced_kind without unreduced={...}: JAX requires an unreduced axis for it");
+    for (int i = 0; i < sh->naxes; ++i)
+        if (sh->axes[i].kind == ND_MESH_PARTIAL)
+            sh->axes[i].reduce = kw.unreduced_kind;
     return 0;
 }
 
@@ -294,6 +359,7 @@ int nd_pspec_parse(const char *text, int rank, nd_sharding *sh, nd_error *err)
     if (check_rank(lx.what, text, rank, err))
         return -1;
     clear_roles(sh, rank);
+    sh->notation = ND_NOTATION_PSPEC;
     bool wrapped = accept_word(&lx, "PartitionSpec") || accept_word(&lx, "P");
     if (wrapped && expect(&lx, '('))
         return -1;
@@ -304,14 +370,49 @@ int nd_pspec_parse(const char *text, int rank, nd_sharding *sh, nd_error *err)
 
 static void put(char *buf, size_t len, int *n, const char *s) { nd_appendf(buf, len, n, "%s", s); }
 
+/* ", unreduced={'a', 'b'}" or ", reduced={'c'}": the axes with that role, in mesh order; their count. */
+static int pspec_format_set(const nd_sharding *sh, bool unreduced, char *buf, size_t len, int *n)
+{
+    char name[ND_MESH_NAME + 8], item[ND_MESH_NAME + 24];
+    int count = 0;
+    for (int i = 0; i < sh->naxes; ++i) {
+        const nd_mesh_axis *a = &sh->axes[i];
+        if (unreduced ? a->kind != ND_MESH_PARTIAL : a->kind != ND_MESH_REPLICATE || !a->reduced)
+            continue;
+        snprintf(item, sizeof item, "%s'%s'", count++ ? ", " : unreduced ? ", unreduced={" : ", reduced={",
+                 nd_mesh_axis_name(sh, i, name, sizeof name));
+        put(buf, len, n, item);
+    }
+    put(buf, len, n, count ? "}" : "");
+    return count;
+}
+
+/* The one UnreducedKind of the Partial axes, or -1 with err set when they have none. */
+static int pspec_kind(const nd_sharding *sh, nd_error *err)
+{
+    char name[ND_MESH_NAME + 8];
+    int kind = -1;
+    for (int i = 0; i < sh->naxes; ++i) {
+        const nd_mesh_axis *a = &sh->axes[i];
+        if (a->kind != ND_MESH_PARTIAL)
+            continue;
+        if (a->reduce != ND_REDUCE_SUM && a->reduce != ND_REDUCE_MAX && a->reduce != ND_REDUCE_MIN)
+            return nd_fail(err, "Partial(%s) on mesh axis '%s' has no PartitionSpec form: JAX's unreduced_kind is "
+                                "sum, max or min", nd_reduce_name(a->reduce), nd_mesh_axis_name(sh, i, name, sizeof name));
+        if (kind >= 0 && (int)a->reduce != kind)
+            return nd_fail(err, "mesh axes pending %s and %s: a PartitionSpec has one unreduced_kind",
+                           nd_reduce_name((nd_reduce)kind), nd_reduce_name(a->reduce));
+        kind = (int)a->reduce;
+    }
+    return kind < 0 ? ND_REDUCE_SUM : kind;
+}
+
 int nd_pspec_format(const nd_sharding *sh, char *buf, size_t len, nd_error *err)
 {
     char name[ND_MESH_NAME + 8], item[ND_MESH_NAME + 16];
-    int n = 0, partial = 0;
-    for (int i = 0; i < sh->naxes; ++i)
-        if (sh->axes[i].kind == ND_MESH_PARTIAL && sh->axes[i].reduce != ND_REDUCE_SUM)
-            return nd_fail(err, "Partial(%s) on mesh axis '%s' has no PartitionSpec form: unreduced is a pending sum",
-                           nd_reduce_name(sh->axes[i].reduce), nd_mesh_axis_name(sh, i, name, sizeof name));
+    int n = 0, kind = pspec_kind(sh, err);
+    if (kind < 0)
+        return -1;
     put(buf, len, &n, "P(");
     for (int d = 0; d < sh->rank; ++d) {
         put(buf, len, &n, d ? ", " : "");
@@ -322,13 +423,11 @@ int nd_pspec_format(const nd_sharding *sh, char *buf, size_t len, nd_error *err)
         }
         put(buf, len, &n, sh->nsplit[d] > 1 ? ")" : "");
     }
-    for (int i = 0; i < sh->naxes; ++i) {
-        if (sh->axes[i].kind != ND_MESH_PARTIAL)
-            continue;
-        snprintf(item, sizeof item, "%s'%s'", partial++ ? ", " : ", unreduced={", nd_mesh_axis_name(sh, i, name, sizeof name));
-        put(buf, len, &n, item);
-    }
-    put(buf, len, &n, partial ? "})" : ")");
+    int unreduced = pspec_format_set(sh, true, buf, len, &n);
+    pspec_format_set(sh, false, buf, len, &n);
+    if (unreduced) /* JAX prints the kind with every unreduced set */
+        nd_appendf(buf, len, &n, ", unreduced_kind=%s", nd_reduce_name((nd_reduce)kind));
+    put(buf, len, &n, ")");
     return n;
 }
 
@@ -384,6 +483,7 @@ int nd_placements_parse(const char *text, int rank, nd_sharding *sh, nd_error *e
     if (check_rank(lx.what, text, rank, err))
         return -1;
     clear_roles(sh, rank);
+    sh->notation = ND_NOTATION_PLACEMENTS;
     char close = accept(&lx, '[') ? ']' : accept(&lx, '(') ? ')' : '\0';
     int axis = 0;
     for (blanks(&lx); *lx.p && *lx.p != close; blanks(&lx)) {

@@ -371,15 +371,29 @@ enum { ND_MAX_MESH = 16, ND_MESH_NAME = 24 };
 
 typedef enum nd_mesh_kind { ND_MESH_REPLICATE, ND_MESH_SHARD, ND_MESH_PARTIAL } nd_mesh_kind;
 
+/* The notation a sharding was written in: its system's rules apply to it. JAX (PartitionSpec) and
+ * einshard (which builds a JAX NamedSharding) require every sharded dim to divide evenly; DTensor
+ * chunks unevenly. */
+typedef enum nd_notation { ND_NOTATION_NONE, ND_NOTATION_EINSHARD, ND_NOTATION_PSPEC, ND_NOTATION_PLACEMENTS } nd_notation;
+
+/* How nd_sharding_dist treats a split that does not divide its dim. */
+typedef enum nd_split_rule {
+    ND_SPLIT_NOTATION, /* as the notation's system does: refused for einshard and PartitionSpec */
+    ND_SPLIT_EVEN,     /* always refused */
+    ND_SPLIT_UNEVEN,   /* always allowed: a short last shard (an ndgen extension to JAX and einshard) */
+} nd_split_rule;
+
 typedef struct nd_mesh_axis {
     char name[ND_MESH_NAME]; /* "" when unnamed */
     int64_t size;
     nd_mesh_kind kind;
     int dim;                 /* ND_MESH_SHARD: the tensor dim it splits */
     nd_reduce reduce;        /* ND_MESH_PARTIAL: the pending reduction */
+    bool reduced;            /* ND_MESH_REPLICATE: named in a PartitionSpec's reduced={...} (JAX) */
 } nd_mesh_axis;
 
 typedef struct nd_sharding {
+    nd_notation notation;                   /* what it was parsed from */
     int rank;                               /* of the tensor */
     int naxes;                              /* of the mesh */
     nd_mesh_axis axes[ND_MAX_MESH];
@@ -406,7 +420,9 @@ int nd_einshard_parse(const char *expr, int rank, int64_t devices, nd_sharding *
 /* A mesh: "2,4", "2x4" or "dp=2,tp=4" (names optional, all or none); "" is one device. */
 int nd_mesh_parse(const char *text, nd_sharding *out, nd_error *err);
 /* A PartitionSpec over the mesh already in *sh (from nd_mesh_parse): "P('x', None, ('a','b'))",
- * the P( ) and quotes optional, with an optional "unreduced={'y'}" for pending sums. */
+ * the P( ) and quotes optional, as JAX's P takes it: fewer entries than the rank leave the last dims
+ * unsplit; "unreduced={'y'}" holds pending reductions of "unreduced_kind=sum|max|min" (sum when
+ * absent), "reduced={'z'}" names replicated axes whose gradients would be pending sums. */
 int nd_pspec_parse(const char *text, int rank, nd_sharding *sh, nd_error *err);
 /* DTensor placements, one per axis of the mesh in *sh: "[Shard(1), Replicate(), Partial(sum)]". */
 int nd_placements_parse(const char *text, int rank, nd_sharding *sh, nd_error *err);
@@ -432,10 +448,15 @@ const char *nd_mesh_axis_name(const nd_sharding *sh, int axis, char *buf, size_t
  * and the core list the mesh is laid over (the whole gx by gy grid when it has no ranges); the shard
  * shape, strategy and copies are derived here. Copy r is the group of cores sharing its coordinates on
  * the Replicate and Partial axes (Partial axes major); within a copy, the core holding shard s comes
- * s-th. even: a dim that its split does not divide is an error instead of an uneven split.
+ * s-th. split: whether a dim that its split does not divide is an error or has a short last shard.
  */
-int nd_sharding_dist(const nd_sharding *sh, const nd_dist_spec *base, int gx, int gy, bool even, nd_dist *out,
-                     nd_error *err);
+int nd_sharding_dist(const nd_sharding *sh, const nd_dist_spec *base, int gx, int gy, nd_split_rule split,
+                     nd_dist *out, nd_error *err);
+
+/* The splits of sh over a tensor of that shape, as nd_sharding_dist checks them: refused when the rule
+ * (or the notation's system) requires a dim to divide and it does not, or when several mesh axes split
+ * a dim unevenly (DTensor's nested chunking is not one ND split). */
+int nd_sharding_check_splits(const nd_sharding *sh, const int64_t *shape, nd_split_rule rule, nd_error *err);
 
 /* Core i of a core list, walking its ranges in order; and the list's length. */
 nd_core nd_core_set_at(const nd_core_set *set, int64_t i);
@@ -450,7 +471,7 @@ typedef struct nd_dist_flags {
         *banks, *l1_size, *dram_bank_size;
     bool interleaved;
     const char *einshard, *pspec, *placements, *mesh;
-    bool even;
+    bool even, uneven;
 } nd_dist_flags;
 
 /* Validates every flag and the resulting distribution, including that it fits its memory; each
@@ -460,12 +481,12 @@ int nd_dist_from_flags(const nd_dist_flags *f, nd_dist *out, nd_error *err);
 bool nd_dist_flags_sharded(const nd_dist_flags *f);
 int nd_sharding_from_flags(const nd_dist_flags *f, nd_sharding *sh, nd_dist *out, nd_error *err);
 /* The flags' long names without "--", in nd_dist_flags order, NULL-terminated. The switches
- * "interleaved" and "even" take no value. */
+ * "interleaved", "even" and "uneven" take no value. */
 extern const char *const nd_dist_flag_names[];
-enum { ND_DIST_FLAG_INTERLEAVED = 13, ND_DIST_FLAG_EVEN = 18 };
+enum { ND_DIST_FLAG_INTERLEAVED = 13, ND_DIST_FLAG_EVEN = 18, ND_DIST_FLAG_UNEVEN = 19 };
 static inline bool nd_dist_flag_is_switch(int which)
 {
-    return which == ND_DIST_FLAG_INTERLEAVED || which == ND_DIST_FLAG_EVEN;
+    return which == ND_DIST_FLAG_INTERLEAVED || which == ND_DIST_FLAG_EVEN || which == ND_DIST_FLAG_UNEVEN;
 }
 /* The index of a flag name in nd_dist_flag_names, or -1. */
 int nd_dist_flag_index(const char *name);

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# test_plan.sh NDGEN - ndgen plan is right or refuses. Each case's bytes are worked out by hand below
+# (f32: 4 bytes; 8 cores; "per core" is what the busiest core reads). The cost model: a core reads
+# the input pages its block needs and does not hold, then, to resolve P parts, the other P-1 parts of
+# every element of its result block (the direct algorithm ndgen's collectives use).
+set -u
+ndgen=$1
+pass=0 fail=0
+ok()  { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+
+# check 'PLAN ARGUMENTS' 'JQ-EXPRESSION': the plan's JSON satisfies the expression
+check() {
+  local out
+  if ! out=$(eval "$ndgen plan $1 --format json --alternatives"); then bad "$1 failed"; return; fi
+  if echo "$out" | jq -e "$2" >/dev/null; then ok; else bad "$1: jq '$2' is false: $(echo "$out" | jq -c .)"; fi
+}
+
+# refuse 'PLAN ARGUMENTS' 'MESSAGE': exit 1 with MESSAGE on stderr
+refuse() {
+  local err
+  err=$(eval "$ndgen plan $1" 2>&1 >/dev/null)
+  local rc=$?
+  [ $rc -eq 1 ] && [[ "$err" == *"$2"* ]] && ok || bad "$1: exit $rc, '$err' lacks '$2'"
+}
+
+mm="--shape b=8,x=128,y=256 --grid 8x1"
+sq="--mesh tp=8 --shape i=64,k=32,j=64 --grid 8x1"
+
+# 1. A Partial input stays pending through a contraction. X [8,128] pending a sum over tp=8, W
+#    replicated: no input page is remote; the result [8,256] (8192 bytes) is a pending sum of 8 parts;
+#    all_reduce: each core reads 7 * 8192 = 57344 bytes, 458752 in all.
+check "'bx,xy->by' --in \"X=pspec:P(None, None, unreduced={'tp'})\" --in 'W=pspec:P()' $mm --mesh tp=8" \
+  '.steps[0].partial and .steps[0].reduce == "sum" and .steps[0].parts == 8 and .collectives == ["all_reduce"]
+   and .bytes == 458752 and .steps[0].max_core_bytes == 57344 and .steps[0].input_bytes == 0'
+#    A pending avg is linear too, and keeps its op: the all_reduce averages.
+check "'bx,xy->by' --in 'X=placements:[Partial(avg)]' --in 'W=pspec:P()' $mm --mesh 8" \
+  '.steps[0].reduce == "avg" and .bytes == 458752'
+#    A pending max passes only through an einsum of one input that reduces nothing: a transpose of
+#    [8,16] (512 bytes a part): 7 * 512 = 3584 per core.
+check "'ij->ji' --in 'X=placements:[Partial(max)]' --mesh 8 --shape i=8,j=16 --grid 8x1" \
+  '.steps[0].reduce == "max" and .steps[0].result == "j i -> 8 j i" and .steps[0].max_core_bytes == 3584'
+refuse "'ij->i' --in 'X=placements:[Partial(max)]' --mesh 8 --shape i=8,j=16 --grid 8x1" \
+  "input X is Partial(max); only a pending sum or avg, being linear, passes through a product or a reduction"
+refuse "'bx,xy->by' --in 'X=placements:[Partial(max)]' --in W='x y -> x y*' --mesh 8 $mm" "input X is Partial(max)"
+refuse "'bx,xy->by' --in 'X=placements:[Partial(sum)]' --in 'W=placements:[Partial(sum)]' --mesh 8 $mm" \
+  "both inputs are Partial; a product of two pending sums is not a pending sum"
+
+# 2. One mesh axis on two result dims: A [64,32] rows over tp, B [32,64] columns over tp. Keeping
+#    both splits would leave core v only the diagonal block (v,v): never proposed. Gathering B's j
+#    (8192 bytes, 1024 held) reads 7168 per core, 57344 in all; gathering A's i the same; both, 14336.
+check "'ik,kj->ij' --in \"A=pspec:P('tp', None)\" --in \"B=pspec:P(None, 'tp')\" $sq" \
+  '(.steps[0].alternatives | length) == 3 and .bytes == 57344 and .steps[0].max_core_bytes == 7168
+   and .collectives == ["all_gather"] and ([.steps[0].alternatives[].max_core_bytes] == [7168, 7168, 14336])'
+
+# 3. The reduced axis and a free axis on one mesh axis: A [64,32] splits k over tp, B [32,64] splits j
+#    over tp. Core v would hold k-chunk v with j-chunk v only: never proposed. Following A's k with
+#    j whole: v needs B's rows of its k-chunk (4 x 64, 1024 bytes), holds 4 x 8 of them (128): 896 per
+#    core; the result [64,64] (16384 bytes) pends 8 parts: all_reduce 7 * 16384 + 896 = 115584 per core,
+#    924672 in all. Gathering k (A whole: 8192 - 1024 = 7168 per core) keeps B's j split: 57344, chosen.
+check "'ik,kj->ij' --in \"A=pspec:P(None, 'tp')\" --in \"B=pspec:P(None, 'tp')\" $sq" \
+  '.collectives == ["all_gather"] and .bytes == 57344 and .steps[0].result == "i j -> j8 i"
+   and ([.steps[0].alternatives[] | select(.collective == "all_reduce")] | length == 1 and .[0].bytes == 924672
+        and .[0].max_core_bytes == 115584)'
+
+# 4. The operands split the reduced axis differently: X's x over all 8 cores (dp, tp), W's x over dp
+#    only. Following X: W's rows are all local, the result pends 8 parts: 7 * 8192 = 57344 per core.
+#    Following W: X's 64-column chunk (2048 bytes) of which 512 are held: 1536 per core; 2 parts:
+#    8192 + 1536 = 9728 per core, 77824 in all, chosen whichever operand is written first.
+check "'bx,xy->by' --in \"X=pspec:P(None, ('dp','tp'))\" --in \"W=pspec:P('dp', None)\" $mm --mesh dp=2,tp=4" \
+  '.bytes == 77824 and .steps[0].max_core_bytes == 9728 and .steps[0].parts == 2
+   and ([.steps[0].alternatives[] | select(.collective == "all_reduce") | .bytes] | sort == [77824, 458752])'
+check "'xy,bx->by' --in \"W=pspec:P('dp', None)\" --in \"X=pspec:P(None, ('dp','tp'))\" $mm --mesh dp=2,tp=4" \
+  '.bytes == 77824 and .steps[0].max_core_bytes == 9728'
+
+# 5. A two-dim target by one reduce_scatter: the pending [8,256] result over 8 parts goes to
+#    'b y -> b2 y4'; each core reads the 7 other parts of its [4,64] block: 7 * 1024 = 7168, 57344.
+check "'bx,xy->by' --in X='b x -> b x*' --in W='x y -> x* y' $mm --out 'b y -> b2 y4'" \
+  '.collectives == ["reduce_scatter"] and .bytes == 57344 and .steps[0].max_core_bytes == 7168
+   and .steps[0].result == "b y -> b2 y4"'
+#    A pending max is no plan's result here: refused. A split result reached by keeping part of a
+#    whole one moves only the inputs gathered: X whole (256 bytes, 32 held), 224 a core, 1792 in all.
+refuse "'bx,xy->by' --in X='b x -> b x*' --in W='x y -> x* y' $mm --mesh 8 --out 'placements:[Partial(max)]'" \
+  "no plan here reaches that sharding with one collective"
+check "'bx,xy->by' --in X='b x -> b* x' --in W='... -> * ...' --shape b=8,x=8,y=8 --grid 8x1 --out 'b y -> b y*'" \
+  '.bytes == 1792 and .collectives == ["all_gather"] and .steps[0].result == "b y -> y8 b"'
+
+# 6. Ranked by the busiest core: b=2 rows reduce-scattered over 8 cores land on 2 of them (7 * 1024 =
+#    7168 each), y=256 columns on all 8 (7 * 256 = 1792 each); both move 14336 in all.
+check "'bx,xy->by' --in X='b x -> b x*' --in W='x y -> x* y' --shape b=2,x=128,y=256 --grid 8x1" \
+  '[.steps[0].alternatives[] | select(.collective == "reduce_scatter") | [.bytes, .max_core_bytes]] == [[14336, 1792], [14336, 7168]]
+   and ([.steps[0].alternatives[] | [.max_core_bytes, .bytes]] as $r | $r == ($r | sort))'
+
+# 7. JAX and einshard splits must divide (JAX refuses them); --uneven allows a short last chunk.
+refuse "'bx,xy->by' --in X='b x -> b x*' --in W='x y -> x* y' --shape b=8,x=100,y=8 --grid 8x1" \
+  "size 100 does not divide into 8 shards; einshard builds a JAX NamedSharding"
+check "'bx,xy->by' --in X='b x -> b x*' --in W='x y -> x* y' --shape b=8,x=100,y=8 --grid 8x1 --uneven" \
+  '.collectives == ["all_reduce"]'
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
