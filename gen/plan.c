@@ -575,8 +575,10 @@ static int resolutions(step *s, const plan_env *env, const int *src, const place
     const char *name = collective_to(o, want, env, coll);
     if (!name)
         return 0;
-    snprintf(what, sizeof what, "%s%s to the wanted sharding", *name ? name : "no collective",
-             *name ? " straight" : " needed");
+    if (*name)
+        snprintf(what, sizeof what, "%s straight to the wanted sharding", name);
+    else
+        snprintf(what, sizeof what, "no collective: each core keeps its part of the result, the wanted sharding");
     return add_alt(s, way, what, in, coll, env, gather, name, o, want);
 }
 

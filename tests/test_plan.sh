@@ -83,7 +83,7 @@ check "'bx,xy->by' --in X='b x -> b x*' --in W='x y -> x* y' $mm --out 'b y -> b
 refuse "'bx,xy->by' --in X='b x -> b x*' --in W='x y -> x* y' $mm --mesh 8 --out 'placements:[Partial(max)]'" \
   "no plan here reaches that sharding with one collective"
 check "'bx,xy->by' --in X='b x -> b* x' --in W='... -> * ...' --shape b=8,x=8,y=8 --grid 8x1 --out 'b y -> b y*'" \
-  '.bytes == 1792 and .collectives == ["all_gather"] and .steps[0].result == "b y -> y8 b"'
+  '.bytes == 1792 and .collectives == ["all_gather"] and .steps[0].result == "b y -> b y8"'
 
 # 6. Ranked by the busiest core: b=2 rows reduce-scattered over 8 cores land on 2 of them (7 * 1024 =
 #    7168 each), y=256 columns on all 8 (7 * 256 = 1792 each); both move 14336 in all.
