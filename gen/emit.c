@@ -1,10 +1,12 @@
 /*
- * emit.c - stage 4: one C file per spec, holding for each op its generic kernel, one specialized
- * kernel per target, and a registry group listing them; plus a make-style depfile.
+ * emit.c - stage 4: one C file per spec, or with --parts N the spec's variants dealt in order to N files
+ * balanced by size, holding for each op its generic kernel, one specialized kernel per target, and
+ * (in the first file) a registry group listing them; plus a make-style depfile.
  *
- * All variants share one translation unit. Each is the template text again, so every file-scope name
- * of the template is #defined to a per-variant name around it, and the kernel to its symbol; the
- * template's own #includes are hoisted to the top, before any renaming, so headers are seen once.
+ * Variants in one file share a translation unit. Each is the template text again, its file-scope names
+ * renamed per variant and the kernel to its symbol. A template's head (its leading comments and
+ * #includes) is printed once per file: the includes at the top, the comments before its first variant,
+ * when that cannot change what the headers mean (template_head); otherwise each variant has it all.
  */
 #include <ctype.h>
 #include <limits.h>
@@ -186,7 +188,207 @@ static int derive_types(const ndg_spec *spec, ndg_op *op, const ndg_template *t,
     return shared ? derive_type(spec, op, t, "", 0, err) : 0;
 }
 
-static void emit_header(ndg_buf *b, const ndg_spec *spec, const ndg_template *const *tmpl)
+/* ---------------------------------------------------------------- the template's head, once per file */
+
+/* The offset after blanks and comments from i. */
+static size_t skip_blank(const char *s, size_t n, size_t i)
+{
+    for (;;) {
+        while (i < n && isspace((unsigned char)s[i]))
+            ++i;
+        if (i + 1 < n && s[i] == '/' && s[i + 1] == '*') {
+            for (i += 2; i + 1 < n && !(s[i] == '*' && s[i + 1] == '/'); ++i)
+                ;
+            i = i + 1 < n ? i + 2 : n;
+        } else if (i + 1 < n && s[i] == '/' && s[i + 1] == '/') {
+            while (i < n && s[i] != '\n')
+                ++i;
+        } else {
+            return i;
+        }
+    }
+}
+
+/* Whether a line at i is `#include <x>` or `#include "x"` on one line; *eol gets its end. */
+static bool include_line(const char *s, size_t n, size_t i, size_t *eol)
+{
+    if (i >= n || s[i] != '#')
+        return false;
+    size_t j = i + 1;
+    while (j < n && (s[j] == ' ' || s[j] == '\t'))
+        ++j;
+    if (n - j < 7 || strncmp(s + j, "include", 7) != 0)
+        return false;
+    j += 7;
+    while (j < n && (s[j] == ' ' || s[j] == '\t'))
+        ++j;
+    if (j >= n || (s[j] != '<' && s[j] != '"'))
+        return false; /* a computed include depends on macros: left in place */
+    size_t e = j;
+    while (e < n && s[e] != '\n')
+        ++e;
+    if (memchr(s + i, '\\', e - i))
+        return false; /* continued, or an escape: left in place */
+    *eol = e;
+    return true;
+}
+
+/* Whether the header at path can be included once at the top of a file instead of in each variant: it
+ * names no template parameter (NDT_), which the variants define differently, and an include guard
+ * makes every inclusion after the first a no-op, so the first one alone has effect. */
+static bool hoistable_header(const char *path)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return false;
+    ndg_buf b = {0};
+    char chunk[8192];
+    for (size_t k; (k = fread(chunk, 1, sizeof chunk, fp)) > 0;)
+        ndg_buf_put(&b, chunk, k);
+    fclose(fp);
+    const char *s = b.data ? b.data : "";
+    size_t n = b.len;
+    bool ok = !strstr(s, "NDT_") && strlen(s) == n;
+    if (ok && !strstr(s, "#pragma once")) { /* #ifndef G / #define G ... #endif, and nothing after */
+        char guard[128] = "", def[128] = "";
+        size_t i = skip_blank(s, n, 0);
+        ok = sscanf(s + i, "#ifndef %127[A-Za-z0-9_]", guard) == 1;
+        i = ok ? skip_blank(s, n, (size_t)(strchr(s + i, '\n') ? strchr(s + i, '\n') - s : (ptrdiff_t)n)) : n;
+        ok = ok && sscanf(s + i, "#define %127[A-Za-z0-9_]", def) == 1 && strcmp(guard, def) == 0;
+        int depth = 1;
+        size_t end = n;
+        for (size_t k = i; ok && k < n && depth > 0; ++k) { /* directives at line starts */
+            if (k > 0 && s[k - 1] != '\n')
+                continue;
+            size_t j = k;
+            while (j < n && (s[j] == ' ' || s[j] == '\t'))
+                ++j;
+            if (j >= n || s[j] != '#')
+                continue;
+            ++j;
+            while (j < n && (s[j] == ' ' || s[j] == '\t'))
+                ++j;
+            if (strncmp(s + j, "if", 2) == 0)
+                ++depth;
+            else if (strncmp(s + j, "endif", 5) == 0 && --depth == 0)
+                end = j + 5;
+        }
+        while (ok && end < n && s[end] != '\n') /* the rest of the #endif line */
+            ++end;
+        ok = ok && depth == 0 && skip_blank(s, n, end) == n;
+    }
+    ndg_buf_free(&b);
+    return ok;
+}
+
+/* A header of the system or the compiler: guarded, and blind to template parameters. */
+static bool system_header(const char *path)
+{
+    static const char *const dirs[] = {"/usr/include/", "/usr/local/include/", "/usr/lib/"};
+    for (size_t i = 0; i < sizeof dirs / sizeof *dirs; ++i)
+        if (strncmp(path, dirs[i], strlen(dirs[i])) == 0)
+            return true;
+    return false;
+}
+
+/*
+ * Where the template's head ends: its leading comments and #include lines, which a file prints once
+ * (the includes at the top, the comments before the template's first variant) instead of in every
+ * variant. 0, the whole text in every variant, when a header it includes could mean something else
+ * included once (see hoistable_header), or when anything ndgen edits lies in the head.
+ */
+static unsigned template_head(const ndg_template *t)
+{
+    const char *s = t->text;
+    size_t n = t->len, i = 0, last = 0, eol;
+    bool quoted = false;
+    for (;;) {
+        size_t j = skip_blank(s, n, i);
+        if (include_line(s, n, j, &eol)) {
+            quoted |= s[j + strcspn(s + j, "<\"")] == '"';
+            i = last = eol < n ? eol + 1 : n;
+            continue;
+        }
+        /* the head ends after the last comment or include that is followed by a line break */
+        size_t k = j;
+        while (k > last && isspace((unsigned char)s[k - 1]))
+            --k;
+        if (k > last) /* comments after the last include: the head's too */
+            last = k;
+        break;
+    }
+    while (last < n && (s[last] == ' ' || s[last] == '\t'))
+        ++last;
+    if (last < n && s[last] == '\n')
+        ++last;
+    else if (last > 0 && last < n && s[last - 1] != '\n')
+        return 0; /* code on the line a comment ends: keep it whole */
+    if (last == 0)
+        return 0;
+    for (int i2 = 0; i2 < t->ncalls; ++i2)
+        if (t->calls[i2].start < last)
+            return 0;
+    for (int i2 = 0; i2 < t->nloops; ++i2)
+        if (t->loops[i2].start < last)
+            return 0;
+    for (int i2 = 0; i2 < t->nrenames; ++i2)
+        if (t->renames[i2].at < last)
+            return 0;
+    for (int i2 = 0; quoted && i2 < t->ndeps; ++i2)
+        if (!system_header(t->deps[i2]) && !hoistable_header(t->deps[i2]))
+            return 0;
+    return (unsigned)last;
+}
+
+/* The #include lines of the head [0, head), appended to the list when new. */
+static void collect_includes(const ndg_template *t, unsigned head, char ***list, int *n)
+{
+    size_t eol;
+    for (size_t i = 0; i < head;) {
+        size_t j = skip_blank(t->text, head, i);
+        if (j >= head || !include_line(t->text, head, j, &eol))
+            break;
+        char *line = strndup(t->text + j, eol - j);
+        bool seen = false;
+        for (int k = 0; k < *n && !seen; ++k)
+            seen = strcmp((*list)[k], line) == 0;
+        if (seen) {
+            free(line);
+        } else {
+            *list = realloc(*list, (size_t)(*n + 1) * sizeof **list);
+            (*list)[(*n)++] = line;
+        }
+        i = eol + 1;
+    }
+}
+
+/* The head's comments, without its #include lines and runs of blank lines. */
+static void put_head_comments(ndg_buf *b, const ndg_template *t, unsigned head)
+{
+    size_t i = 0, eol;
+    bool blank = false, printed = false;
+    while (i < head) {
+        size_t e = i;
+        while (e < head && t->text[e] != '\n')
+            ++e;
+        size_t j = i;
+        while (j < e && isspace((unsigned char)t->text[j]))
+            ++j;
+        if (j == e) {
+            blank = true; /* printed before the next line of text, if any */
+        } else if (!include_line(t->text, head, j, &eol)) {
+            if (blank && b->len && b->data[b->len - 1] == '\n' && printed)
+                ndg_buf_put(b, "\n", 1);
+            ndg_buf_put(b, t->text + i, e - i);
+            ndg_buf_put(b, "\n", 1);
+            blank = false;
+            printed = true;
+        }
+        i = e + 1;
+    }
+}
+
+static void emit_header(ndg_buf *b, const ndg_spec *spec, const ndg_template *const *tmpl, int part, int nparts)
 {
     char text[4 * PATH_MAX];
     comment_text(text, sizeof text, spec->path);
@@ -200,6 +402,8 @@ static void emit_header(ndg_buf *b, const ndg_spec *spec, const ndg_template *co
         if (!seen)
             ndg_buf_printf(b, "%s %s", i ? "," : "", text);
     }
+    if (nparts > 1)
+        ndg_buf_printf(b, ";\n * part %d of %d%s", part, nparts, part == 1 ? ", with the spec's registry group" : "");
     ndg_buf_printf(b, ".\n * Do not edit: edit the spec or the template, and rebuild.\n */\n#include \"nd_accessor.h\"\n");
 }
 
@@ -281,13 +485,23 @@ static void emit_registry_group(ndg_buf *b, const ndg_spec *spec)
     ndg_buf_printf(b, "};\nconst nda_kernel_group ndk_group_%s = {\"%s\", %d, ndk_entries};\n", cname, quoted, n);
 }
 
-/* The make-style dependencies of target, prepared in out (closed, not yet in place). */
-static int write_depfile(ndg_output *out, const char *path, const char *target, const ndg_spec *spec,
-                         const ndg_template *const *tmpl, nd_error *err)
+/* The make-style dependencies of the stamp, or of every part when there is none, prepared in out
+ * (closed, not yet in place). */
+static int write_depfile(ndg_output *out, const char *path, const char *stamp, const char *out_path, int nparts,
+                         const ndg_spec *spec, const ndg_template *const *tmpl, nd_error *err)
 {
     if (ndg_output_open(out, path, err))
         return -1;
-    fprintf(out->fp, "%s:", target);
+    if (stamp) {
+        fprintf(out->fp, "%s:", stamp);
+    } else {
+        for (int p = 1; p <= nparts; ++p) {
+            char part[4096];
+            ndg_part_path(part, sizeof part, out_path ? out_path : "-", p, nparts);
+            fprintf(out->fp, "%s%s", p > 1 ? " " : "", part);
+        }
+        fputc(':', out->fp);
+    }
     for (int i = 0; i < spec->ndeps; ++i)
         fprintf(out->fp, " \\\n  %s", spec->deps[i]);
     for (int i = 0; i < spec->nops; ++i) {
@@ -309,38 +523,84 @@ int ndg_touch(const char *path, nd_error *err)
 
 static void registry_text(ndg_buf *b, char *const *spec_names, int n);
 
-/* Every variant of every op, in order; ranges gets the byte range of each specialized one. */
-static int build_text(ndg_buf *b, const ndg_spec *spec, const ndg_template *const *tmpl, const char *out_path,
-                      const ndg_emit_options *o, unsigned (*ranges)[2], int *kernels, nd_error *err)
+typedef struct vref {
+    int op, target; /* target -1: the generic kernel */
+} vref;
+
+/* One file: the variants [v0, v1) of vs, and the registry group when registry; ranges gets the byte
+ * range of each specialized variant. heads: each op's template head (template_head). */
+static int build_text(ndg_buf *b, const ndg_spec *spec, const ndg_template *const *tmpl, const unsigned *heads,
+                      const vref *vs, int nvs, int v0, int v1, int part, int nparts, const char *out_path,
+                      const ndg_emit_options *o, unsigned (*ranges)[2], nd_error *err)
 {
     char sym[256], prefix[32], out_c[4 * PATH_MAX], spec_c[4 * PATH_MAX];
-    int nranges = 0;
+    int nranges = 0, nincludes = 0;
+    char **includes = NULL;
     ndg_c_string(out_c, sizeof out_c, out_path ? out_path : "<stdout>");
     ndg_c_string(spec_c, sizeof spec_c, spec->path);
-    emit_header(b, spec, tmpl);
-    *kernels = 0;
-    for (int i = 0; i < spec->nops; ++i) {
-        const ndg_op *op = &spec->ops[i];
-        for (int t = -1; t < op->ntargets; ++t) {
-            symbol_of(sym, sizeof sym, op, t);
-            snprintf(prefix, sizeof prefix, "ndk%d_", (*kernels)++);
-            ndg_variant v = {op, t < 0 ? NULL : &op->targets[t], prefix, sym, out_c, spec_c, o->line_directives};
-            unsigned start = (unsigned)b->len;
-            if (ndg_rewrite(b, tmpl[i], &v, err))
-                return -1;
-            if (t >= 0) {
-                ranges[nranges][0] = start;
-                ranges[nranges++][1] = (unsigned)b->len;
-            }
+    emit_header(b, spec, tmpl, part, nparts);
+    for (int g = v0; g < v1; ++g)
+        if (heads[vs[g].op])
+            collect_includes(tmpl[vs[g].op], heads[vs[g].op], &includes, &nincludes);
+    for (int k = 0; k < nincludes; ++k) {
+        if (strcmp(includes[k], "#include \"nd_accessor.h\"") != 0)
+            ndg_buf_printf(b, "%s\n", includes[k]);
+        free(includes[k]);
+    }
+    free(includes);
+    for (int g = v0; g < v1; ++g) {
+        const ndg_op *op = &spec->ops[vs[g].op];
+        const ndg_template *t = tmpl[vs[g].op];
+        unsigned head = heads[vs[g].op];
+        bool first = true; /* of its template in this file */
+        for (int h = v0; h < g && first; ++h)
+            first = strcmp(tmpl[vs[h].op]->path, t->path) != 0;
+        if (head && first) {
+            char text[4 * PATH_MAX];
+            comment_text(text, sizeof text, t->path);
+            ndg_buf_printf(b, "\n/* ==== template %s: its head, once (its #includes are at the top) */\n", text);
+            put_head_comments(b, t, head);
+        }
+        symbol_of(sym, sizeof sym, op, vs[g].target);
+        snprintf(prefix, sizeof prefix, "ndk%d_", g);
+        ndg_variant v = {op, vs[g].target < 0 ? NULL : &op->targets[vs[g].target], prefix, sym, out_c, spec_c,
+                         o->line_directives, head};
+        unsigned start = (unsigned)b->len;
+        if (ndg_rewrite(b, t, &v, err))
+            return -1;
+        if (vs[g].target >= 0) {
+            ranges[nranges][0] = start;
+            ranges[nranges++][1] = (unsigned)b->len;
         }
     }
-    emit_registry_group(b, spec);
-    if (o->library) {
-        char *name = spec->name;
-        ndg_buf_printf(b, "\n/* ==== library root */\n");
-        registry_text(b, &name, 1);
+    if (part == 1) {
+        if (nparts > 1) {
+            ndg_buf_printf(b, "\n/* ==== the kernels of the other parts */\n");
+            for (int g = 0; g < nvs; ++g)
+                if (g < v0 || g >= v1) {
+                    symbol_of(sym, sizeof sym, &spec->ops[vs[g].op], vs[g].target);
+                    ndg_buf_printf(b, "nda_kernel_fn %s;\n", sym);
+                }
+        }
+        emit_registry_group(b, spec);
+        if (o->library) {
+            char *name = spec->name;
+            ndg_buf_printf(b, "\n/* ==== library root */\n");
+            registry_text(b, &name, 1);
+        }
     }
     return nranges;
+}
+
+void ndg_part_path(char *out, size_t len, const char *out_path, int i, int n)
+{
+    size_t k = strlen(out_path);
+    if (n <= 1)
+        snprintf(out, len, "%s", out_path);
+    else if (k > 2 && strcmp(out_path + k - 2, ".c") == 0)
+        snprintf(out, len, "%.*s.%d.c", (int)(k - 2), out_path, i);
+    else
+        snprintf(out, len, "%s.%d.c", out_path, i);
 }
 
 /* The first wall on element types: where the template converts a page pointer to a typed pointer, the
@@ -385,39 +645,80 @@ int ndg_emit_spec(ndg_spec *spec, ndg_analyzer *a, const char *out_path, const n
                   ndg_emitted *out, nd_error *err)
 {
     const ndg_template **tmpl = calloc((size_t)spec->nops, sizeof *tmpl);
-    int nvariants = 0;
+    unsigned *heads = calloc((size_t)spec->nops, sizeof *heads);
+    int nvs = 0, nparts = o->parts > 1 ? o->parts : 1;
     for (int i = 0; i < spec->nops; ++i)
-        nvariants += spec->ops[i].ntargets;
-    unsigned (*ranges)[2] = calloc((size_t)nvariants + 1, sizeof *ranges);
-    ndg_buf b = {0};
+        nvs += spec->ops[i].ntargets + 1;
+    vref *vs = calloc((size_t)nvs + 1, sizeof *vs);
+    unsigned (*ranges)[2] = calloc((size_t)nvs + 1, sizeof *ranges);
+    int *bounds = calloc((size_t)nparts + 1, sizeof *bounds); /* part p holds variants [bounds[p-1], bounds[p]) */
+    nvs = 0;
+    for (int i = 0; i < spec->nops; ++i)
+        for (int t = -1; t < spec->ops[i].ntargets; ++t)
+            vs[nvs++] = (vref){i, t};
     memset(out, 0, sizeof *out);
-    int rc = analyze_ops(spec, a, tmpl, err), nranges = 0;
-    if (!rc)
-        rc = (nranges = build_text(&b, spec, tmpl, out_path, o, ranges, &out->kernels, err)) < 0;
-    /* Translation validation: what was written parses, and no generic accessor call is left in a
-     * specialized kernel. */
-    if (!rc)
-        rc = ndg_validate(a, out_path ? out_path : "generated.c", b.data, b.len, nranges, (const unsigned(*)[2])ranges,
-                          err);
-    if (!rc && (rc = ndg_output_open(&out->c, out_path, err)) == 0) {
-        fwrite(b.data, 1, b.len, out->c.fp);
-        rc = ndg_output_close(&out->c, err);
+    out->kernels = nvs;
+    out->nparts = nparts;
+    int rc = analyze_ops(spec, a, tmpl, err);
+    for (int i = 0; i < spec->nops && !rc; ++i)
+        heads[i] = template_head(tmpl[i]);
+    if (!rc && nparts > 1 && (!out_path || strcmp(out_path, "-") == 0))
+        rc = nd_fail(err, "--parts %d: give --output FILE or --output-dir, not standard output", nparts);
+    /* Parts balanced by size: the variants are printed once to measure them, then dealt out in order. */
+    bounds[nparts] = nvs;
+    if (!rc && nparts > 1) {
+        ndg_buf m = {0};
+        size_t *end = calloc((size_t)nvs, sizeof *end);
+        for (int g = 0; g < nvs && !rc; ++g) {
+            rc = build_text(&m, spec, tmpl, heads, vs, nvs, g, g + 1, 0, nparts, out_path, o, ranges, err) < 0;
+            end[g] = (g ? end[g - 1] : 0) + m.len;
+            m.len = 0;
+        }
+        for (int p = 1, g = 0; p < nparts && !rc; ++p) {
+            while (g < nvs && end[g] * (size_t)nparts < end[nvs - 1] * (size_t)p)
+                ++g;
+            bounds[p] = g;
+        }
+        ndg_buf_free(&m);
+        free(end);
+    }
+    for (int p = 1; p <= nparts && !rc; ++p) {
+        char path[4096];
+        ndg_part_path(path, sizeof path, out_path ? out_path : "-", p, nparts);
+        const char *where = out_path ? path : NULL;
+        ndg_buf b = {0};
+        int nranges = build_text(&b, spec, tmpl, heads, vs, nvs, bounds[p - 1], bounds[p], p, nparts, where, o,
+                                 ranges, err);
+        rc = nranges < 0;
+        /* Translation validation: what was written parses, and no generic accessor call is left in a
+         * specialized kernel. */
+        if (!rc)
+            rc = ndg_validate(a, where ? where : "generated.c", b.data, b.len, nranges,
+                              (const unsigned(*)[2])ranges, err);
+        if (!rc && (rc = ndg_output_open(&out->c[p - 1], where, err)) == 0) {
+            fwrite(b.data, 1, b.len, out->c[p - 1].fp);
+            rc = ndg_output_close(&out->c[p - 1], err);
+        }
+        ndg_buf_free(&b);
     }
     if (!rc && o->depfile) {
         out->has_depfile = true;
-        rc = write_depfile(&out->depfile, o->depfile, o->stamp ? o->stamp : out_path, spec, tmpl, err);
+        rc = write_depfile(&out->depfile, o->depfile, o->stamp, out_path, nparts, spec, tmpl, err);
     }
     if (rc)
         ndg_emitted_abort(out);
-    ndg_buf_free(&b);
+    free(bounds);
     free(ranges);
+    free(vs);
+    free(heads);
     free(tmpl);
     return rc ? -1 : 0;
 }
 
 void ndg_emitted_abort(ndg_emitted *e)
 {
-    ndg_output_abort(&e->c);
+    for (int p = 0; p < e->nparts; ++p)
+        ndg_output_abort(&e->c[p]);
     if (e->has_depfile)
         ndg_output_abort(&e->depfile);
     e->has_depfile = false;

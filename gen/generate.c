@@ -22,6 +22,9 @@ static const char generate_help[] =
     "  --spec-memory MB      the memory a spec's Lua state may use (default: 1024)\n"
     "  --include DIR         the folder holding nd_accessor.h (default: " NDGEN_INCLUDE_DIR ")\n"
     "  --resource-dir DIR    libclang's resource folder (default: " NDGEN_CLANG_RESOURCE_DIR ")\n"
+    "  --parts N             split each spec's output into N files that compile in parallel: FILE.c becomes\n"
+    "                        FILE.1.c ... FILE.N.c (kernels dealt in order, balanced by size; the registry\n"
+    "                        group in FILE.1.c); a part may hold no kernel. Default 1: FILE.c alone\n"
     "  --depfile FILE        also write make-style dependencies of the output (one SPEC only)\n"
     "  --stamp FILE          touch FILE after every successful run and name it as the depfile's target:\n"
     "                        for build tools without restat (Make), since an unchanged output is not touched\n"
@@ -41,7 +44,8 @@ static const char registry_help[] =
     "is touched after every successful run, as with ndgen generate.\n";
 
 enum { OPT_OUTPUT = 256, OPT_OUTPUT_DIR, OPT_TEMPLATES, OPT_SPEC_DIR, OPT_INCLUDE, OPT_RESOURCE, OPT_DEPFILE,
-       OPT_NO_LINE, OPT_STATS, OPT_STAMP, OPT_HELP, OPT_OP, OPT_DTYPES, OPT_TARGET, OPT_LIBRARY, OPT_SPEC_MEMORY };
+       OPT_NO_LINE, OPT_STATS, OPT_STAMP, OPT_HELP, OPT_OP, OPT_DTYPES, OPT_TARGET, OPT_LIBRARY, OPT_SPEC_MEMORY,
+       OPT_PARTS };
 
 static const struct option longopts[] = {
     {"output", required_argument, NULL, OPT_OUTPUT},     {"output-dir", required_argument, NULL, OPT_OUTPUT_DIR},
@@ -52,6 +56,7 @@ static const struct option longopts[] = {
     {"stamp", required_argument, NULL, OPT_STAMP},       {"op", required_argument, NULL, OPT_OP},
     {"dtypes", required_argument, NULL, OPT_DTYPES},     {"target", required_argument, NULL, OPT_TARGET},
     {"library", no_argument, NULL, OPT_LIBRARY},         {"spec-memory", required_argument, NULL, OPT_SPEC_MEMORY},
+    {"parts", required_argument, NULL, OPT_PARTS},
     {NULL, 0, NULL, 0},
 };
 
@@ -101,6 +106,18 @@ static int parse_options(int argc, char **argv, gen_opts *o, int *status)
                 return -1;
             }
             o->env.memory_limit = (size_t)mb << 20;
+            break;
+        }
+        case OPT_PARTS: {
+            char *end;
+            long n = strtol(optarg, &end, 10);
+            if (*optarg == '\0' || *end != '\0' || n < 1 || n > NDG_MAX_PARTS) {
+                fprintf(stderr, "ndgen generate: --parts %s: expected a number of files from 1 to %d\n", optarg,
+                        NDG_MAX_PARTS);
+                *status = 2;
+                return -1;
+            }
+            o->emit.parts = (int)n;
             break;
         }
         case OPT_TARGET:
@@ -183,8 +200,12 @@ static int put_in_place(spec_run *runs, int n, const gen_opts *o, nd_error *err)
 {
     int rc = 0;
     for (int i = 0; i < n && !rc; ++i) {
-        bool changed;
-        rc = ndg_output_rename(&runs[i].out.c, &changed, err);
+        int changed = 0;
+        for (int p = 0; p < runs[i].out.nparts && !rc; ++p) {
+            bool c;
+            rc = ndg_output_rename(&runs[i].out.c[p], &c, err);
+            changed += c;
+        }
         if (!rc && o->stats)
             fprintf(stderr, "ndgen: %s: %d kernels in %.2f ms, %.3f ms per kernel%s\n", runs[i].path,
                     runs[i].out.kernels, runs[i].ms, runs[i].ms / runs[i].out.kernels,

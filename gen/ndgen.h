@@ -182,6 +182,8 @@ typedef struct ndg_variant {
     const char *out_path;     /* for #line directives back to the output itself */
     const char *spec_path;    /* escaped for a C string: the op's parameters are #line'd to its op{} call */
     bool line_directives;
+    unsigned body_start;      /* where the template text starts: after its leading comments and #includes,
+                                 which the file prints once (emit.c), or 0 for the whole text */
 } ndg_variant;
 
 /* Appends one variant: specialized helpers, the op's parameters, the template with its edits (renames,
@@ -209,9 +211,12 @@ int ndg_output_commit(ndg_output *out, bool *changed, nd_error *err);
 /* Removes the temporary file; path is untouched. */
 void ndg_output_abort(ndg_output *out);
 
-/* ---- emit.c: stage 4, one C file per spec, plus its depfile. */
+/* ---- emit.c: stage 4, one C file per spec (or per part of a spec), plus its depfile. */
+enum { NDG_MAX_PARTS = 64 };
+
 typedef struct ndg_emit_options {
     bool line_directives;
+    int parts;                /* C files per spec (1: one file; 0 counts as 1): see ndg_part_path */
     const char *depfile;      /* NULL: none */
     const char *stamp;        /* NULL: none; else touched on success and the depfile's target */
     bool library;             /* also the root registry: the file alone builds a kernel library */
@@ -221,7 +226,8 @@ typedef struct ndg_emit_options {
  * caller puts every spec's in place only when all succeeded (generate.c), or aborts them all. */
 typedef struct ndg_emitted {
     int kernels;
-    ndg_output c;             /* the generated file */
+    int nparts;
+    ndg_output c[NDG_MAX_PARTS]; /* the generated files */
     ndg_output depfile;       /* when has_depfile */
     bool has_depfile;
 } ndg_emitted;
@@ -229,6 +235,10 @@ typedef struct ndg_emitted {
 int ndg_emit_spec(ndg_spec *spec, ndg_analyzer *a, const char *out_path, const ndg_emit_options *o,
                   ndg_emitted *out, nd_error *err);
 void ndg_emitted_abort(ndg_emitted *e);
+/* The path of part i (from 1) of n for the output out_path: out_path itself when n is 1, else out_path
+ * with its ".c" replaced by ".<i>.c" (eltwise.c: eltwise.1.c ... eltwise.<n>.c). Kernels are dealt to the
+ * parts in order, balanced by size; part 1 also holds the spec's registry group. */
+void ndg_part_path(char *out, size_t len, const char *out_path, int i, int n);
 /* The library's root registry: one group per spec name. */
 int ndg_emit_registry(const char *out_path, char *const *spec_names, int n, nd_error *err);
 /* Creates or truncates a stamp file. */

@@ -926,7 +926,7 @@ static int emit_body(ndg_buf *out, const ndg_template *t, const ndg_variant *v, 
 {
     edit *e = NULL;
     int n = collect_edits(t, v, &e), rc = 0;
-    unsigned pos = 0;
+    unsigned pos = v->body_start; /* the head before it is the file's (emit.c), and holds no edit */
     for (int i = 0; i < n && !rc; ++i) {
         if (e[i].start < pos)
             continue; /* inside the edit before, which replaced it */
@@ -1023,8 +1023,11 @@ int ndg_rewrite(ndg_buf *out, const ndg_template *t, const ndg_variant *v, nd_er
         put_define(out, line);
         d = eol + 1;
     }
-    if (v->line_directives)
-        ndg_buf_printf(out, "#line 1 \"%s\"\n", t->path_c);
+    if (v->line_directives) {
+        int line, col;
+        line_col_at(t, v->body_start, &line, &col);
+        ndg_buf_printf(out, "#line %d \"%s\"\n%*s", line, t->path_c, col - 1, "");
+    }
     if (emit_body(out, t, v, err))
         return -1;
     if (out->len && out->data[out->len - 1] != '\n')

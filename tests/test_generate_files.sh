@@ -4,6 +4,8 @@
 #     its output untouched (same bytes, same timestamp); an unchanged rerun touches nothing;
 #   - a failed run leaves the previous output as it was;
 #   - #line directives point back to the template, and --no-line drops them;
+#   - files read like written ones (includes and head comment once, constants folded), and --parts N
+#     splits a spec over N files that compile alone;
 #   - specialized kernels contain no call to the generic accessor (checked on the bundled library).
 set -u
 ndgen=$1 src=$2 generated=$3
@@ -53,7 +55,36 @@ check "and leaves the old output" '[ "$(md5sum <"$tmp/out/unary.c")" = "$usum1" 
 check "and no temporary file" '[ -z "$(ls "$tmp/out" | grep tmp)" ]'
 
 # #line directives
-check "#line points at the template" 'grep -q "^#line 1 \".*/copy.c\"\|^#line 1 \".*page_copy.c\"" "$tmp/out/copy.c"'
+check "#line points at the template" 'grep -qE "^#line [0-9]+ \".*page_copy.c\"" "$tmp/out/copy.c"'
+first=$(grep -m1 -oE '^#line [0-9]+ ".*page_copy.c"' "$tmp/out/copy.c" | awk '{print $2}')
+check "at the first line after its head of comments and #includes" \
+  '[ -n "$first" ] && sed -n "$((first - 1))p" "$tmp/templates/page_copy.c" | grep -qE "^(#include|$)"'
+
+# generated files read like written ones: includes and the template's head comment once per file,
+# constants folded, one closing brace a line
+check "one #include of nd_accessor.h per file" '[ "$(grep -c "^#include \"nd_accessor.h\"" "$tmp/out/unary.c")" = 1 ]'
+check "the template's head comment once per file" '[ "$(grep -c "eltwise_unary.c - out = EXPR" "$tmp/out/unary.c")" = 1 ]'
+check "no x / 1, x % 1, (0) * k or 0 * k" '! grep -qE "[/%] 1([^0-9]|$)|\(0\) \*|[^0-9a-z_.]0 \* " "$tmp/out/unary.c" "$tmp/out/copy.c"'
+check "no pile of closing braces" '! grep -qE "} *}" "$tmp/out/unary.c" "$tmp/out/copy.c"'
+check "statistics counted by the accessor's ndstat_* functions" \
+  'grep -q "ndstat_reads(" "$tmp/out/unary.c" && ! grep -q "stats->" "$tmp/out/unary.c"'
+
+# --parts N: N files named from the output, the registry group in the first, each compiles alone
+mkdir -p "$tmp/parts"
+check "--parts 3 generates" '"$ndgen" generate --templates "$src/templates" --parts 3 --output "$tmp/parts/unary.c" \
+  --depfile "$tmp/parts/unary.d" "$tmp/specs/unary.lua"'
+check "into unary.1.c, unary.2.c, unary.3.c" '[ -f "$tmp/parts/unary.1.c" ] && [ -f "$tmp/parts/unary.2.c" ] &&
+  [ -f "$tmp/parts/unary.3.c" ] && [ ! -e "$tmp/parts/unary.c" ]'
+check "the registry group in part 1 only" '[ "$(cat "$tmp"/parts/unary.*.c | grep -c "^const nda_kernel_group ndk_group_unary")" = 1 ] &&
+  grep -q "^const nda_kernel_group ndk_group_unary" "$tmp/parts/unary.1.c"'
+check "every kernel once over the parts" '[ "$(cat "$tmp"/parts/unary.*.c | grep -c "^void nd_twice__f32__")" = 2 ]'
+check "the depfile names every part" 'head -n 1 "$tmp/parts/unary.d" | grep -q "unary.1.c .*unary.2.c .*unary.3.c:"'
+for i in 1 2 3; do
+  check "part $i compiles alone" 'cc -c -Wall -Wextra -Werror -I"$src/runtime/include" -I"$src/templates" \
+    "$tmp/parts/unary.$i.c" -o "$tmp/parts/unary.$i.o"'
+done
+check "--parts 0 is refused" '! "$ndgen" generate --templates "$src/templates" --parts 0 --output "$tmp/parts/x.c" \
+  "$tmp/specs/unary.lua" 2>/dev/null && [ ! -e "$tmp/parts/x.c" ]'
 "$ndgen" generate --no-line --templates "$tmp/templates" --output "$tmp/out/noline.c" "$tmp/specs/copy.lua"
 check "--no-line drops them" '! grep -q "^#line" "$tmp/out/noline.c" && grep -q "^void nd_copy__f32__generic" "$tmp/out/noline.c"'
 check "the header says generated, from which spec and template, do not edit" \
