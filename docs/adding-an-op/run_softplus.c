@@ -49,15 +49,14 @@ static int run_square(nd_device *dev, nd_kernels *k, const nd_dist_spec *like)
             return 8;
         }
         const nd_variant variants[] = {ND_VARIANT_SPECIALIZED, ND_VARIANT_GENERIC};
-        err.msg[0] = '\0';
         for (int v = 0; v < 2; ++v) {
             nd_kernel_pick pick = {0};
-            int bad = nd_run(&(nd_launch_desc){.device = dev, .kernels = k, .op = "square", .tensors = t,
-                                               .ntensors = 2, .variant = variants[v], .pick = &pick}, &err) ||
-                      nd_tensor_read(t[1], y, (size_t)N * size, &err) || memcmp(y, want, (size_t)N * size) != 0;
-            printf("%s: %s\n", bad && err.msg[0] ? err.msg : pick.symbol ? pick.symbol : "?", bad ? "differs from x * x" : "equals x * x");
+            int rc = nd_run(&(nd_launch_desc){.device = dev, .kernels = k, .op = "square", .tensors = t,
+                                              .ntensors = 2, .variant = variants[v], .pick = &pick}, &err) ||
+                     nd_tensor_read(t[1], y, (size_t)N * size, &err);
+            int bad = rc || memcmp(y, want, (size_t)N * size) != 0;
+            printf("%s: %s\n", rc ? err.msg : pick.symbol ? pick.symbol : "?", bad ? "differs from x * x" : "equals x * x");
             failed += bad;
-            err.msg[0] = '\0';
         }
         nd_tensor_free(t[0]);
         nd_tensor_free(t[1]);
