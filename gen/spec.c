@@ -439,51 +439,6 @@ static int check_c_line(ctx *c, const char *name, const char *v)
     return 0;
 }
 
-/* An array of positive integers, such as shape = {3, 7, 5}; *rank = 0 when absent. */
-static int get_dims(ctx *c, int t, const char *key, int64_t *dims, int *rank)
-{
-    lua_State *L = c->L;
-    int ty = field(L, t, key), rc = 0;
-    *rank = 0;
-    if (ty == LUA_TNIL) {
-        lua_pop(L, 1);
-        return 0;
-    }
-    if (ty != LUA_TTABLE) {
-        rc = FAIL(c, "field '%s' must be a list of integers such as {3, 7, 5}, not a %s", key, type_name(L, -1));
-        lua_pop(L, 1);
-        return rc;
-    }
-    int n = (int)lua_rawlen(L, -1);
-    if (n < 1 || n > ND_MAX_RANK)
-        rc = FAIL(c, "field '%s' has %d dims; give 1 to %d", key, n, ND_MAX_RANK);
-    for (int i = 0; i < n && !rc; ++i) {
-        lua_rawgeti(L, -1, i + 1);
-        int isint;
-        lua_Integer v = lua_tointegerx(L, -1, &isint);
-        if (!isint) {
-            rc = FAIL(c, "%s[%d] must be an integer, not %s", key, i + 1, luaL_tolstring(L, -1, NULL));
-            lua_pop(L, 1);
-        } else if (v <= 0)
-            rc = FAIL(c, "%s[%d] is %lld, but every dim must be positive", key, i + 1, (long long)v);
-        dims[i] = v;
-        lua_pop(L, 1);
-    }
-    lua_pop(L, 1);
-    *rank = n;
-    return rc;
-}
-
-static int get_bool(ctx *c, int t, const char *key, bool *out)
-{
-    int ty = field(c->L, t, key), rc = 0;
-    if (ty == LUA_TBOOLEAN)
-        *out = lua_toboolean(c->L, -1);
-    else if (ty != LUA_TNIL)
-        rc = FAIL(c, "field '%s' must be true or false, not a %s", key, type_name(c->L, -1));
-    lua_pop(c->L, 1);
-    return rc;
-}
 
 /* partial = true (a pending sum) or a list of reduce ops such as {"sum", "max"}: the Partial values the
  * operand may be, as a mask of nd_reduce bits; 0 when absent or false. */
@@ -537,142 +492,100 @@ static int check_keys(ctx *c, int t, const char *const *allowed, const char *wha
 
 /* ---------------------------------------------------------------- conversion */
 
-/* An optional string field parsed by one of nd_parse_*; parse errors are located. */
-static int parse_field(ctx *c, int t, const char *key, int (*parse)(const char *, const char *, void *, nd_error *),
-                       void *out)
+/* The text a spec value states for a field, as a command line would give it: a string as is, an
+ * integer in decimal, a list of integers as "3,7,5". Fails, located, on any other value. */
+static int field_text(ctx *c, const char *key, ndg_buf *b)
 {
-    char *text;
-    nd_error perr;
-    if (get_string(c, t, key, false, &text))
+    lua_State *L = c->L;
+    int ty = lua_type(L, -1);
+    if (ty == LUA_TSTRING || (ty == LUA_TNUMBER && lua_isinteger(L, -1))) {
+        ndg_buf_printf(b, "%s", lua_tostring(L, -1));
+        return 0;
+    }
+    if (ty != LUA_TTABLE)
+        return FAIL(c, "field '%s' must be a string, an integer or a list of integers such as {3, 7, 5}, not %s", key,
+                    ty == LUA_TNUMBER ? "a fraction" : type_name(L, -1));
+    int n = (int)lua_rawlen(L, -1);
+    if (n < 1 || n > ND_MAX_RANK)
+        return FAIL(c, "field '%s' has %d dims; give 1 to %d", key, n, ND_MAX_RANK);
+    for (int i = 1; i <= n; ++i) {
+        int isint;
+        lua_rawgeti(L, -1, i);
+        lua_Integer v = lua_tointegerx(L, -1, &isint);
+        if (!isint) {
+            int rc = FAIL(c, "%s[%d] must be an integer, not %s", key, i, luaL_tolstring(L, -1, NULL));
+            lua_pop(L, 2);
+            return rc;
+        }
+        lua_pop(L, 1);
+        ndg_buf_printf(b, "%s%lld", i > 1 ? "," : "", (long long)v);
+    }
+    return 0;
+}
+
+/* The value at the top of the stack for field which, stored in f (texts owns its copy). */
+static int set_field(ctx *c, int which, nd_dist_flags *f, char **texts)
+{
+    lua_State *L = c->L;
+    const char *key = nd_dist_flag_fields[which];
+    if (nd_dist_flag_is_switch(which)) {
+        if (lua_type(L, -1) != LUA_TBOOLEAN)
+            return FAIL(c, "field '%s' must be true or false, not a %s", key, type_name(L, -1));
+        if (lua_toboolean(L, -1))
+            nd_dist_flags_set(f, which, NULL);
+        return 0;
+    }
+    ndg_buf b = {0};
+    if (field_text(c, key, &b)) {
+        free(b.data);
         return -1;
-    int rc = text && parse(key, text, out, &perr) ? FAIL(c, "%s", perr.msg) : 0;
-    free(text);
-    return rc;
+    }
+    texts[which] = b.data ? b.data : strdup("");
+    nd_dist_flags_set(f, which, texts[which]);
+    return 0;
 }
 
-static int parse_dtype_v(const char *w, const char *t, void *o, nd_error *e) { return nd_parse_dtype(w, t, o, e); }
-static int parse_strategy_v(const char *w, const char *t, void *o, nd_error *e) { return nd_parse_strategy(w, t, o, e); }
-static int parse_orient_v(const char *w, const char *t, void *o, nd_error *e) { return nd_parse_orientation(w, t, o, e); }
-static int parse_buffer_v(const char *w, const char *t, void *o, nd_error *e) { return nd_parse_buffer(w, t, o, e); }
-static int parse_cores_v(const char *w, const char *t, void *o, nd_error *e) { return nd_parse_cores(w, t, o, e); }
-
-typedef struct tile_grid {
-    int32_t h, w;
-} tile_grid;
-
-static int parse_tile_v(const char *w, const char *t, void *o, nd_error *e)
+/* The distribution table at t as the fields a command line gives (ND_DIST_FLAGS, keyed by field name):
+ * one conversion and one set of checks for specs and flags alike. */
+static int table_flags(ctx *c, int t, nd_dist_flags *f, char **texts)
 {
-    tile_grid *g = o;
-    return nd_parse_tile(w, t, &g->h, &g->w, e);
-}
-
-static int parse_grid_v(const char *w, const char *t, void *o, nd_error *e)
-{
-    tile_grid *g = o;
-    return nd_parse_grid(w, t, &g->h, &g->w, e);
-}
-
-static const char *const dist_keys[] = {"shape", "shard", "page", "tile", "interleaved", "grid", "cores",
-                                        "orientation", "strategy", "buffer", "banks", "dtype", "einshard",
-                                        "pspec", "placements", "mesh", "even", "uneven", NULL};
-
-/* A mesh-level notation in t (einshard, pspec or placements), if any: its sharding over s's core list. */
-static int convert_sharding(ctx *c, int t, nd_dist_spec *s, int gx, int gy, nd_dist *out)
-{
-    char *text[4] = {NULL, NULL, NULL, NULL}; /* einshard, pspec, placements, mesh */
-    static const char *const keys[4] = {"einshard", "pspec", "placements", "mesh"};
-    bool even = false, uneven = false;
-    nd_sharding sh;
-    nd_error merr;
-    int rc = 0, given = 0;
-    for (int i = 0; i < 4 && !rc; ++i)
-        rc = get_string(c, t, keys[i], false, &text[i]);
-    rc = rc || get_bool(c, t, "even", &even) || get_bool(c, t, "uneven", &uneven);
-    for (int i = 0; i < 3; ++i)
-        given += text[i] != NULL;
-    int64_t devices = s->cores.nranges ? nd_core_set_count(&s->cores) : (int64_t)gx * gy;
-    if (rc)
-        ;
-    else if (given != 1)
-        rc = FAIL(c, "give one of 'einshard', 'pspec' and 'placements'");
-    else if (s->shard_rank || s->interleaved || s->strategy != ND_ROUND_ROBIN)
-        rc = FAIL(c, "a mesh-level sharding sets the shard and strategy; drop 'shard', 'interleaved' and 'strategy'");
-    else if (even && uneven)
-        rc = FAIL(c, "give one of 'even' and 'uneven'");
-    else if ((text[0] != NULL) == (text[3] != NULL))
-        rc = FAIL(c, text[0] ? "an einshard expression states its own mesh; drop 'mesh'"
-                             : "'mesh' is required with 'pspec' and 'placements', such as mesh = \"dp=2,tp=4\"");
-    else if (nd_sharding_parse(text[0], text[1], text[2], text[3], s->rank, devices, &sh, &merr) ||
-             nd_sharding_dist(&sh, s, gx, gy, even ? ND_SPLIT_EVEN : uneven ? ND_SPLIT_UNEVEN : ND_SPLIT_NOTATION,
-                              out, &merr))
-        rc = FAIL(c, "%s", merr.msg);
-    for (int i = 0; i < 4; ++i)
-        free(text[i]);
-    return rc;
-}
-
-static bool has_sharding(lua_State *L, int t)
-{
-    bool any = false;
-    static const char *const keys[3] = {"einshard", "pspec", "placements"};
-    for (int i = 0; i < 3; ++i) {
-        any |= field(L, t, keys[i]) != LUA_TNIL;
+    lua_State *L = c->L;
+    int abs = lua_absindex(L, t), rc = 0;
+    lua_pushnil(L);
+    while (!rc && lua_next(L, abs)) {
+        int which = lua_type(L, -2) == LUA_TSTRING ? nd_dist_flag_field_index(lua_tostring(L, -2)) : -1;
+        if (which < 0) {
+            lua_pushvalue(L, -2);
+            rc = FAIL(c, "unknown distribution field '%s'", luaL_tolstring(L, -1, NULL));
+            lua_pop(L, 2);
+        } else {
+            rc = set_field(c, which, f, texts);
+        }
         lua_pop(L, 1);
     }
-    return any;
+    if (rc)
+        lua_pop(L, 1); /* the key lua_next left */
+    return rc;
 }
 
-/* The distribution table at t, for an operand of dtype; rank mismatches and model errors located. */
+/* The distribution table at t, for an operand of dtype (the table's own dtype, if any, must agree). */
 static int convert_dist(ctx *c, int t, nd_dtype dtype, nd_dist *out)
 {
-    nd_dist_spec s;
-    tile_grid tile = {0, 0}, grid = {0, 0};
+    nd_dist_flags f = {.spec_keys = true};
+    char *texts[ND_DIST_FLAG_COUNT] = {NULL};
     nd_error merr;
-    nd_dist_spec_init(&s);
-    s.dtype = dtype;
     nd_dtype given = dtype;
-    if (check_keys(c, t, dist_keys, "distribution") || get_dims(c, t, "shape", s.shape, &s.rank) ||
-        get_dims(c, t, "shard", s.shard, &s.shard_rank) || get_dims(c, t, "page", s.page, &s.page_rank) ||
-        get_bool(c, t, "interleaved", &s.interleaved) || parse_field(c, t, "tile", parse_tile_v, &tile) ||
-        parse_field(c, t, "grid", parse_grid_v, &grid) || parse_field(c, t, "orientation", parse_orient_v, &s.cores.orientation) ||
-        parse_field(c, t, "cores", parse_cores_v, &s.cores) || parse_field(c, t, "strategy", parse_strategy_v, &s.strategy) ||
-        parse_field(c, t, "buffer", parse_buffer_v, &s.buffer) || parse_field(c, t, "dtype", parse_dtype_v, &given))
-        return -1;
-    if (given != dtype)
-        return FAIL(c, "dtype %s differs from the operand's dtype %s", nd_dtype_name(given), nd_dtype_name(dtype));
-    if (s.rank == 0)
-        return FAIL(c, "missing field 'shape'");
-    if (has_sharding(c->L, t)) {
-        s.page_kind = tile.h ? ND_PAGE_TILE : s.page_rank ? ND_PAGE_BOX : ND_PAGE_ROW;
-        s.tile_h = tile.h;
-        s.tile_w = tile.w;
-        if (!grid.h)
-            return FAIL(c, "missing field 'grid', such as grid = \"8x1\"");
-        return convert_sharding(c, t, &s, grid.h, grid.w, out);
-    }
-    if (!s.interleaved && s.shard_rank == 0)
-        return FAIL(c, "missing field 'shard' (or set interleaved = true)");
-    if (!s.interleaved && s.shard_rank != s.rank)
-        return FAIL(c, "shard has rank %d but shape has rank %d", s.shard_rank, s.rank);
-    if (tile.h && s.page_rank)
-        return FAIL(c, "give either 'page' or 'tile', not both");
-    s.page_kind = tile.h ? ND_PAGE_TILE : s.page_rank ? ND_PAGE_BOX : ND_PAGE_ROW;
-    s.tile_h = tile.h;
-    s.tile_w = tile.w;
-    int gx = grid.h, gy = grid.w;
-    if (s.buffer == ND_DRAM) {
-        int64_t banks = ND_DEFAULT_DRAM_BANKS;
-        if (field(c->L, t, "banks") == LUA_TNUMBER)
-            banks = lua_tointeger(c->L, -1);
-        lua_pop(c->L, 1);
-        gx = (int)banks;
-        gy = 1;
-    } else if (!gx) {
-        return FAIL(c, "missing field 'grid', such as grid = \"2x3\"");
-    }
-    if (nd_dist_make(&s, gx, gy, out, &merr))
-        return FAIL(c, "%s", merr.msg);
-    return 0;
+    int rc = table_flags(c, t, &f, texts);
+    if (!rc && f.dtype && nd_parse_dtype("dtype", f.dtype, &given, &merr))
+        rc = FAIL(c, "%s", merr.msg);
+    else if (!rc && given != dtype)
+        rc = FAIL(c, "dtype %s differs from the operand's dtype %s", nd_dtype_name(given), nd_dtype_name(dtype));
+    f.dtype = nd_dtype_name(dtype);
+    if (!rc && nd_dist_from_flags(&f, out, &merr))
+        rc = FAIL(c, "%s", merr.msg);
+    for (int i = 0; i < ND_DIST_FLAG_COUNT; ++i)
+        free(texts[i]);
+    return rc;
 }
 
 /* Index notation: letters, each at most once, and at most one "...". */

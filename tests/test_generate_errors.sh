@@ -31,7 +31,7 @@ expect missing_template.lua "^${s}missing_template.lua:2: op 'x': missing field 
 expect wrong_type.lua       "^${s}wrong_type.lua:2: op 'x': field 'inputs' must be a list of operands"
 expect unknown_template.lua "^${s}unknown_template.lua:2: op 'x': unknown template 'nope.c': not found in "
 expect unknown_param.lua    "^${s}unknown_param.lua:2: op 'x': unknown parameter 'FOO'; template .*ok_unary.c declares: EXPR$"
-expect bad_target.lua       "^${s}bad_target.lua:2: op 'x': target 1: operand 'a': shard\[1\] is 0, but every dim must be positive$"
+expect bad_target.lua       "^${s}bad_target.lua:2: op 'x': target 1: operand 'a': shard 0,8: dim 0 is 0, but every dim must be positive$"
 expect shard_pages.lua      "^${s}shard_pages.lua:2: op 'x': target 1: operand 'a': shard 3,8: dim 0 \(3\) is not a whole number of pages of 2,8$"
 expect typo_field.lua       "^${s}typo_field.lua:2: op 'x': target 1: operand 'a': unknown distribution field 'shrad'$"
 expect unknown_operand.lua  "^${s}unknown_operand.lua:2: op 'x': target 1: 'c' is not an operand of op 'x'$"
