@@ -142,22 +142,6 @@ static int derive_shapes(const nr_case *c, const nda_kernel_entry *e, nr_setup *
 
 /* ---------------------------------------------------------------- distributions */
 
-static void overlay(nd_dist_flags *to, const nd_dist_flags *from)
-{
-#define NR_TAKE(field) to->field = from->field ? from->field : to->field
-    NR_TAKE(shape); NR_TAKE(shard); NR_TAKE(grid); NR_TAKE(page); NR_TAKE(tile); NR_TAKE(orientation);
-    NR_TAKE(strategy); NR_TAKE(dtype); NR_TAKE(cores); NR_TAKE(buffer); NR_TAKE(banks); NR_TAKE(l1_size);
-    NR_TAKE(dram_bank_size); NR_TAKE(mesh);
-    if (nd_dist_flags_sharded(from)) { /* an operand's own notation replaces the shared one */
-        to->einshard = from->einshard;
-        to->pspec = from->pspec;
-        to->placements = from->placements;
-    }
-#undef NR_TAKE
-    to->interleaved = to->interleaved || from->interleaved;
-    to->even = to->even || from->even;
-}
-
 static const nd_dist_flags *own_flags(const nr_case *c, const char *name)
 {
     for (int i = 1; i < c->nflags; ++i)
@@ -199,7 +183,7 @@ static int operand_dist(const nr_case *c, const nda_kernel_entry *e, int k, cons
         snprintf(shape + strlen(shape), sizeof shape - strlen(shape), "%s%lld", i ? "," : "", (long long)sh->dims[k][i]);
     f.shape = shape;
     if (own)
-        overlay(&f, own);
+        nd_dist_flags_overlay(&f, own);
     f.dtype = c->dtype ? c->dtype : "f32";
     f.l1_size = f.l1_size ? f.l1_size : "1024G"; /* ndrun sizes the device to fit its operands */
     f.dram_bank_size = f.dram_bank_size ? f.dram_bank_size : "1024G";

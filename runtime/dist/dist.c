@@ -203,7 +203,7 @@ static int check_bytes(const nd_dist_spec *s, nd_dist *d, nd_error *err)
          mul_ok(padded, d->page_bytes, &padded);
     if (ok)
         return 0;
-    return nd_fail(err, "shape %s: the %s tensor's byte size overflows 64 bits",
+    return nd_failc(err, ND_ERANGE, "shape %s: the %s tensor's byte size overflows 64 bits",
                    nd_format_dims(buf, sizeof buf, s->shape, s->rank), nd_dtype_name(s->dtype));
 }
 
@@ -286,7 +286,7 @@ int nd_dist_check_fit(const nd_dist *d, int64_t capacity, nd_error *err)
 {
     if (d->bytes_per_core <= capacity)
         return 0;
-    return nd_fail(err, "%s: the tensor needs %lld bytes per %s (%lld pages of %lld bytes), but each holds %lld",
+    return nd_failc(err, ND_ENOMEM, "%s: the tensor needs %lld bytes per %s (%lld pages of %lld bytes), but each holds %lld",
                    d->spec.buffer == ND_DRAM ? "dram" : "l1", (long long)d->bytes_per_core,
                    d->spec.buffer == ND_DRAM ? "bank" : "core", (long long)d->pages_per_core,
                    (long long)d->page_bytes, (long long)capacity);

@@ -57,13 +57,12 @@ void nd_dist_flags_set(nd_dist_flags *f, int which, const char *value)
 
 void nd_dist_flags_overlay(nd_dist_flags *to, const nd_dist_flags *gives)
 {
-    nd_dist_flags shared = *to;
+    const nd_dist_flags shared = *to;
     ND_DIST_FLAGS(ND_DIST_FLAG_TAKE)
-    if (nd_dist_flags_sharded(gives)) /* one notation, never a mix of the two */
-        return;
-    to->einshard = shared.einshard;
-    to->pspec = shared.pspec;
-    to->placements = shared.placements;
+    const nd_dist_flags *notation = nd_dist_flags_sharded(gives) ? gives : &shared; /* one, never a mix */
+    to->einshard = notation->einshard;
+    to->pspec = notation->pspec;
+    to->placements = notation->placements;
 }
 
 /* ---------------------------------------------------------------- names in messages */

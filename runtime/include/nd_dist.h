@@ -293,6 +293,7 @@ typedef struct nd_dist {
 int nd_dist_make(const nd_dist_spec *spec, int grid_x, int grid_y, nd_dist *out, nd_error *err);
 
 /* Fails when a core's reserved bytes exceed capacity. */
+/* Fails with ND_ENOMEM when it does not fit. */
 int nd_dist_check_fit(const nd_dist *d, int64_t capacity, nd_error *err);
 
 /* Core i of the core list (assignment order; copy r's core j is entry r * layout.ncores + j). */

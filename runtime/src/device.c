@@ -164,12 +164,7 @@ static int check_fits_device(const nd_device *dev, const nd_dist *d, nd_error *e
             return nd_fail(err, "cores (%d,%d)-(%d,%d): range %d leaves the device's %dx%d %s", r.lo.x, r.lo.y,
                            r.hi.x, r.hi.y, i, gx, gy, dram ? "DRAM banks" : "core grid");
     }
-    if (nd_dist_check_fit(d, dram ? dev->cfg.dram_bank_bytes : dev->cfg.l1_bytes, err)) {
-        if (err) /* its one failure is capacity: the tensor needs more than a core or bank holds */
-            err->code = ND_ENOMEM;
-        return -1;
-    }
-    return 0;
+    return nd_dist_check_fit(d, dram ? dev->cfg.dram_bank_bytes : dev->cfg.l1_bytes, err); /* ND_ENOMEM */
 }
 
 /*
