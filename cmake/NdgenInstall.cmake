@@ -9,6 +9,7 @@ install(TARGETS ndgen nd_dist nd_accessor nd_runtime EXPORT ndgenTargets
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ndgen)
 install(FILES runtime/include/nd_dist.h runtime/include/nd_accessor.h runtime/include/nd_runtime.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ndgen)
+install(DIRECTORY runtime/include/nd_dist/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ndgen/nd_dist)
 install(TARGETS ndgen_ops LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/ndgen)
 install(DIRECTORY templates/ DESTINATION ${CMAKE_INSTALL_DATADIR}/ndgen/templates)
 install(EXPORT ndgenTargets NAMESPACE ndgen:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/ndgen)
