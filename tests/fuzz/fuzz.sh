@@ -8,7 +8,7 @@ set -eu
 clang=$1 src=$2 work=$3 seconds=$4
 mkdir -p "$work/new"
 "$clang" -g -O1 -std=c17 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-  -I"$src/runtime/include" -I"$src/runtime/dist" -o "$work/fuzz_sharding" \
-  "$src/tests/fuzz/fuzz_sharding.c" "$src"/runtime/dist/*.c
+  -I"$src/runtime/include" -I"$src/runtime/model" -o "$work/fuzz_sharding" \
+  "$src/tests/fuzz/fuzz_sharding.c" "$src"/runtime/model/*.c
 cd "$work"
 ./fuzz_sharding -max_total_time="$seconds" -max_len=512 -print_final_stats=1 new "$src/tests/fuzz/corpus"

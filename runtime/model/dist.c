@@ -53,6 +53,18 @@ const char *nd_errcode_what(nd_errcode code)
     return (unsigned)code < ND_ERRCODE_COUNT ? whats[code] : "unknown error code";
 }
 
+static const char *const reduce_names[ND_REDUCES] = {"sum", "avg", "max", "min", "product"};
+
+const char *nd_reduce_name(nd_reduce r) { return (unsigned)r < ND_REDUCES ? reduce_names[r] : "?"; }
+
+int nd_reduce_parse(const char *name)
+{
+    for (int i = 0; i < ND_REDUCES; ++i)
+        if (strcmp(name, reduce_names[i]) == 0)
+            return i;
+    return -1;
+}
+
 int nd_dtype_size(nd_dtype t)
 {
     static const int size[] = {[ND_F32] = 4, [ND_BF16] = 2, [ND_I32] = 4, [ND_U8] = 1};

@@ -8,18 +8,6 @@
 
 #include "dist_internal.h"
 
-static const char *const reduce_names[ND_REDUCES] = {"sum", "avg", "max", "min", "product"};
-
-const char *nd_reduce_name(nd_reduce r) { return (unsigned)r < ND_REDUCES ? reduce_names[r] : "?"; }
-
-int nd_reduce_parse(const char *name)
-{
-    for (int i = 0; i < ND_REDUCES; ++i)
-        if (strcmp(name, reduce_names[i]) == 0)
-            return i;
-    return -1;
-}
-
 const char *nd_mesh_axis_name(const nd_sharding *sh, int axis, char *buf, size_t len)
 {
     if (sh->axes[axis].name[0])
