@@ -23,50 +23,6 @@
 
 #include "ndgen.h"
 
-/* ---------------------------------------------------------------- text buffer */
-
-static void reserve(ndg_buf *b, size_t more)
-{
-    if (b->len + more + 1 <= b->cap)
-        return;
-    size_t cap = b->cap ? b->cap : 4096;
-    while (cap < b->len + more + 1)
-        cap *= 2;
-    b->data = realloc(b->data, cap);
-    b->cap = cap;
-}
-
-void ndg_buf_put(ndg_buf *b, const char *s, size_t n)
-{
-    reserve(b, n);
-    memcpy(b->data + b->len, s, n);
-    b->len += n;
-    b->data[b->len] = '\0';
-    for (size_t i = 0; i < n; ++i)
-        b->lines += s[i] == '\n';
-}
-
-void ndg_buf_printf(ndg_buf *b, const char *fmt, ...)
-{
-    va_list ap, ap2;
-    va_start(ap, fmt);
-    va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    reserve(b, (size_t)n);
-    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap2);
-    va_end(ap2);
-    for (int i = 0; i < n; ++i)
-        b->lines += b->data[b->len + (size_t)i] == '\n';
-    b->len += (size_t)n;
-}
-
-void ndg_buf_free(ndg_buf *b)
-{
-    free(b->data);
-    memset(b, 0, sizeof *b);
-}
-
 /* ---------------------------------------------------------------- arithmetic with literals */
 
 /* A sum of terms, written without "+ 0". */

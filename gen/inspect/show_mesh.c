@@ -102,21 +102,6 @@ void ndg_render_sharding_text(FILE *fp, const nd_sharding *sh, const ndg_show *v
 
 /* ---------------------------------------------------------------- json */
 
-void ndg_json_string(FILE *fp, const char *s)
-{
-    fputc('"', fp);
-    for (; *s; ++s) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(fp, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(fp, "\\u%04x", c);
-        else
-            fputc(c, fp);
-    }
-    fputc('"', fp);
-}
-
 static void json_axes(FILE *fp, const nd_sharding *sh)
 {
     char name[ND_MESH_NAME + 8];
