@@ -87,3 +87,49 @@ function declare(name, template, inputs, targets, params_for, scalars, index)
     }
   end
 end
+
+-- A random distribution whose pages are wide: rows of more than 256 elements where the shape allows
+-- (interleaved, a wide shard of row pages, or a wide box), or 32x32 tiles; so kernels' internal blocks
+-- (256-element chunks, 8-row and 32-column panels, 256-long k steps) are crossed, evenly or not.
+function random_wide_dist(shape, dtype)
+  local r, w = #shape, shape[#shape]
+  local t = { shape = shape, dtype = dtype }
+  local kind = pick(r >= 2 and { "interleaved", "row", "box", "tile" } or { "interleaved", "row", "box" })
+  if kind == "interleaved" then
+    t.interleaved = true
+  else
+    local shard, page = {}, {}
+    for i = 1, r do shard[i] = R(1, 3) end
+    local wide = w > 256 and R(257, w) or w
+    if kind == "row" then
+      shard[r] = wide
+    elseif kind == "box" then
+      for i = 1, r do page[i] = 1 end
+      page[r] = wide
+      if r >= 2 then page[r - 1] = R(1, 2) end
+      for i = 1, r do shard[i] = page[i] * R(1, 2) end
+      t.page = page
+    else
+      t.tile = "32x32"
+      for i = 1, r - 2 do shard[i] = R(1, 2) end
+      shard[r - 1], shard[r] = 32 * R(1, 2), 32 * R(1, 3)
+    end
+    t.shard = shard
+  end
+  if R(6) == 1 then
+    t.buffer = "dram"
+    t.banks = R(1, 4)
+  else
+    local gx, gy = R(1, 4), R(1, 3)
+    t.grid = gx .. "x" .. gy
+    t.cores = cores(gx, gy)
+  end
+  t.strategy = pick({ "round_robin", "contiguous" })
+  t.orientation = pick({ "row", "col" })
+  return t
+end
+
+-- One operand wide, or any: half the operands of the large cases get the wide kind.
+function random_any_dist(shape, dtype)
+  return R(2) == 1 and random_wide_dist(shape, dtype) or random_dist(shape, dtype)
+end
