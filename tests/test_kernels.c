@@ -4,11 +4,17 @@
  * and the generic output equal to a plain reference loop over contiguous arrays. Also checks that
  * the runtime picks each specialized kernel by its distributions, falls back to the generic one, and
  * explains a forced specialized launch that has no match.
+ *
+ * test_kernels LIBRARY --random SECONDS [--seed N] --jit NDGEN SPEC_DIR TEMPLATE_DIR INCLUDE_DIR CFLAGS LDFLAGS
+ * instead draws random cases for SECONDS and specializes each on demand (differential.c).
  */
 #include <dlfcn.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "kernels_check.h"
 #include "nd_runtime.h"
 #include "testutil.h"
 
@@ -322,7 +328,7 @@ typedef struct setup {
     int64_t elems[8]; /* per operand */
 } setup;
 
-static int make_setup(const nda_kernel_entry *e, setup *s, nd_error *err)
+static int make_setup(const nda_kernel_entry *e, const char *const *sigs, setup *s, nd_error *err)
 {
     nd_device_config cfg;
     int64_t per_core = 0;
@@ -333,7 +339,7 @@ static int make_setup(const nda_kernel_entry *e, setup *s, nd_error *err)
     s->n = e->noperands;
     for (int i = 0; i < s->n; ++i) {
         int gx, gy;
-        if (nd_dist_from_signature(e->signatures[i], &s->d[i], &gx, &gy, err))
+        if (nd_dist_from_signature(sigs[i], &s->d[i], &gx, &gy, err))
             return -1;
         if (s->d[i].spec.buffer == ND_DRAM) { /* and a core per bank, to write DRAM outputs */
             cfg.dram_banks = gx > cfg.dram_banks ? gx : cfg.dram_banks;
@@ -483,12 +489,13 @@ static uint8_t *random_input(nd_tensor *t, int64_t elems)
     return x;
 }
 
-static void check_target(nd_kernels *k, const nda_kernel_entry *e)
+/* One target, given by its operands' signatures: the specialized kernel (prebuilt, or on demand
+ * when e is the op's generic entry and the JIT is on) against the generic one against the reference. */
+void check_case(nd_kernels *k, const nda_kernel_entry *e, const char *const *sigs)
 {
     setup s;
     nd_error err;
-    test_case = e->symbol;
-    if (make_setup(e, &s, &err)) {
+    if (make_setup(e, sigs, &s, &err)) {
         CHECK(0, "%s: cannot set up its target: %s", e->symbol, err.msg);
         return;
     }
@@ -511,8 +518,10 @@ static void check_target(nd_kernels *k, const nda_kernel_entry *e)
     uint8_t *g = run(k, &s, e->op, scalars, nscalars, ND_VARIANT_GENERIC, &pg, &sg);
     uint8_t *sp = run(k, &s, e->op, scalars, nscalars, ND_VARIANT_SPECIALIZED, &ps, &ss);
     uint8_t *au = run(k, &s, e->op, scalars, nscalars, ND_VARIANT_AUTO, &pa, &sa);
-    CHECK(!pg.specialized && ps.specialized && strcmp(ps.symbol, e->symbol) == 0 && strcmp(pa.symbol, e->symbol) == 0,
-          "picked %s (generic), %s (specialized), %s (auto)", pg.symbol, ps.symbol, pa.symbol);
+    const char *want_symbol = e->signatures ? e->symbol : ps.symbol; /* on demand: the JIT's kernel */
+    CHECK(!pg.specialized && ps.specialized && strcmp(ps.symbol, want_symbol) == 0 &&
+          strcmp(pa.symbol, want_symbol) == 0, "picked %s (generic), %s (specialized), %s (auto)", pg.symbol,
+          ps.symbol, pa.symbol);
     int64_t nout = s.elems[s.n - 1], eb = s.d[s.n - 1].elem_bytes;
     CHECK(memcmp(g, sp, (size_t)(nout * eb)) == 0, "specialized output differs from generic");
     int64_t ncores = (int64_t)nd_device_get_config(s.dev).grid_x * nd_device_get_config(s.dev).grid_y;
@@ -553,6 +562,12 @@ static void check_target(nd_kernels *k, const nda_kernel_entry *e)
     ++passed;
 }
 
+static void check_target(nd_kernels *k, const nda_kernel_entry *e)
+{
+    test_case = e->symbol;
+    check_case(k, e, e->signatures);
+}
+
 /* A distribution no target has: auto falls back to generic; forcing specialized explains. */
 static void check_fallback(nd_kernels *k, const nda_kernel_entry *e)
 {
@@ -560,7 +575,7 @@ static void check_fallback(nd_kernels *k, const nda_kernel_entry *e)
     nd_error err;
     nd_kernel_pick p;
     test_case = "fallback";
-    if (make_setup(e, &s, &err))
+    if (make_setup(e, e->signatures, &s, &err))
         return;
     nd_dist_spec spec = s.d[0].spec; /* the first input, dealt by the other strategy: no target has it */
     spec.strategy = spec.strategy == ND_ROUND_ROBIN ? ND_CONTIGUOUS : ND_ROUND_ROBIN;
@@ -590,6 +605,44 @@ static void check_fallback(nd_kernels *k, const nda_kernel_entry *e)
     ++passed;
 }
 
+/* --random SECONDS [--seed N] --jit NDGEN SPEC_DIR TEMPLATE_DIR INCLUDE_DIR CFLAGS LDFLAGS */
+static int random_main(nd_kernels *k, int argc, char **argv)
+{
+    double seconds = atof(argv[3]);
+    struct timespec now;
+    timespec_get(&now, TIME_UTC);
+    uint64_t seed = (uint64_t)now.tv_sec * 1000000007u ^ (uint64_t)now.tv_nsec;
+    int i = 4;
+    if (i + 1 < argc && strcmp(argv[i], "--seed") == 0) {
+        seed = strtoull(argv[i + 1], NULL, 0);
+        i += 2;
+    }
+    if (i + 7 != argc || strcmp(argv[i], "--jit") != 0) {
+        fprintf(stderr, "usage: test_kernels LIBRARY --random SECONDS [--seed N] --jit NDGEN SPEC_DIR TEMPLATE_DIR "
+                        "INCLUDE_DIR CFLAGS LDFLAGS\n");
+        return 1;
+    }
+    nd_jit_config cfg;
+    nd_error err;
+    nd_jit_config_init(&cfg);
+    cfg.cache_dir = NULL; /* a private temporary folder: every case is built from the templates as they are */
+    cfg.ndgen = argv[i + 1];
+    cfg.spec_dir = argv[i + 2];
+    cfg.ntemplate_dirs = 1;
+    cfg.template_dirs[0] = argv[i + 3];
+    cfg.include_dir = argv[i + 4];
+    cfg.cflags = argv[i + 5];
+    cfg.ldflags = argv[i + 6];
+    if (nd_kernels_set_jit(k, &cfg, &err)) {
+        fprintf(stderr, "test_kernels: %s\n", err.msg);
+        return 1;
+    }
+    int drawn = differential_main(k, seconds, seed);
+    CHECK(drawn > 0, "no random case was drawn in %g s", seconds);
+    nd_kernels_close(k);
+    return test_finish(passed);
+}
+
 int main(int argc, char **argv)
 {
     nd_kernels *k;
@@ -598,6 +651,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: test_kernels LIBRARY: %s\n", argc < 2 ? "no library" : err.msg);
         return 1;
     }
+    if (argc > 3 && strcmp(argv[2], "--random") == 0)
+        return random_main(k, argc, argv);
     /* Enumerate the targets from the library's own registry, independently of the runtime's picking. */
     void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
     const nda_kernel_library *lib = h ? dlsym(h, "nda_kernel_registry") : NULL;
