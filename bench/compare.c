@@ -35,7 +35,7 @@ static bool outputs_match(const nr_setup *su, const void *got, const void *want,
     double tol = t == ND_F32 ? 1e-5 : 1e-2;
     for (int64_t i = 0; i < su->elems[o]; ++i) {
         double g = nr_load_f32(got, i, t), w = nr_load_f32(want, i, t), e = fabs(g - w);
-        if (isnan(g) && isnan(w))
+        if ((isnan(g) && isnan(w)) || g == w) /* both NaN, or equal (the same infinity too) */
             continue;
         r->max_error = e > r->max_error || isnan(e) ? e : r->max_error;
         if (!(e <= tol * fmax(1.0, fabs(w)))) {
@@ -123,28 +123,48 @@ typedef struct rounds {
     int n;
     stream_job stream;
     int stream_kind;  /* NR_STREAM_INIT: none */
+    int64_t working;  /* bytes the case touches: below 4 times the caches, each run starts flushed */
 } rounds;
 
-static void one_round(nr_setup *su, variants *v, rounds *rd, bool blas)
+/* Variant v of a round, timed from a flushed cache (nr_flush_caches), into rd->t[v][rd->n]. */
+static void run_variant(nr_setup *su, variants *v, rounds *rd, int which)
 {
     nd_launch_stats st;
     nd_error err;
-    nd_launch(su->dev, v->generic.fn, su->t, su->n, su->scalars, su->nscalars, &st, &err);
-    rd->t[0][rd->n] = st.seconds;
-    nd_launch(su->dev, v->special.fn, su->t, su->n, su->scalars, su->nscalars, &st, &err);
-    rd->t[1][rd->n] = st.seconds;
+    nr_flush_caches(su->dev, which == 4 ? (int64_t)nr_stream_bytes(&rd->stream, rd->stream_kind) : rd->working);
     double t0 = nr_now();
-    nr_reference(su->dev, su, v->out[2], &err);
-    rd->t[2][rd->n] = nr_now() - t0;
-    if (blas) {
+    switch (which) {
+    case 0:
+    case 1:
+        nd_launch(su->dev, (which ? v->special : v->generic).fn, su->t, su->n, su->scalars, su->nscalars, &st, &err);
+        rd->t[which][rd->n] = st.seconds;
+        return;
+    case 2:
+        nr_reference(su->dev, su, v->out[2], &err);
+        break;
+    case 3: {
         const nd_dist_spec *a = &su->dist[0].spec, *o = &su->dist[2].spec;
-        t0 = nr_now();
         nr_sgemm(nd_device_threads(su->dev), o->shape[0], o->shape[1], a->shape[1], su->host[0], su->host[1],
                  v->out[2]);
-        rd->t[3][rd->n] = nr_now() - t0;
+        break;
     }
-    if (rd->stream_kind != NR_STREAM_INIT)
+    default:
         rd->t[4][rd->n] = nr_stream_once(su->dev, &rd->stream, rd->stream_kind);
+        return;
+    }
+    rd->t[which][rd->n] = nr_now() - t0;
+}
+
+/* One round: every variant once, each from a flushed cache, starting one later each round so that no
+ * variant always follows the same one. */
+static void one_round(nr_setup *su, variants *v, rounds *rd, bool blas)
+{
+    int order[5], n = 0;
+    for (int i = 0; i < 5; ++i)
+        if ((i != 3 || blas) && (i != 4 || rd->stream_kind != NR_STREAM_INIT))
+            order[n++] = i;
+    for (int i = 0; i < n; ++i)
+        run_variant(su, v, rd, order[(i + rd->n) % n]);
     rd->n++;
 }
 
@@ -159,6 +179,8 @@ static void set_limit(nr_result *r, int kind, double gbs)
 {
     if (kind == NR_STREAM_MEMCPY)
         r->machine.memcpy_gbs = gbs;
+    else if (kind == NR_STREAM_READ)
+        r->machine.read_gbs = gbs;
     else if (kind == NR_STREAM_ADD)
         r->machine.add_gbs = gbs;
     else if (kind == NR_STREAM_COPY)
@@ -167,7 +189,7 @@ static void set_limit(nr_result *r, int kind, double gbs)
 
 static int time_variants(nr_setup *su, variants *v, const nr_settings *s, int64_t bytes, nr_result *r, nd_error *err)
 {
-    rounds rd = {.stream_kind = limit_kind(r)};
+    rounds rd = {.stream_kind = limit_kind(r), .working = (int64_t)r->bytes};
     for (int i = 0; i < 5; ++i)
         if (!(rd.t[i] = malloc(MAX_RUNS * sizeof(double))))
             return nd_failc(err, ND_ENOMEM, "out of host memory");
@@ -277,13 +299,43 @@ double nr_rate(const nr_result *r, const nr_timing *t)
     return (r->flops > 0 ? r->flops : r->bytes) / t->median / 1e9;
 }
 
+/* Elements of operand k in r->shapes ("4x8,8->4x8"). */
+static double operand_elems(const nr_result *r, int k)
+{
+    const char *p = r->shapes;
+    for (int i = 0; i < k && p; ++i)
+        p = strpbrk(p, ",-") ? strpbrk(p, ",-") + (*strpbrk(p, ",-") == '-' ? 2 : 1) : NULL;
+    double n = 1;
+    for (char *end; p && *p >= '0' && *p <= '9'; p = *end == 'x' ? end + 1 : "") {
+        n *= strtod(p, &end);
+        if (*end != 'x')
+            break;
+    }
+    return n;
+}
+
+/* The limit of the traffic a case really does: data movement is a memcpy; an output much smaller than
+ * its input (a reduction) only reads, a read-only stream; two inputs as large as the output are
+ * STREAM add; otherwise (one input, or the others broadcast) one stream in and one out, copy. */
 int nr_limit_kind(const nr_result *r)
 {
     if (r->flops > 0)
         return NR_LIMIT_FMA;
     if (nr_moves_data(r->op))
         return NR_STREAM_MEMCPY;
-    return strchr(r->shapes, ',') ? NR_STREAM_ADD : NR_STREAM_COPY; /* two inputs, or one */
+    int n = 1;
+    for (const char *p = r->shapes; (p = strpbrk(p, ",-")); ++p)
+        n += 1;
+    double out = operand_elems(r, n - 1), in = 0;
+    int full = 0;
+    for (int k = 0; k + 1 < n; ++k) {
+        double e = operand_elems(r, k);
+        in = e > in ? e : in;
+        full += e >= out && e > 0.5 * out;
+    }
+    if (out * 8 <= in)
+        return NR_STREAM_READ;
+    return full >= 2 ? NR_STREAM_ADD : NR_STREAM_COPY;
 }
 
 double nr_limit(const nr_result *r)
@@ -292,6 +344,7 @@ double nr_limit(const nr_result *r)
     case NR_LIMIT_FMA: return r->machine.peak_gflops;
     case NR_STREAM_MEMCPY: return r->machine.memcpy_gbs;
     case NR_STREAM_ADD: return r->machine.add_gbs;
+    case NR_STREAM_READ: return r->machine.read_gbs;
     default: return r->machine.copy_gbs;
     }
 }
@@ -302,6 +355,7 @@ const char *nr_limit_name(const nr_result *r)
     case NR_LIMIT_FMA: return "f32 FMA peak";
     case NR_STREAM_MEMCPY: return "memcpy";
     case NR_STREAM_ADD: return "STREAM add";
+    case NR_STREAM_READ: return "read-only stream";
     default: return "STREAM copy";
     }
 }

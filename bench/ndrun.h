@@ -76,6 +76,7 @@ float nr_load_f32(const void *p, int64_t i, nd_dtype t);
 /* ---- machine.c: what the machine can do, measured in the same run. */
 typedef struct nr_machine {
     double copy_gbs, add_gbs;  /* STREAM-style, over arrays of the case's size */
+    double read_gbs;           /* a read-only stream (a sum) over the same bytes: the limit of reductions */
     double memcpy_gbs;         /* one memcpy per thread over the same bytes */
     double peak_gflops;        /* f32 multiply-adds from registers */
 } nr_machine;
@@ -83,7 +84,7 @@ typedef struct nr_machine {
 void nr_measure_machine(nd_device *dev, int64_t bytes, const nr_settings *s, nr_machine *m);
 
 /* One STREAM-style kernel over three arrays of a case's size, to time between a case's variants. */
-enum { NR_STREAM_INIT, NR_STREAM_COPY, NR_STREAM_ADD, NR_STREAM_MEMCPY };
+enum { NR_STREAM_INIT, NR_STREAM_COPY, NR_STREAM_ADD, NR_STREAM_MEMCPY, NR_STREAM_READ };
 typedef struct stream_job {
     float *a, *b, *c;
     int64_t n, pieces;
@@ -97,6 +98,23 @@ double nr_stream_bytes(const stream_job *j, int kind);         /* bytes one run 
 void nr_sgemm(int threads, int64_t m, int64_t n, int64_t k, const float *a, const float *b, float *c);
 bool nr_have_openblas(void);
 double nr_now(void); /* monotonic seconds */
+
+/* The machine ndrun runs on, detected once (never assumed): CPU model, online CPUs, caches, and the
+ * OpenBLAS peer's kernels and the settings ndrun gave it. */
+typedef struct nr_cpu {
+    char model[128];
+    int cpus;
+    int64_t l1d, l2, l3;       /* bytes of one instance; 0 when the system does not say */
+    int l2_instances, l3_instances;
+    char peer[320];            /* "OpenBLAS 0.3.21 ... core SkylakeX; OPENBLAS_THREAD_TIMEOUT=4 set by ndrun" */
+} nr_cpu;
+const nr_cpu *nr_machine_cpu(void);
+/* Bytes of every cache level below L1 together (all L2 and L3 instances): what a flush must evict. */
+int64_t nr_cache_bytes(void);
+/* Evicts the caches by writing twice nr_cache_bytes on the device's threads, so that each timed run
+ * (variants and probes alike) starts cold; nothing when working_bytes are at least 4 times the caches,
+ * which no run keeps cached. */
+void nr_flush_caches(nd_device *dev, int64_t working_bytes);
 
 /* ---- compare.c: one case three ways, checked and timed. */
 typedef struct nr_timing {

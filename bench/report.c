@@ -20,14 +20,52 @@ static void time_text(char *buf, size_t len, double s)
         snprintf(buf, len, "%.1f us", s * 1e6);
 }
 
+/* Above this percentage of its limit a rate is a measurement fault (a limit timed in another cache state,
+ * a busy moment), not a result. */
+#define NR_FAULT_PERCENT 105.0
+
+/* A rate as a percentage of the case's limit, or "FAULT" past NR_FAULT_PERCENT; "-" without a limit. */
+static void percent_text(char *buf, size_t len, const nr_result *r, double rate)
+{
+    double limit = nr_limit(r), pct = limit > 0 ? 100 * rate / limit : NAN;
+    if (!isfinite(pct))
+        snprintf(buf, len, "-");
+    else if (pct > NR_FAULT_PERCENT)
+        snprintf(buf, len, "%.0f%% FAULT", pct);
+    else
+        snprintf(buf, len, "%.0f%%", pct);
+}
+
 static void timing_row(FILE *fp, const nr_result *r, const char *name, const nr_timing *t)
 {
-    char med[32], lo[32], hi[32];
+    char med[32], lo[32], hi[32], pct[32];
     time_text(med, sizeof med, t->median);
     time_text(lo, sizeof lo, t->min);
     time_text(hi, sizeof hi, t->max);
-    double rate = nr_rate(r, t), limit = nr_limit(r);
-    fprintf(fp, "  %-12s %11s %11s %11s %9.2f %8.0f%%\n", name, med, lo, hi, rate, limit > 0 ? 100 * rate / limit : 0);
+    double rate = nr_rate(r, t);
+    percent_text(pct, sizeof pct, r, rate);
+    fprintf(fp, "  %-12s %11s %11s %11s %9.2f %9s  spread %.0f%%\n", name, med, lo, hi, rate, pct,
+            t->median > 0 ? 100 * (t->max - t->min) / t->median : 0.0);
+}
+
+static void cache_text(char *buf, size_t len, int64_t bytes, int instances)
+{
+    if (bytes <= 0)
+        snprintf(buf, len, "unknown");
+    else
+        snprintf(buf, len, bytes % (1 << 20) == 0 ? "%lld MiB x %d" : "%lld KiB x %d",
+                 (long long)(bytes % (1 << 20) == 0 ? bytes >> 20 : bytes >> 10), instances > 0 ? instances : 1);
+}
+
+/* The machine the run measured, as detected (machine.c). */
+static void print_machine(FILE *fp)
+{
+    const nr_cpu *c = nr_machine_cpu();
+    char l2[48], l3[48];
+    cache_text(l2, sizeof l2, c->l2, c->l2_instances);
+    cache_text(l3, sizeof l3, c->l3, c->l3_instances);
+    fprintf(fp, "machine: %s, %d CPUs online, L1d %lld KiB, L2 %s, L3 %s (detected)\npeer: %s\n", c->model, c->cpus,
+            (long long)(c->l1d >> 10), l2, l3, c->peer);
 }
 
 void nr_print_table(FILE *fp, const nr_result *r)
@@ -40,6 +78,8 @@ void nr_print_table(FILE *fp, const nr_result *r)
             (long long)r->generic_code, r->specialized_symbol, (long long)r->specialized_code, jit_word(r->jit),
             r->jit_note[0] ? ": " : "", r->jit_note);
     fprintf(fp, "  %-12s %11s %11s %11s %9s %9s\n", "variant", "median", "min", "max", unit, "of limit");
+    fprintf(fp, "  (spread: (max - min) / median; a percentage past %.0f%% of the limit is a measurement FAULT, not a "
+                "result)\n", NR_FAULT_PERCENT);
     timing_row(fp, r, "generic", &r->generic);
     timing_row(fp, r, "specialized", &r->specialized);
     timing_row(fp, r, "reference", &r->reference);
@@ -48,10 +88,12 @@ void nr_print_table(FILE *fp, const nr_result *r)
     fprintf(fp, "\nspeedup, specialized over generic: %.2fx (medians of %d interleaved rounds)\n",
             r->generic.median / r->specialized.median, r->specialized.repeats);
     fprintf(fp, "limit: %s, %.2f %s (a memory-bound case's limit is timed in the same rounds, over arrays of its\n"
-                "size). Probed on the same threads: STREAM copy %.2f GB/s, add %.2f GB/s, memcpy %.2f GB/s, f32 FMA "
-                "peak %.1f GFLOP/s\n",
-            nr_limit_name(r), nr_limit(r), unit, r->machine.copy_gbs, r->machine.add_gbs, r->machine.memcpy_gbs,
-            r->machine.peak_gflops);
+                "size; every variant and probe starts from flushed caches unless the case is 4 times their size,\n"
+                "in a rotated order). Probed on the same threads: STREAM copy %.2f GB/s, add %.2f GB/s, read-only\n"
+                "%.2f GB/s, memcpy %.2f GB/s, f32 FMA peak %.1f GFLOP/s (runs of 20 ms or more)\n",
+            nr_limit_name(r), nr_limit(r), unit, r->machine.copy_gbs, r->machine.add_gbs, r->machine.read_gbs,
+            r->machine.memcpy_gbs, r->machine.peak_gflops);
+    print_machine(fp);
     fprintf(fp, "pages read by the specialized kernel: %lld local, %lld remote\n", (long long)r->local_pages,
             (long long)r->remote_pages);
 }
@@ -137,6 +179,10 @@ void nr_print_json(FILE *fp, const nr_result *r, const char *in)
     str(fp, nr_limit_name(r));
     fputs(",\n", fp);
     field(fp, in, "limit_value", nr_limit(r));
+    double pct = nr_limit(r) > 0 ? 100 * nr_rate(r, &r->specialized) / nr_limit(r) : NAN;
+    field(fp, in, "limit_percent", pct);
+    fprintf(fp, "%s\"measurement_fault\": %s,\n", in, isfinite(pct) && pct > NR_FAULT_PERCENT ? "true" : "false");
+    field(fp, in, "stream_read_gbs", r->machine.read_gbs);
     field(fp, in, "stream_copy_gbs", r->machine.copy_gbs);
     field(fp, in, "stream_add_gbs", r->machine.add_gbs);
     field(fp, in, "memcpy_gbs", r->machine.memcpy_gbs);
@@ -150,6 +196,14 @@ void nr_print_json(FILE *fp, const nr_result *r, const char *in)
             (long long)r->remote_pages);
     fprintf(fp, "%s\"generic_code_bytes\": %lld,\n%s\"specialized_code_bytes\": %lld,\n", in,
             (long long)r->generic_code, in, (long long)r->specialized_code);
+    const nr_cpu *c = nr_machine_cpu();
+    fprintf(fp, "%s\"machine\": {\"cpu_model\": ", in);
+    str(fp, c->model);
+    fprintf(fp, ", \"cpus\": %d, \"l1d_bytes\": %lld, \"l2_bytes\": %lld, \"l2_instances\": %d, \"l3_bytes\": %lld, "
+                "\"l3_instances\": %d, \"peer\": ", c->cpus, (long long)c->l1d, (long long)c->l2, c->l2_instances,
+            (long long)c->l3, c->l3_instances);
+    str(fp, c->peer);
+    fputs("},\n", fp);
     fprintf(fp, "%s\"generic_symbol\": ", in);
     str(fp, r->generic_symbol);
     fprintf(fp, ",\n%s\"specialized_symbol\": ", in);
@@ -159,7 +213,8 @@ void nr_print_json(FILE *fp, const nr_result *r, const char *in)
 
 void nr_print_suite_table(FILE *fp, const nr_result *r, int n)
 {
-    fprintf(fp, "%-34s %-11s %10s %10s %10s %8s %10s %6s\n", "case", "family", "generic", "special.", "reference",
+    print_machine(fp);
+    fprintf(fp, "%-34s %-11s %10s %10s %10s %8s %10s %10s\n", "case", "family", "generic", "special.", "reference",
             "speedup", "rate", "limit");
     for (int i = 0; i < n; ++i) {
         char g[32], s[32], ref[32], rate[32];
@@ -167,8 +222,9 @@ void nr_print_suite_table(FILE *fp, const nr_result *r, int n)
         time_text(s, sizeof s, r[i].specialized.median);
         time_text(ref, sizeof ref, r[i].reference.median);
         snprintf(rate, sizeof rate, "%.1f %s", nr_rate(&r[i], &r[i].specialized), r[i].flops > 0 ? "GF/s" : "GB/s");
-        fprintf(fp, "%-34s %-11s %10s %10s %10s %7.2fx %10s %5.0f%%%s\n", r[i].label, r[i].family, g, s, ref,
-                r[i].generic.median / r[i].specialized.median, rate,
-                100 * nr_rate(&r[i], &r[i].specialized) / nr_limit(&r[i]), r[i].match ? "" : "  MISMATCH");
+        char pct[32];
+        percent_text(pct, sizeof pct, &r[i], nr_rate(&r[i], &r[i].specialized));
+        fprintf(fp, "%-34s %-11s %10s %10s %10s %7.2fx %10s %10s%s\n", r[i].label, r[i].family, g, s, ref,
+                r[i].generic.median / r[i].specialized.median, rate, pct, r[i].match ? "" : "  MISMATCH");
     }
 }
