@@ -31,7 +31,7 @@ static uint8_t *reserve(int64_t bytes)
     return p == MAP_FAILED ? NULL : p;
 }
 
-static int check_config(const nd_device_config *c, nd_error *err)
+int nd_device_check_config(const nd_device_config *c, nd_error *err)
 {
     int64_t total;
     if (c->grid_x < 1 || c->grid_y < 1 || c->grid_x > ND_MAX_GRID || c->grid_y > ND_MAX_GRID)
@@ -51,22 +51,41 @@ static int check_config(const nd_device_config *c, nd_error *err)
     return 0;
 }
 
-int nd_device_open(const nd_device_config *cfg, nd_device **out, nd_error *err)
+/* A device of cfg with its bookkeeping allocated and its memory not yet set; NULL when out of memory. */
+static nd_device *device_new(const nd_device_config *cfg)
 {
-    if (check_config(cfg, err))
-        return -1;
     nd_device *dev = calloc(1, sizeof *dev);
     if (!dev)
-        return nd_failc(err, ND_ENOMEM, "device: out of memory");
+        return NULL;
     dev->cfg = *cfg;
     dev->cfg.threads = cfg->threads ? cfg->threads : hardware_threads();
     dev->ncores = (int64_t)cfg->grid_x * cfg->grid_y;
-    dev->l1 = reserve(dev->ncores * cfg->l1_bytes);
-    dev->dram = reserve((int64_t)cfg->dram_banks * cfg->dram_bank_bytes);
+    dev->l1_base = calloc((size_t)dev->ncores, sizeof *dev->l1_base);
+    dev->bank_base = calloc((size_t)cfg->dram_banks, sizeof *dev->bank_base);
     dev->l1_arena = calloc((size_t)dev->ncores, sizeof *dev->l1_arena);
     dev->dram_arena = calloc((size_t)cfg->dram_banks, sizeof *dev->dram_arena);
     dev->stats = calloc((size_t)dev->ncores, sizeof *dev->stats);
-    if (!dev->l1 || !dev->dram || !dev->l1_arena || !dev->dram_arena || !dev->stats) {
+    if (!dev->l1_base || !dev->bank_base || !dev->l1_arena || !dev->dram_arena || !dev->stats) {
+        nd_device_close(dev);
+        return NULL;
+    }
+    for (int64_t i = 0; i < dev->ncores; ++i)
+        dev->l1_arena[i].size = cfg->l1_bytes;
+    for (int i = 0; i < cfg->dram_banks; ++i)
+        dev->dram_arena[i].size = cfg->dram_bank_bytes;
+    return dev;
+}
+
+int nd_device_open(const nd_device_config *cfg, nd_device **out, nd_error *err)
+{
+    if (nd_device_check_config(cfg, err))
+        return -1;
+    nd_device *dev = device_new(cfg);
+    if (!dev)
+        return nd_failc(err, ND_ENOMEM, "device: out of memory");
+    dev->l1 = reserve(dev->ncores * cfg->l1_bytes);
+    dev->dram = reserve((int64_t)cfg->dram_banks * cfg->dram_bank_bytes);
+    if (!dev->l1 || !dev->dram) {
         /* the message first: it reads dev, which closing frees */
         nd_failc(err, ND_ENOMEM, "device %dx%d: cannot reserve %lld bytes of L1 and %lld of DRAM", cfg->grid_x,
                  cfg->grid_y, (long long)(dev->ncores * cfg->l1_bytes),
@@ -75,9 +94,29 @@ int nd_device_open(const nd_device_config *cfg, nd_device **out, nd_error *err)
         return -1;
     }
     for (int64_t i = 0; i < dev->ncores; ++i)
-        dev->l1_arena[i].size = cfg->l1_bytes;
+        dev->l1_base[i] = dev->l1 + i * cfg->l1_bytes;
     for (int i = 0; i < cfg->dram_banks; ++i)
-        dev->dram_arena[i].size = cfg->dram_bank_bytes;
+        dev->bank_base[i] = dev->dram + i * cfg->dram_bank_bytes;
+    if (nd_pool_create(dev->cfg.threads, &dev->pool, err)) {
+        nd_device_close(dev);
+        return -1;
+    }
+    *out = dev;
+    return 0;
+}
+
+int nd_device_open_procs(const nd_device_config *cfg, uint8_t *const *l1, uint8_t *const *banks,
+                         nd_device_procs *procs, nd_device **out, nd_error *err)
+{
+    assert(nd_device_check_config(cfg, NULL) == 0 && procs && procs->core_lo <= procs->core_hi);
+    nd_device *dev = device_new(cfg);
+    if (!dev) {
+        procs->close(procs);
+        return nd_failc(err, ND_ENOMEM, "device: out of memory");
+    }
+    dev->procs = procs; /* from here closing the device closes procs */
+    memcpy(dev->l1_base, l1, (size_t)dev->ncores * sizeof *l1);
+    memcpy(dev->bank_base, banks, (size_t)cfg->dram_banks * sizeof *banks);
     if (nd_pool_create(dev->cfg.threads, &dev->pool, err)) {
         nd_device_close(dev);
         return -1;
@@ -95,12 +134,16 @@ void nd_device_close(nd_device *dev)
         munmap(dev->l1, (size_t)(dev->ncores * dev->cfg.l1_bytes));
     if (dev->dram)
         munmap(dev->dram, (size_t)(dev->cfg.dram_banks * dev->cfg.dram_bank_bytes));
+    if (dev->procs)
+        dev->procs->close(dev->procs);
     for (int64_t i = 0; dev->l1_arena && i < dev->ncores; ++i)
         nd_arena_release(&dev->l1_arena[i]);
     for (int i = 0; dev->dram_arena && i < dev->cfg.dram_banks; ++i)
         nd_arena_release(&dev->dram_arena[i]);
     free(dev->l1_arena);
     free(dev->dram_arena);
+    free(dev->l1_base);
+    free(dev->bank_base);
     free(dev->stats);
     free(dev);
 }
@@ -149,8 +192,8 @@ static uint8_t *arena_base(const nd_tensor *t, nd_core c)
     const nd_device *dev = t->dev;
     assert(core_on_device(t, c));
     if (t->dist.spec.buffer == ND_DRAM)
-        return dev->dram + c.x * dev->cfg.dram_bank_bytes;
-    return dev->l1 + ((int64_t)c.y * dev->cfg.grid_x + c.x) * dev->cfg.l1_bytes;
+        return dev->bank_base[c.x];
+    return dev->l1_base[(int64_t)c.y * dev->cfg.grid_x + c.x];
 }
 
 /* The distribution was validated against some grid; check it against this device's. */
@@ -194,11 +237,25 @@ static void clear_region(uint8_t *p, int64_t len, uintptr_t page)
         memset((void *)a, 0, b - a);
 }
 
+int nd_tensor_rank_of(const nd_tensor *t, int64_t i)
+{
+    const nd_device_procs *p = t->dev->procs;
+    if (!p)
+        return 0;
+    nd_core c = nd_dist_core(&t->dist, i);
+    if (t->dist.spec.buffer == ND_DRAM)
+        return p->rank_of_bank[c.x];
+    return p->rank_of_core[(int64_t)c.y * t->dev->cfg.grid_x + c.x];
+}
+
+/* Over several processes the memory is a shared mapping, where dropping pages does not zero them, and
+ * other processes may read it: there each process clears its own cores' buffers when a tensor arrives
+ * (place), and a leaving tensor is left as it is. */
 static void tensor_release(nd_tensor *t, int64_t placed)
 {
     uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
     for (int64_t i = 0; i < placed; ++i) {
-        if (region_used(t, i))
+        if (!t->dev->procs && region_used(t, i))
             clear_region(t->base[i], t->dist.bytes_per_core, page);
         nd_arena_free(tensor_arena(t, nd_dist_core(&t->dist, i)), t->offset[i]);
     }
@@ -226,6 +283,8 @@ static int place(nd_tensor *t, nd_error *err)
         }
         assert(t->offset[i] >= 0 && t->offset[i] + bytes <= a->size); /* the arena found a gap that holds it */
         t->base[i] = arena_base(t, c) + t->offset[i]; /* reads as zero, padding included: see region_used */
+        if (t->dev->procs && nd_tensor_rank_of(t, i) == t->dev->procs->rank)
+            memset(t->base[i], 0, (size_t)bytes);
         if (t->dist.spec.buffer == ND_L1) {
             int64_t id = (int64_t)c.y * t->dev->cfg.grid_x + c.x, n = t->dist.layout.ncores;
             assert(id < t->dev->ncores && t->index_of[id] < 0); /* a core list holds each core once */
@@ -301,6 +360,7 @@ enum { MAX_LAUNCH_TENSORS = 16 };
 
 typedef struct launch_job {
     nd_device *dev;
+    int64_t first; /* the job's item i runs device core first + i */
     nda_kernel_fn *kernel;
     nda_args args;
     nd_tensor *const *tensors;
@@ -321,9 +381,10 @@ static void core_views(const launch_job *job, int64_t id, nda_tensor *views)
     }
 }
 
-static void run_core(void *ctx, int64_t id)
+static void run_core(void *ctx, int64_t i)
 {
     launch_job *job = ctx;
+    int64_t id = job->first + i;
     int gx = job->dev->cfg.grid_x;
     assert(id >= 0 && id < job->dev->ncores);
     nda_core core = {(int32_t)(id % gx), (int32_t)(id / gx), (int32_t)id, &job->dev->stats[id]};
@@ -373,11 +434,20 @@ int nd_launch(nd_device *dev, nda_kernel_fn *kernel, nd_tensor *const *tensors, 
         views[i] = tensors[i]->view;
         copies |= views[i].replicas > 1;
     }
-    launch_job job = {dev, kernel, {ntensors, views, nscalars, scalars}, tensors, copies};
+    nd_device_procs *procs = dev->procs;
+    int64_t lo = procs ? procs->core_lo : 0, hi = procs ? procs->core_hi : dev->ncores;
+    launch_job job = {dev, lo, kernel, {ntensors, views, nscalars, scalars}, tensors, copies};
     memset(dev->stats, 0, (size_t)dev->ncores * sizeof *dev->stats);
+    if (procs) /* every process's writes before the launch are visible to every core */
+        procs->fence(dev);
     double t0 = now_seconds();
-    nd_pool_run(dev->pool, dev->ncores, run_core, &job);
+    nd_pool_run(dev->pool, hi - lo, run_core, &job);
     double t1 = now_seconds();
+    if (procs) { /* and every core's writes to every process after it */
+        procs->fence(dev);
+        procs->gather(dev, t1 - t0);
+        t1 = now_seconds();
+    }
     if (stats) {
         stats->seconds = t1 - t0;
         stats->ncores = dev->ncores;

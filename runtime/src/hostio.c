@@ -46,6 +46,50 @@ static void copy_page(const nd_dist *d, int64_t page_id, uint8_t *host, uint8_t 
     }
 }
 
+/*
+ * Over several processes, each host call is collective: it begins and ends with the device's fence, so
+ * it sees every process's earlier writes, and no process writes a page another is still reading.
+ */
+static void fence(const nd_tensor *t)
+{
+    if (t->dev->procs)
+        t->dev->procs->fence(t->dev);
+}
+
+void nd_page_runs(const nd_dist *d, int64_t page_id, bool *edge,
+                  void (*fn)(void *ctx, int64_t host_elem, int64_t page_elem, int64_t elems), void *ctx)
+{
+    const nd_dist_spec *s = &d->spec;
+    int r = s->rank, last = r - 1;
+    int64_t coord[ND_MAX_RANK], e0[ND_MAX_RANK], ext[ND_MAX_RANK], hs[ND_MAX_RANK], ps[ND_MAX_RANK];
+    int64_t h = 1, p = 1;
+    *edge = false;
+    nd_dist_page_coord(d, page_id, coord);
+    for (int i = last; i >= 0; --i) {
+        hs[i] = h;
+        ps[i] = p;
+        h *= s->shape[i];
+        p *= s->page[i];
+        e0[i] = coord[i] * s->page[i];
+        ext[i] = s->shape[i] - e0[i] < s->page[i] ? s->shape[i] - e0[i] : s->page[i];
+        *edge |= ext[i] < s->page[i];
+    }
+    int64_t row[ND_MAX_RANK] = {0};
+    for (;;) {
+        int64_t ho = 0, po = 0;
+        for (int i = 0; i < r; ++i) {
+            ho += (e0[i] + row[i]) * hs[i];
+            po += row[i] * ps[i];
+        }
+        fn(ctx, ho, po, ext[last]);
+        int i = last - 1; /* next row: odometer over the outer dims of the page */
+        while (i >= 0 && ++row[i] == ext[i])
+            row[i--] = 0;
+        if (i < 0)
+            break;
+    }
+}
+
 static int check_host_bytes(const nd_tensor *t, int64_t bytes, const char *what, nd_error *err)
 {
     const nd_dist *d = &t->dist;
@@ -58,14 +102,26 @@ static int check_host_bytes(const nd_tensor *t, int64_t bytes, const char *what,
                    nd_dtype_name(d->spec.dtype), (long long)want);
 }
 
-/* Copies the pages of copy r between the host array and the device. */
+/* Whether this process writes core-list entry i of t from the host: in one process every entry, over
+ * several (runtime/mpi/) the entries on its own cores and banks. */
+static bool host_writes(const nd_tensor *t, int64_t i)
+{
+    const nd_device_procs *p = t->dev->procs;
+    return !p || nd_tensor_rank_of(t, i) == p->rank;
+}
+
+/* Copies the pages of copy r between the host array and the device; to the device, only into the
+ * entries this process writes. */
 static void copy_all(const nd_tensor *t, int64_t r, uint8_t *host, bool to_device)
 {
     const nd_dist *d = &t->dist;
     assert(r >= 0 && r < d->spec.replicas);
     uint8_t *const *base = t->base + r * d->layout.ncores;
+    bool all = !to_device || !t->dev->procs;
     for (int64_t p = 0; p < d->layout.num_pages; ++p) {
         nd_loc loc = nd_layout_locate_id(&d->squeezed, p);
+        if (!all && !host_writes(t, r * d->layout.ncores + loc.core))
+            continue;
         assert(loc.core >= 0 && loc.core < d->layout.ncores && loc.offset >= 0 &&
                (loc.offset + 1) * d->page_bytes <= d->bytes_per_core); /* the layout places every page */
         copy_page(d, p, host, base[loc.core] + loc.offset * d->page_bytes, to_device);
@@ -88,8 +144,28 @@ static void fill_ones(const nd_tensor *t, int64_t r)
     }
     assert(r >= 0 && r < d->spec.replicas);
     for (int64_t i = 0; i < d->layout.ncores; ++i)
-        for (int64_t b = 0; b + d->elem_bytes <= d->bytes_per_core; b += d->elem_bytes)
+        if (host_writes(t, r * d->layout.ncores + i))
+            for (int64_t b = 0; b + d->elem_bytes <= d->bytes_per_core; b += d->elem_bytes)
             memcpy(t->base[r * d->layout.ncores + i] + b, one, (size_t)d->elem_bytes);
+}
+
+bool nd_copy_gets_value(const nd_tensor *t, int64_t r)
+{
+    const nd_dist_spec *s = &t->dist.spec;
+    return r < s->replicas / s->parts || s->reduce == ND_REDUCE_AVG || s->reduce == ND_REDUCE_MAX ||
+           s->reduce == ND_REDUCE_MIN;
+}
+
+void nd_copy_fill_neutral(nd_tensor *t, int64_t r)
+{
+    int64_t n = t->dist.layout.ncores;
+    if (t->dist.spec.reduce == ND_REDUCE_PRODUCT) {
+        fill_ones(t, r);
+        return;
+    }
+    for (int64_t i = 0; i < n; ++i)
+        if (host_writes(t, r * n + i))
+            memset(t->base[r * n + i], 0, (size_t)t->dist.bytes_per_core);
 }
 
 /* The array becomes the tensor's value. Whole copies each receive it; a Partial tensor's part 0 does,
@@ -97,20 +173,16 @@ static void fill_ones(const nd_tensor *t, int64_t r)
  * for a product, the array again for avg, max and min. */
 int nd_tensor_write(nd_tensor *t, const void *host, int64_t bytes, nd_error *err)
 {
-    const nd_dist_spec *s = &t->dist.spec;
-    int64_t per = s->replicas / s->parts, n = t->dist.layout.ncores;
-    bool again = s->reduce == ND_REDUCE_AVG || s->reduce == ND_REDUCE_MAX || s->reduce == ND_REDUCE_MIN;
     if (check_host_bytes(t, bytes, "tensor write", err))
         return -1;
-    for (int64_t r = 0; r < s->replicas; ++r) {
-        if (r < per || again)
+    fence(t);
+    for (int64_t r = 0; r < t->dist.spec.replicas; ++r) {
+        if (nd_copy_gets_value(t, r))
             copy_all(t, r, (uint8_t *)host, true); /* the host array is only read in this direction */
-        else if (s->reduce == ND_REDUCE_PRODUCT)
-            fill_ones(t, r);
         else
-            for (int64_t i = 0; i < n; ++i)
-                memset(t->base[r * n + i], 0, (size_t)t->dist.bytes_per_core);
+            nd_copy_fill_neutral(t, r);
     }
+    fence(t);
     return 0;
 }
 
@@ -122,8 +194,10 @@ int nd_tensor_write_part(nd_tensor *t, int part, const void *host, int64_t bytes
         return nd_fail(err, "tensor write: part %d does not exist; the tensor has %d", part, (int)s->parts);
     if (check_host_bytes(t, bytes, "tensor write", err))
         return -1;
+    fence(t);
     for (int64_t r = part * per; r < (part + 1) * per; ++r)
         copy_all(t, r, (uint8_t *)host, true);
+    fence(t);
     return 0;
 }
 
@@ -144,6 +218,8 @@ int nd_tensor_read_part(const nd_tensor *t, int part, void *host, int64_t bytes,
         return nd_fail(err, "tensor read: part %d does not exist; the tensor has %d", part, (int)s->parts);
     if (check_host_bytes(t, bytes, "tensor read", err))
         return -1;
+    fence(t);
     copy_all(t, (int64_t)part * (s->replicas / s->parts), host, false);
+    fence(t); /* no process changes a page before every process has read it */
     return 0;
 }

@@ -2,6 +2,7 @@
 #ifndef ND_RUNTIME_INTERNAL_H
 #define ND_RUNTIME_INTERNAL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "nd_runtime.h"
@@ -62,17 +63,60 @@ int nd_jit_library(nd_jit *j, const nda_kernel_entry *generic, const char *spec,
 const char *nd_jit_notice(const nd_jit *j);
 
 /* ---- device and tensor internals */
+
+/*
+ * A device over several processes (runtime/mpi/): every process keeps the same arena bookkeeping (so
+ * tensors must be allocated and freed in the same order everywhere) and can address every core's and
+ * bank's memory, but runs only its own cores and writes host data only into its own cores and banks.
+ * NULL in a one-process device, where nothing below changes.
+ */
+typedef struct nd_device_procs {
+    int rank, nranks;
+    int64_t core_lo, core_hi;    /* this process runs device cores [core_lo, core_hi) */
+    const int32_t *rank_of_core; /* [ncores] */
+    const int32_t *rank_of_bank; /* [dram_banks] */
+    /* Every process's stores so far are visible to every process, and no process goes on before all
+     * have arrived (MPI_Win_sync, barrier, MPI_Win_sync). Ends the job with a message on failure. */
+    void (*fence)(nd_device *dev);
+    /* After a launch: every core's statistics from the process that ran it into dev->stats, and this
+     * process's own seconds to every process. */
+    void (*gather)(nd_device *dev, double own_seconds);
+    void (*close)(struct nd_device_procs *procs); /* frees the window, ctx and procs */
+    void *ctx;
+} nd_device_procs;
+
 struct nd_device {
     nd_device_config cfg;
     int64_t ncores;
-    uint8_t *l1;        /* ncores * cfg.l1_bytes, reserved */
-    uint8_t *dram;      /* dram_banks * dram_bank_bytes, reserved */
+    uint8_t *l1;        /* ncores * cfg.l1_bytes, reserved; NULL when procs own the memory */
+    uint8_t *dram;      /* dram_banks * dram_bank_bytes, reserved; NULL when procs own the memory */
+    uint8_t **l1_base;  /* [ncores]: core i's L1 */
+    uint8_t **bank_base;/* [dram_banks] */
+    nd_device_procs *procs;
     nd_arena *l1_arena; /* [ncores] */
     nd_arena *dram_arena; /* [dram_banks] */
     nd_pool *pool;
     nda_stats *stats;   /* [ncores], per launch */
     int64_t live_tensors;
 };
+
+int nd_device_check_config(const nd_device_config *c, nd_error *err);
+/* A device over memory the caller provides (l1[ncores], banks[dram_banks], copied), run by procs
+ * (taken over: closing the device calls procs->close). */
+int nd_device_open_procs(const nd_device_config *cfg, uint8_t *const *l1, uint8_t *const *banks,
+                         nd_device_procs *procs, nd_device **out, nd_error *err);
+/* The process holding entry i of t's core list (copy i / ncores); 0 in a one-process device. */
+int nd_tensor_rank_of(const nd_tensor *t, int64_t i);
+/* Calls fn(ctx, host_elem, page_elem, elems) for each row run of page page_id: the run's first element
+ * in the row-major tensor and in the page box; *edge: the page has padding outside the tensor. */
+void nd_page_runs(const nd_dist *d, int64_t page_id, bool *edge,
+                  void (*fn)(void *ctx, int64_t host_elem, int64_t page_elem, int64_t elems), void *ctx);
+
+/* Whether copy r of t receives a written value (a whole copy, or part 0's, or any part of avg, max and
+ * min); and filling copy r, one that does not, with the reduce op's neutral value (this process's
+ * entries only). */
+bool nd_copy_gets_value(const nd_tensor *t, int64_t r);
+void nd_copy_fill_neutral(nd_tensor *t, int64_t r);
 
 struct nd_tensor {
     nd_device *dev;

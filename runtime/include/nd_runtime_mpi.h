@@ -1,0 +1,102 @@
+/*
+ * nd_runtime_mpi.h - the core grid of nd_runtime.h over the processes of an MPI job on one node
+ * (library nd_runtime_mpi). Not about kernels: the same generated kernels, generic and specialized,
+ * run unchanged, since every process can address every core's memory.
+ *
+ * Cores map to processes in blocks: with R processes and N = grid_x * grid_y cores, process r runs
+ * device cores [r*N/R, (r+1)*N/R) in row-major id order and holds their L1. DRAM banks follow
+ * nd_mpi_config.banks. Each process allocates its own cores' L1 and its own banks as its segment of
+ * one MPI shared-memory window (MPI_Win_allocate_shared over MPI_COMM_TYPE_SHARED) and finds the
+ * other segments with MPI_Win_shared_query, so a page held by another process is read by an ordinary
+ * load. A communicator spanning several nodes is refused for now (reading pages of another node with
+ * MPI RMA gets is the next step).
+ *
+ * Every process must make the same calls in the same order with the same arguments (SPMD): opening
+ * and closing the device, allocating and freeing tensors (each process keeps the whole arena
+ * bookkeeping, so placement is identical everywhere), writes, reads, loads, saves and launches. A
+ * launch runs only the process's own cores, then fences (MPI_Win_sync, barrier, MPI_Win_sync), so
+ * every process sees every core's writes when it returns; host writes, reads, loads and saves fence
+ * too. nd_tensor_write writes only the pages on this process's cores and banks, from the host array
+ * every process passes; nd_tensor_read reads every page. Statistics of a launch cover every core of
+ * the job, gathered from the processes that ran them (nd_launch_stats is as in one process).
+ *
+ * A failed MPI call inside a launch or host call, or a fence that waits longer than
+ * nd_mpi_config.fence_timeout for the other processes (one died or hangs), prints a message naming
+ * the process and the call to stderr and ends the whole job with MPI_Abort: the grid's memory is
+ * then in an unknown state, and a hang is never the answer.
+ */
+#ifndef ND_RUNTIME_MPI_H
+#define ND_RUNTIME_MPI_H
+
+#include <mpi.h>
+
+#include "nd_runtime.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum nd_mpi_bank_map {
+    ND_MPI_BANKS_BY_CORE, /* bank b lives in the process running device core b mod N: a DRAM tensor over
+                             banks 0, 1, ... in order is held by the process whose core writes each bank */
+    ND_MPI_BANKS_BLOCK,   /* banks in even blocks over the processes, as cores: balances DRAM memory; a
+                             core may then write a bank another process holds (a store into the shared
+                             window, still one writer per page) */
+} nd_mpi_bank_map;
+
+typedef struct nd_mpi_config {
+    nd_mpi_bank_map banks;
+    double fence_timeout; /* seconds a fence waits for the other processes before aborting the job */
+} nd_mpi_config;
+
+/* ND_MPI_BANKS_BY_CORE, fence_timeout 120 seconds. */
+void nd_mpi_config_init(nd_mpi_config *mcfg);
+
+/*
+ * Opens a device over the processes of comm (collective; mcfg NULL: the defaults). Every process must
+ * give the same grid, L1, DRAM and bank map (threads may differ). ND_EINVAL: a communicator spanning
+ * several nodes, settings that differ between processes, a bad mcfg; ND_ENOMEM: the window cannot be
+ * allocated; ND_ESYS: another MPI failure. With one process the device behaves as nd_device_open's.
+ */
+int nd_device_open_mpi(const nd_device_config *cfg, const nd_mpi_config *mcfg, MPI_Comm comm, nd_device **out,
+                       nd_error *err);
+
+/* This process's rank and the number of processes (0 and 1 for a device of nd_device_open). */
+int nd_mpi_rank(const nd_device *dev);
+int nd_mpi_nprocs(const nd_device *dev);
+/* The process running device core id, and the one holding DRAM bank b. */
+int nd_mpi_rank_of_core(const nd_device *dev, int64_t id);
+int nd_mpi_rank_of_bank(const nd_device *dev, int b);
+
+/* One process's share of the last launch. */
+typedef struct nd_mpi_proc_stats {
+    int64_t core_lo, core_hi;         /* the device cores it ran */
+    double seconds;                   /* its cores' run, fences excluded */
+    nda_stats total;                  /* its cores' statistics summed: local = the reading core's own
+                                         pages, remote = any other core's (all on this node) */
+    int64_t other_process_bytes_read; /* read from pages another process holds: exact when every process
+                                         runs at most one core (then every remote page is another
+                                         process's); -1 otherwise, as kernels count reads by core */
+} nd_mpi_proc_stats;
+
+/* per_proc[0..nd_mpi_nprocs) from the device's last launch (every process has every entry). */
+int nd_mpi_launch_procs(const nd_device *dev, nd_mpi_proc_stats *per_proc, int nprocs, nd_error *err);
+
+/*
+ * The tensor to and from a file of its row-major elements (exactly the bytes nd_tensor_write takes),
+ * through MPI-IO: each process reads or writes only the elements of the pages it holds, at their
+ * offsets in the file, with one collective call per copy, so no process holds more of the tensor in
+ * host memory than its own pages' elements (*host_bytes, may be NULL: the most bytes it staged).
+ * Collective. load gives the tensor the file's value as nd_tensor_write does (Partial tensors: part 0,
+ * the other parts neutral under the reduce op); save writes copy 0 and refuses a Partial tensor
+ * (ND_EREFUSED). ND_EIO: the file cannot be opened, read or written, or a load's file is not exactly
+ * the tensor's size; ND_ERANGE: more than 2 GiB of one copy on one process, or a page run that long.
+ * Works on a one-process device too.
+ */
+int nd_tensor_load_mpi(nd_tensor *t, const char *path, int64_t *host_bytes, nd_error *err);
+int nd_tensor_save_mpi(const nd_tensor *t, const char *path, int64_t *host_bytes, nd_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

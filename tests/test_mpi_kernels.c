@@ -1,0 +1,528 @@
+/*
+ * test_mpi_kernels.c LIBRARY - run under mpirun -np R: the op library's specialized targets for the
+ * suite's ops (elementwise with broadcast, reductions, matmul and batched matmul, permute, reshard,
+ * softmax, all_reduce, reduce_scatter, all_gather, matmul into a Partial output), each on a device over
+ * the R processes and, on rank 0, on a one-process device of the same grid: every output and every
+ * core's statistics must be bit-identical between the two, generic and specialized; the output must
+ * equal the op's plain reference (the spec's reference over contiguous arrays, or, for a collective,
+ * the input's parts combined on the host); and a Partial matmul followed by all_reduce must give the
+ * plain product. Every process's host writes go only to its own cores (checked with a poisoned copy
+ * of the host array on the other ranks).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nd_runtime_mpi.h"
+#include "testutil.h"
+
+static int rank, nprocs;
+static int64_t passed;
+
+static const char *const suite[] = {"add", "mul", "relu", "exp", "reduce_sum", "reduce_max", "matmul", "bmm",
+                                    "permute", "reshard", "softmax", "all_reduce", "reduce_scatter", "all_gather"};
+enum { PER_OP = 3 }; /* targets per op, to keep four oversubscribed processes quick */
+
+static bool in_suite(const char *op)
+{
+    for (size_t i = 0; i < sizeof suite / sizeof *suite; ++i)
+        if (strcmp(suite[i], op) == 0)
+            return true;
+    return false;
+}
+
+static bool is_collective(const char *op)
+{
+    return !strcmp(op, "all_reduce") || !strcmp(op, "reduce_scatter") || !strcmp(op, "all_gather") ||
+           !strcmp(op, "reshard");
+}
+
+/* Reduced axes taking in's shape to out's (with or without keepdims), as launch scalars. */
+static bool find_axes(const nd_dist_spec *in, const nd_dist_spec *out, double *scalars, int *n)
+{
+    for (unsigned mask = 1; mask < (1u << in->rank); ++mask) {
+        int64_t kept[ND_MAX_RANK], keep[ND_MAX_RANK];
+        int nk = 0;
+        for (int i = 0; i < in->rank; ++i) {
+            keep[i] = mask >> i & 1 ? 1 : in->shape[i];
+            if (!(mask >> i & 1))
+                kept[nk++] = in->shape[i];
+        }
+        if ((out->rank == nk && memcmp(out->shape, kept, (size_t)nk * 8) == 0) ||
+            (out->rank == in->rank && memcmp(out->shape, keep, (size_t)in->rank * 8) == 0)) {
+            *n = 0;
+            for (int i = 0; i < in->rank; ++i)
+                if (mask >> i & 1)
+                    scalars[(*n)++] = i;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A permutation taking in's shape to out's that moves something, else the identity; false if none. */
+static bool find_perm(const nd_dist_spec *in, const nd_dist_spec *out, double *scalars)
+{
+    int r = in->rank;
+    if (out->rank != r || r > 4)
+        return false;
+    int best = -1, total = 1;
+    for (int i = 0; i < r; ++i)
+        total *= r;
+    for (int code = 0; code < total; ++code) { /* every map of r dims to r dims; keep the permutations */
+        int p[4], c = code, used = 0;
+        bool fits = true, moves = false;
+        for (int i = 0; i < r; ++i, c /= r) {
+            p[i] = c % r;
+            fits = fits && !(used >> p[i] & 1) && out->shape[i] == in->shape[p[i]];
+            used |= 1 << p[i];
+            moves = moves || p[i] != i;
+        }
+        if (fits && (best < 0 || moves))
+            best = code;
+        if (fits && moves)
+            break;
+    }
+    for (int i = 0, c = best; best >= 0 && i < r; ++i, c /= r)
+        scalars[i] = c % r;
+    return best >= 0;
+}
+
+typedef struct setup {
+    nd_device *dev;
+    nd_tensor *t[8];
+    nd_dist d[8];
+    int n;
+    int64_t elems[8];
+} setup;
+
+static int make_setup(const nda_kernel_entry *e, bool mpi, setup *s, nd_error *err)
+{
+    nd_device_config cfg;
+    int64_t per_core = 0;
+    nd_device_config_init(&cfg);
+    cfg.grid_x = cfg.grid_y = cfg.dram_banks = 1;
+    cfg.threads = 1;
+    memset(s, 0, sizeof *s);
+    s->n = e->noperands;
+    for (int i = 0; i < s->n; ++i) {
+        int gx, gy;
+        if (nd_dist_from_signature(e->signatures[i], &s->d[i], &gx, &gy, err))
+            return -1;
+        if (s->d[i].spec.buffer == ND_DRAM)
+            cfg.dram_banks = gx > cfg.dram_banks ? gx : cfg.dram_banks;
+        cfg.grid_x = gx > cfg.grid_x ? gx : cfg.grid_x;
+        if (s->d[i].spec.buffer != ND_DRAM)
+            cfg.grid_y = gy > cfg.grid_y ? gy : cfg.grid_y;
+        per_core += s->d[i].bytes_per_core + 64;
+        s->elems[i] = 1;
+        for (int k = 0; k < s->d[i].spec.rank; ++k)
+            s->elems[i] *= s->d[i].spec.shape[k];
+    }
+    cfg.l1_bytes = cfg.dram_bank_bytes = per_core + 4096;
+    if (mpi ? nd_device_open_mpi(&cfg, NULL, MPI_COMM_WORLD, &s->dev, err) : nd_device_open(&cfg, &s->dev, err))
+        return -1;
+    for (int i = 0; i < s->n; ++i)
+        if (nd_tensor_alloc(s->dev, &s->d[i], &s->t[i], err))
+            return -1;
+    return 0;
+}
+
+static void free_setup(setup *s)
+{
+    for (int i = 0; i < s->n; ++i)
+        nd_tensor_free(s->t[i]);
+    nd_device_close(s->dev);
+}
+
+/* Multiples of 1/4 in [-8, 8] (positive for ops whose reference needs it): exact in f32 and bf16. */
+static void random_fill(uint8_t *x, const nd_dist *d, int64_t elems, uint64_t *seed)
+{
+    for (int64_t j = 0; j < elems; ++j) {
+        float f = (float)rng_range(seed, -32, 32) / 4.0f;
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        if (d->spec.dtype == ND_F32)
+            memcpy(x + 4 * j, &f, 4);
+        else if (d->spec.dtype == ND_BF16)
+            memcpy(x + 2 * j, &(uint16_t){(uint16_t)(u >> 16)}, 2);
+        else
+            memcpy(x + j * d->elem_bytes, &u, (size_t)d->elem_bytes);
+    }
+}
+
+static float value_at(const uint8_t *p, int64_t j, nd_dtype t)
+{
+    float f;
+    if (t == ND_BF16) {
+        uint32_t u = (uint32_t)((const uint16_t *)(const void *)p)[j] << 16;
+        memcpy(&f, &u, 4);
+    } else {
+        memcpy(&f, p + 4 * j, 4);
+    }
+    return f;
+}
+
+/* Writes the inputs (random the first time, then the same again): every part of a Partial input gets
+ * its own data; parts[i][q] keeps part q. Every rank passes the same arrays, as the API asks. */
+static void write_inputs(setup *s, uint8_t *(*parts)[8], uint64_t seed)
+{
+    nd_error err;
+    for (int i = 0; i + 1 < s->n; ++i) {
+        const nd_dist *d = &s->d[i];
+        int64_t bytes = s->elems[i] * d->elem_bytes;
+        for (int q = 0; q < d->spec.parts; ++q) {
+            uint8_t *x = parts[i][q] ? parts[i][q] : malloc((size_t)bytes);
+            if (!parts[i][q])
+                random_fill(x, d, s->elems[i], &seed);
+            parts[i][q] = x;
+            int rc = d->spec.parts > 1 ? nd_tensor_write_part(s->t[i], q, x, bytes, &err)
+                                       : nd_tensor_write(s->t[i], x, bytes, &err);
+            CHECK(rc == 0, "%s", err.msg);
+        }
+    }
+}
+
+/* The output read back: whole, or each part in turn (parts concatenated). */
+static uint8_t *read_output(setup *s, int64_t *len)
+{
+    nd_tensor *t = s->t[s->n - 1];
+    const nd_dist *d = &s->d[s->n - 1];
+    int64_t bytes = s->elems[s->n - 1] * d->elem_bytes;
+    uint8_t *out = malloc((size_t)(bytes * d->spec.parts));
+    nd_error err;
+    for (int q = 0; q < d->spec.parts; ++q) {
+        int rc = d->spec.parts > 1 ? nd_tensor_read_part(t, q, out + q * bytes, bytes, &err)
+                                   : nd_tensor_read(t, out, bytes, &err);
+        CHECK(rc == 0, "%s", err.msg);
+    }
+    *len = bytes * d->spec.parts;
+    return out;
+}
+
+typedef struct result {
+    uint8_t *out;
+    int64_t len;
+    nda_stats *stats;
+    int64_t ncores;
+    bool specialized;
+} result;
+
+static result run(nd_kernels *k, setup *s, const nda_kernel_entry *e, const double *sc, int nsc, nd_variant v)
+{
+    nd_error err;
+    nd_launch_stats ls;
+    nd_kernel_pick pick;
+    result r = {0};
+    int rc = nd_run(&(nd_launch_desc){.device = s->dev, .kernels = k, .op = e->op, .tensors = s->t, .ntensors = s->n,
+                                      .scalars = sc, .nscalars = nsc, .variant = v, .pick = &pick, .stats = &ls},
+                    &err);
+    CHECK(rc == 0, "%s: %s", e->op, err.msg);
+    if (rc)
+        return r;
+    r.specialized = pick.specialized;
+    r.out = read_output(s, &r.len);
+    r.ncores = ls.ncores;
+    r.stats = malloc((size_t)ls.ncores * sizeof *r.stats);
+    memcpy(r.stats, ls.per_core, (size_t)ls.ncores * sizeof *r.stats);
+    /* the job's totals are the per-core sums, and the per-process shares add up to them */
+    nd_mpi_proc_stats pp[64];
+    if (nd_mpi_nprocs(s->dev) <= 64 && nd_mpi_launch_procs(s->dev, pp, nd_mpi_nprocs(s->dev), &err) == 0) {
+        int64_t local = 0, remote = 0, cores = 0;
+        for (int p = 0; p < nd_mpi_nprocs(s->dev); ++p) {
+            local += pp[p].total.local_bytes_read;
+            remote += pp[p].total.remote_bytes_read;
+            cores += pp[p].core_hi - pp[p].core_lo;
+        }
+        CHECK(local == ls.total.local_bytes_read && remote == ls.total.remote_bytes_read && cores == ls.ncores,
+              "per-process shares %lld/%lld over %lld cores, job totals %lld/%lld over %lld", (long long)local,
+              (long long)remote, (long long)cores, (long long)ls.total.local_bytes_read,
+              (long long)ls.total.remote_bytes_read, (long long)ls.ncores);
+    }
+    return r;
+}
+
+/* The plain value the output must hold: the spec's reference over contiguous arrays (a Partial input
+ * first combined), or for a data movement op the input's value. */
+static uint8_t *plain(const nda_kernel_entry *e, setup *s, uint8_t *(*parts)[8], const double *sc, int nsc)
+{
+    const nd_dist *o = &s->d[s->n - 1];
+    int64_t nout = s->elems[s->n - 1], eb = o->elem_bytes;
+    uint8_t *want = calloc((size_t)nout, (size_t)eb), *in[8];
+    for (int i = 0; i + 1 < s->n; ++i) { /* an input's value: its parts combined (exact for quarters) */
+        const nd_dist *d = &s->d[i];
+        in[i] = parts[i][0];
+        if (d->spec.parts > 1) {
+            in[i] = malloc((size_t)(s->elems[i] * d->elem_bytes));
+            for (int64_t j = 0; j < s->elems[i]; ++j) { /* the parts under the reduce op, as DTensor's */
+                float acc = value_at(parts[i][0], j, d->spec.dtype);
+                for (int q = 1; q < d->spec.parts; ++q) {
+                    float f = value_at(parts[i][q], j, d->spec.dtype);
+                    nd_reduce r = d->spec.reduce;
+                    acc = r == ND_REDUCE_MAX ? fmaxf(acc, f) : r == ND_REDUCE_MIN ? fminf(acc, f)
+                          : r == ND_REDUCE_PRODUCT ? acc * f : acc + f;
+                }
+                if (d->spec.reduce == ND_REDUCE_AVG)
+                    acc /= (float)d->spec.parts;
+                if (d->spec.dtype == ND_BF16) {
+                    uint32_t u;
+                    memcpy(&u, &acc, 4);
+                    memcpy(in[i] + 2 * j, &(uint16_t){(uint16_t)(u >> 16)}, 2);
+                } else {
+                    memcpy(in[i] + 4 * j, &acc, 4);
+                }
+            }
+        }
+    }
+    if (is_collective(e->op) || !strcmp(e->op, "page_copy")) {
+        memcpy(want, in[0], (size_t)(nout * eb));
+    } else if (e->reference) {
+        nda_ref_operand ops[8];
+        for (int i = 0; i < s->n; ++i)
+            ops[i] = (nda_ref_operand){i + 1 < s->n ? in[i] : want, s->d[i].spec.rank, s->d[i].spec.shape,
+                                       s->d[i].spec.dtype, e->indices[i]};
+        e->reference(&(nda_ref_args){s->n, ops, nsc, sc}, 0, nout);
+    } else {
+        CHECK(0, "op '%s' has no plain reference in its spec", e->op);
+    }
+    for (int i = 0; i + 1 < s->n; ++i)
+        if (in[i] != parts[i][0])
+            free(in[i]);
+    return want;
+}
+
+/* The output's value: whole, or its parts combined (a Partial output of matmul is a pending sum). */
+static void combine(const nd_dist *d, const uint8_t *out, int64_t elems, uint8_t *value)
+{
+    if (d->spec.parts == 1) {
+        memcpy(value, out, (size_t)(elems * d->elem_bytes));
+        return;
+    }
+    for (int64_t j = 0; j < elems; ++j) {
+        float acc = 0;
+        for (int q = 0; q < d->spec.parts; ++q)
+            acc += value_at(out + q * elems * d->elem_bytes, j, d->spec.dtype);
+        memcpy(value + 4 * j, &acc, 4);
+    }
+}
+
+static bool close_enough(const nda_kernel_entry *e, const uint8_t *a, const uint8_t *b, int64_t n, nd_dtype t,
+                         int64_t *at)
+{
+    bool approx = !strcmp(e->op, "softmax") || !strcmp(e->op, "exp"); /* libm against the kernel's own exp */
+    for (*at = 0; *at < n; ++*at) {
+        if (t != ND_F32 || !approx) {
+            if (memcmp(a + *at * (t == ND_BF16 ? 2 : 4), b + *at * (t == ND_BF16 ? 2 : 4), t == ND_BF16 ? 2 : 4))
+                return false;
+            continue;
+        }
+        float x = value_at(a, *at, t), y = value_at(b, *at, t);
+        if (fabsf(x - y) > 1e-5f * fmaxf(1.0f, fabsf(y)))
+            return false;
+    }
+    return true;
+}
+
+static void check_entry(nd_kernels *k, const nda_kernel_entry *e, uint64_t seed)
+{
+    setup m, l;
+    nd_error err;
+    test_case = e->symbol;
+    int rc = make_setup(e, true, &m, &err);
+    CHECK(rc == 0, "MPI device for %s: %s", e->symbol, err.msg);
+    if (rc)
+        return;
+    double sc[ND_MAX_RANK];
+    int nsc = 0;
+    if (e->scalars && strncmp(e->scalars, "perm", 4) == 0) {
+        CHECK(find_perm(&m.d[0].spec, &m.d[1].spec, sc), "no permutation fits");
+        nsc = m.d[0].spec.rank;
+    } else if (e->scalars) {
+        CHECK(find_axes(&m.d[0].spec, &m.d[1].spec, sc, &nsc), "no axes fit");
+    }
+    uint8_t *parts[8][8] = {{0}};
+    write_inputs(&m, parts, seed);
+    result mg = run(k, &m, e, sc, nsc, ND_VARIANT_GENERIC), ms = run(k, &m, e, sc, nsc, ND_VARIANT_SPECIALIZED);
+    CHECK(!mg.specialized && ms.specialized, "variants picked wrongly");
+    if (rank == 0 && mg.out && ms.out) {
+        CHECK(make_setup(e, false, &l, &err) == 0, "%s", err.msg);
+        write_inputs(&l, parts, seed);
+        result lg = run(k, &l, e, sc, nsc, ND_VARIANT_GENERIC), ls = run(k, &l, e, sc, nsc, ND_VARIANT_SPECIALIZED);
+        int64_t n = mg.len;
+        CHECK(lg.out && ls.out && lg.len == n && memcmp(mg.out, lg.out, (size_t)n) == 0,
+              "generic: output over %d processes differs from one process's", nprocs);
+        CHECK(lg.out && ls.out && memcmp(ms.out, ls.out, (size_t)n) == 0,
+              "specialized: output over %d processes differs from one process's", nprocs);
+        CHECK(lg.stats && mg.ncores == lg.ncores &&
+                  memcmp(mg.stats, lg.stats, (size_t)mg.ncores * sizeof *mg.stats) == 0,
+              "generic: per-core statistics over %d processes differ from one process's", nprocs);
+        CHECK(ls.stats && memcmp(ms.stats, ls.stats, (size_t)ms.ncores * sizeof *ms.stats) == 0,
+              "specialized: per-core statistics over %d processes differ from one process's", nprocs);
+        const nd_dist *o = &m.d[m.n - 1];
+        int64_t nout = m.elems[m.n - 1], at;
+        uint8_t *want = plain(e, &m, parts, sc, nsc), *value = malloc((size_t)(nout * 4 + 4));
+        combine(o, ms.out, nout, value);
+        CHECK(close_enough(e, value, want, nout, o->spec.parts > 1 ? ND_F32 : o->spec.dtype, &at),
+              "output differs from the plain reference at element %lld", (long long)at);
+        free(want);
+        free(value);
+        void *own[] = {lg.out, lg.stats, ls.out, ls.stats};
+        for (size_t i = 0; i < 4; ++i)
+            free(own[i]);
+        free_setup(&l);
+    }
+    for (int i = 0; i < 8; ++i)
+        for (int q = 0; q < 8; ++q)
+            free(parts[i][q]);
+    void *own[] = {mg.out, mg.stats, ms.out, ms.stats};
+    for (size_t i = 0; i < 4; ++i)
+        free(own[i]);
+    free_setup(&m);
+    ++passed;
+}
+
+/* Tensor-parallel: matmul over k split 8 ways into a Partial(sum) output, then all_reduce (the op
+ * library's specialized target): the plain product. */
+static void check_partial_then_all_reduce(nd_kernels *k)
+{
+    enum { M = 8, K = 64, N = 64, P = 8 };
+    static float a[M * K], b[K * N], want[M * N], got[M * N];
+    nd_device_config cfg;
+    nd_device *dev;
+    nd_tensor *ta = NULL, *tb = NULL, *tp = NULL, *tr = NULL;
+    nd_error err;
+    test_case = "Partial matmul then all_reduce";
+    nd_device_config_init(&cfg);
+    cfg.grid_x = P, cfg.grid_y = 1, cfg.threads = 1, cfg.l1_bytes = 1 << 16, cfg.dram_banks = 1,
+    cfg.dram_bank_bytes = 4096;
+    nd_dist_flags fa = {.shape = "8,64", .grid = "8x1", .einshard = "m k -> m k*"};
+    nd_dist_flags fb = {.shape = "64,64", .grid = "8x1", .einshard = "k n -> k* n"};
+    nd_dist_flags fp = {.shape = "8,64", .grid = "8x1", .placements = "[Partial(sum)]", .mesh = "8"};
+    nd_dist_flags fr = {.shape = "8,64", .grid = "8x1", .einshard = "... -> * ..."};
+    nd_dist da, db, dp, dr;
+    int rc = nd_dist_from_flags(&fa, &da, &err) || nd_dist_from_flags(&fb, &db, &err) ||
+             nd_dist_from_flags(&fp, &dp, &err) || nd_dist_from_flags(&fr, &dr, &err) ||
+             nd_device_open_mpi(&cfg, NULL, MPI_COMM_WORLD, &dev, &err);
+    CHECK(rc == 0, "%s", err.msg);
+    if (rc)
+        return;
+    rc = nd_tensor_alloc(dev, &da, &ta, &err) || nd_tensor_alloc(dev, &db, &tb, &err) ||
+         nd_tensor_alloc(dev, &dp, &tp, &err) || nd_tensor_alloc(dev, &dr, &tr, &err);
+    CHECK(rc == 0, "%s", err.msg);
+    uint64_t seed = 77;
+    for (int i = 0; i < M * K; ++i)
+        a[i] = (float)rng_range(&seed, -8, 8) / 4.0f;
+    for (int i = 0; i < K * N; ++i)
+        b[i] = (float)rng_range(&seed, -8, 8) / 4.0f;
+    for (int i = 0; i < M; ++i)
+        for (int j = 0; j < N; ++j) {
+            double s = 0;
+            for (int q = 0; q < K; ++q)
+                s += (double)a[i * K + q] * b[q * N + j];
+            want[i * N + j] = (float)s;
+        }
+    for (int v = 0; v < 2 && rc == 0; ++v) {
+        nd_variant var = v ? ND_VARIANT_SPECIALIZED : ND_VARIANT_GENERIC;
+        nd_launch_stats st;
+        rc = nd_tensor_write(ta, a, sizeof a, &err) || nd_tensor_write(tb, b, sizeof b, &err) ||
+             nd_run(&(nd_launch_desc){.device = dev, .kernels = k, .op = "matmul",
+                                      .tensors = (nd_tensor *[]){ta, tb, tp}, .ntensors = 3, .variant = ND_VARIANT_AUTO,
+                                      .stats = &st}, &err);
+        CHECK(rc == 0 && st.total.remote_bytes_read == 0, "matmul: %s (remote bytes %lld)", rc ? err.msg : "",
+              (long long)st.total.remote_bytes_read);
+        rc = rc || nd_run(&(nd_launch_desc){.device = dev, .kernels = k, .op = "all_reduce",
+                                            .tensors = (nd_tensor *[]){tp, tr}, .ntensors = 2, .variant = var,
+                                            .stats = &st}, &err) ||
+             nd_tensor_read(tr, got, sizeof got, &err);
+        CHECK(rc == 0, "%s", err.msg);
+        CHECK(rc || memcmp(got, want, sizeof got) == 0, "A @ B after all_reduce differs from the plain product");
+        /* each core reads the P-1 other parts of its whole block: (P-1)*B per core */
+        CHECK(rc || st.total.remote_bytes_read == P * (P - 1) * M * N * 4, "all_reduce read %lld remote bytes, want %d",
+              (long long)st.total.remote_bytes_read, P * (P - 1) * M * N * 4);
+        nd_mpi_proc_stats pp[8];
+        CHECK(nd_mpi_launch_procs(dev, pp, nprocs, &err) == 0, "%s", err.msg);
+        for (int p = 0; p < nprocs; ++p) /* several cores per process: kernels do not say whose pages they read */
+            CHECK(pp[p].total.remote_bytes_read == (pp[p].core_hi - pp[p].core_lo) * (P - 1) * M * N * 4 &&
+                      pp[p].other_process_bytes_read == (nprocs == 1 ? 0 : -1),
+                  "process %d: %lld remote bytes, %lld of other processes", p, (long long)pp[p].total.remote_bytes_read,
+                  (long long)pp[p].other_process_bytes_read);
+    }
+    nd_tensor *all[] = {ta, tb, tp, tr};
+    for (int i = 0; i < 4; ++i)
+        nd_tensor_free(all[i]);
+    nd_device_close(dev);
+    ++passed;
+}
+
+/* nd_tensor_write on the MPI device writes only this process's cores: every rank writes its own
+ * rank-tagged array, and each core's pages must hold the tag of the process that runs it. */
+static void check_own_writes(void)
+{
+    nd_device_config cfg;
+    nd_device *dev;
+    nd_tensor *t = NULL;
+    nd_error err;
+    test_case = "host writes stay on the writer's cores";
+    nd_device_config_init(&cfg);
+    cfg.grid_x = 4, cfg.grid_y = 2, cfg.threads = 1, cfg.l1_bytes = 1 << 14, cfg.dram_banks = 2,
+    cfg.dram_bank_bytes = 4096;
+    nd_dist_flags f = {.shape = "16,40", .grid = "4x2", .einshard = "a b -> a8 b"};
+    nd_dist d;
+    int rc = nd_dist_from_flags(&f, &d, &err) || nd_device_open_mpi(&cfg, NULL, MPI_COMM_WORLD, &dev, &err);
+    CHECK(rc == 0, "%s", err.msg);
+    if (rc)
+        return;
+    CHECK(nd_tensor_alloc(dev, &d, &t, &err) == 0, "%s", err.msg);
+    static int32_t host[16 * 40], back[16 * 40];
+    for (int i = 0; i < 16 * 40; ++i)
+        host[i] = 1000 * (rank + 1) + i;
+    CHECK(nd_tensor_write(t, host, sizeof host, &err) == 0 && nd_tensor_read(t, back, sizeof back, &err) == 0, "%s",
+          err.msg);
+    for (int row = 0; row < 16; ++row) { /* 'a8': rows 2c, 2c+1 on core c */
+        int owner = nd_mpi_rank_of_core(dev, row / 2);
+        CHECK(back[row * 40] == 1000 * (owner + 1) + row * 40, "row %d holds %d: written by the wrong process", row,
+              back[row * 40]);
+    }
+    nd_tensor_free(t);
+    nd_device_close(dev);
+    ++passed;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    nd_kernels *k = NULL;
+    nd_error err;
+    if (argc != 2 || nd_kernels_open(&k, &err) || nd_kernels_load(k, argv[1], &err)) {
+        fprintf(stderr, "usage: test_mpi_kernels LIBRARY%s%s\n", argc == 2 ? ": " : "", argc == 2 ? err.msg : "");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    int per_op[sizeof suite / sizeof *suite] = {0}, ops_seen = 0;
+    for (int i = 0; i < nd_kernels_count(k); ++i) {
+        const nda_kernel_entry *e = nd_kernels_entry(k, i);
+        if (!e->signatures || !in_suite(e->op) || strcmp(e->dtypes[e->noperands - 1], "f32") != 0)
+            continue;
+        size_t at = 0;
+        while (strcmp(suite[at], e->op) != 0)
+            ++at;
+        if (per_op[at]++ >= PER_OP)
+            continue;
+        ops_seen += per_op[at] == 1;
+        check_entry(k, e, 1000 + (uint64_t)i);
+    }
+    test_case = "the suite";
+    CHECK(ops_seen == (int)(sizeof suite / sizeof *suite), "only %d of the suite's %d ops have f32 targets", ops_seen,
+          (int)(sizeof suite / sizeof *suite));
+    check_partial_then_all_reduce(k);
+    check_own_writes();
+    nd_kernels_close(k);
+    int failures = test_failures, any = 0;
+    MPI_Allreduce(&failures, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("test_mpi_kernels on %d processes: ", nprocs);
+    int rc = rank == 0 ? test_finish(passed) : (failures != 0);
+    MPI_Finalize();
+    return any ? 1 : rc;
+}
