@@ -116,6 +116,12 @@ typedef struct walk {
         int size;
         char cls;
     } *casts;
+    int nifs, nifs_cap;         /* if statements whose condition is one nda_same_paging call */
+    struct if_cond {
+        unsigned call;          /* the call's offset */
+        ndg_branch branch;
+    } *ifs;
+    bool jumps;                 /* the kernel has a label, goto or switch: no branch is folded */
     int ncalls_cap, nloops_cap, nrenames_cap, nundefs_cap, nmacros_cap;
 } walk;
 
@@ -508,6 +514,9 @@ static int record_call(walk *w, CXCursor call, int kind, unsigned start, unsigne
             if ((c.operand2 = bound_operand(w, second)) < 0)
                 return fail_at(w, call, "nda_same_paging's tensors must be variables bound with nda_operand(args, N)");
             allow(w, second);
+            for (int i = 0; i < w->nifs; ++i)
+                if (w->ifs[i].call == start)
+                    c.branch = w->ifs[i].branch;
         }
         c.tensor_decl = decl_offset(var_of(tensor));
         if (takes_core((ndg_call_kind)kind)) {
@@ -879,6 +888,144 @@ static enum CXChildVisitResult visit_header(CXCursor c, CXCursor parent, CXClien
     return w->failed ? CXChildVisit_Break : CXChildVisit_Recurse;
 }
 
+/* Whether statement c always ends in a return: a return, or a block whose last statement is one. */
+static bool ends_in_return(CXCursor c)
+{
+    enum CXCursorKind k = clang_getCursorKind(c);
+    if (k == CXCursor_ReturnStmt)
+        return true;
+    if (k != CXCursor_CompoundStmt)
+        return false;
+    kids ch = children(c);
+    return ch.n > 0 && ch.n <= 8 && clang_getCursorKind(ch.c[ch.n - 1]) == CXCursor_ReturnStmt;
+}
+
+typedef struct ref_search {
+    CXCursor var;
+    unsigned lo, hi;
+    bool found;
+} ref_search;
+
+static enum CXChildVisitResult find_ref(CXCursor c, CXCursor parent, CXClientData data)
+{
+    (void)parent;
+    ref_search *r = data;
+    if (clang_getCursorKind(c) == CXCursor_DeclRefExpr && clang_equalCursors(clang_getCursorReferenced(c), r->var)) {
+        unsigned at = file_offset(clang_getCursorLocation(c));
+        r->found |= at >= r->lo && at < r->hi;
+    }
+    return r->found ? CXChildVisit_Break : CXChildVisit_Recurse;
+}
+
+/* Whether var is named in [lo, hi) of the statements under root. */
+static bool named_in(CXCursor root, CXCursor var, unsigned lo, unsigned hi)
+{
+    ref_search r = {var, lo, hi, false};
+    if (hi > lo)
+        clang_visitChildren(root, find_ref, &r);
+    return r.found;
+}
+
+typedef struct scope_vars {
+    int n;
+    CXCursor v[64];
+    bool overflow;
+    unsigned before; /* collect_block_vars: declarations before this offset */
+} scope_vars;
+
+static enum CXChildVisitResult collect_var(CXCursor c, CXCursor parent, CXClientData data)
+{
+    (void)parent;
+    scope_vars *s = data;
+    enum CXCursorKind k = clang_getCursorKind(c);
+    if (k == CXCursor_VarDecl || k == CXCursor_ParmDecl) {
+        if (s->n < 64)
+            s->v[s->n++] = c;
+        else
+            s->overflow = true;
+    }
+    return CXChildVisit_Continue;
+}
+
+static enum CXChildVisitResult collect_block_vars(CXCursor c, CXCursor parent, CXClientData data)
+{
+    (void)parent;
+    scope_vars *s = data;
+    if (clang_getCursorKind(c) == CXCursor_DeclStmt && decl_offset(c) < s->before)
+        clang_visitChildren(c, collect_var, s);
+    return CXChildVisit_Continue;
+}
+
+/* Whether every variable in scope at the if (the kernel's parameters, and the declarations of the block
+ * before it) stays named in what a fold keeps: kept[0..nkept) ranges. A fold that left one unnamed would
+ * make a warning of an unused variable in the generated file. */
+static bool fold_keeps_names(walk *w, CXCursor block, unsigned if_start, const range *kept, int nkept)
+{
+    scope_vars s = {.before = if_start};
+    clang_visitChildren(w->kernel, collect_var, &s);
+    clang_visitChildren(block, collect_block_vars, &s);
+    if (s.overflow)
+        return false;
+    for (int i = 0; i < s.n; ++i) {
+        bool named = false;
+        for (int j = 0; j < nkept && !named; ++j)
+            named = named_in(w->kernel, s.v[i], kept[j].lo, kept[j].hi);
+        if (!named)
+            return false;
+    }
+    return true;
+}
+
+/* Whether both folds keep every variable in scope named: what comes before the if, then, when the
+ * condition holds, the then statement and what follows the if (nothing, when the then statement
+ * returns); when it does not, the else statement and what follows. */
+static void check_fold_names(walk *w, CXCursor block, ndg_branch *b)
+{
+    bool has_else = b->else_end > 0, tail = !has_else && b->then_returns;
+    unsigned start, end;
+    extent(block, &start, &end);
+    range when_true[3] = {{start, b->if_start}, {b->then_start, b->then_end},
+                          {has_else ? b->else_end : b->then_end, tail ? b->then_end : b->tail_end}};
+    range when_false[3] = {{start, b->if_start}, {b->else_start, b->else_end},
+                           {has_else ? b->else_end : b->then_end, b->tail_end}};
+    b->fold = fold_keeps_names(w, block, b->if_start, when_true, 3) &&
+              fold_keeps_names(w, block, b->if_start, when_false, 3);
+}
+
+/* Records an if statement whose whole condition is an nda_same_paging call, written in the template
+ * itself (not by a macro) among the kernel's top statements, so the rewriter can keep only the path a
+ * specialized kernel takes. */
+static void visit_if(walk *w, CXCursor c, CXCursor parent)
+{
+    kids k = children(c);
+    if (k.n < 2 || k.n > 3 || !is_call_to(k.c[0], "nda_same_paging") || clang_Cursor_isNull(w->kernel))
+        return;
+    kids body = children(w->kernel);
+    if (body.n < 1 || body.n > 8 || !clang_equalCursors(body.c[body.n - 1], parent))
+        return; /* only an if among the kernel's own statements: the scope check below sees all it needs */
+    ndg_branch b = {.fold = true};
+    unsigned end, call_start, call_end, exp_off;
+    extent(c, &b.if_start, &end);
+    clang_getExpansionLocation(clang_getRangeStart(clang_getCursorExtent(c)), NULL, NULL, NULL, &exp_off);
+    if (exp_off != b.if_start || b.if_start + 2 > w->t->len || strncmp(w->t->text + b.if_start, "if", 2) != 0)
+        return; /* from a macro: its text is not where the cursor says */
+    extent(unwrap(k.c[0]), &call_start, &call_end);
+    extent(k.c[1], &b.then_start, &b.then_end);
+    if (k.n == 3)
+        extent(k.c[2], &b.else_start, &b.else_end);
+    b.then_returns = ends_in_return(k.c[1]);
+    if (clang_getCursorKind(parent) == CXCursor_CompoundStmt) {
+        unsigned lo;
+        extent(parent, &lo, &b.tail_end);
+        b.tail_end -= 1; /* the block's closing brace */
+    }
+    if (b.then_end > b.then_start && b.then_end <= w->t->len && b.tail_end <= w->t->len) {
+        check_fold_names(w, parent, &b);
+        GROW(w->ifs, w->nifs, w->nifs_cap);
+        w->ifs[w->nifs++] = (struct if_cond){call_start, b};
+    }
+}
+
 static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData data)
 {
     walk *w = data;
@@ -907,6 +1054,10 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
         declare_renamed(w, c);
     if (k == CXCursor_CStyleCastExpr || k == CXCursor_UnexposedExpr)
         visit_cast(w, c);
+    if (k == CXCursor_IfStmt)
+        visit_if(w, c, parent);
+    w->jumps |= k == CXCursor_LabelStmt || k == CXCursor_GotoStmt || k == CXCursor_IndirectGotoStmt ||
+                k == CXCursor_SwitchStmt;
     if (k == CXCursor_VarDecl)
         visit_var(w, c);
     else if (k == CXCursor_ForStmt)
@@ -1380,12 +1531,15 @@ static int parse(ndg_analyzer *a, const char *path, ndg_template *t, nd_error *e
             result = nd_fail(err, "%s:1: the template defines no kernel: one external function "
                                   "void NAME(const nda_core *core, const nda_args *args)", path);
         result = w.failed ? -1 : result;
+        for (int i = 0; i < t->ncalls && w.jumps; ++i) /* a jump could reach a path thought dead */
+            t->calls[i].branch.fold = false;
         if (result == 0)
             result = rename_in_macros(&w);
         clang_getInclusions(tu, inclusion, t);
         if (result == 0)
             result = check_texts(&w);
         free(w.allowed);
+        free(w.ifs);
         free(w.casts);
         free(w.callees);
         free(w.renamed);

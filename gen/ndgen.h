@@ -79,6 +79,17 @@ _Static_assert(NDG_CALL_KINDS <= 32, "rewrite.c keeps sets of call kinds in 32-b
 
 extern const char *const ndg_call_names[NDG_CALL_KINDS]; /* "nda_self", ...: calls.def */
 
+/* An if statement whose whole condition is one nda_same_paging call, which a specialized kernel knows:
+ * its byte offsets, so the rewriter keeps only the path taken. Its then statement is [then_start,
+ * then_end), its else statement [else_start, else_end) (both 0 when it has none); when the then
+ * statement ends in a return, the rest of the enclosing block, up to tail_end (its closing brace), is
+ * dead once the condition holds. fold is false when the statement cannot be folded safely (it comes
+ * from a macro, or the kernel jumps with goto or switch). */
+typedef struct ndg_branch {
+    bool fold, then_returns;
+    unsigned if_start, then_start, then_end, else_start, else_end, tail_end;
+} ndg_branch;
+
 typedef struct ndg_call {
     ndg_call_kind kind;
     unsigned start, end;  /* byte range of the whole call in the template text */
@@ -94,6 +105,7 @@ typedef struct ndg_call {
     char elem_class;      /* calls returning page data: the element type the template converts the pointer
                              to, 'f' floating, 'i' integer, 'b' bytes; 0 when not seen */
     int elem_size;        /* and its size in bytes */
+    ndg_branch branch;    /* NDG_SAME_PAGING: the if statement it is the whole condition of */
 } ndg_call;
 
 typedef struct ndg_loop {

@@ -832,10 +832,73 @@ static void rename_edit(const ndg_template *t, const ndg_variant *v, const ndg_r
         ndg_buf_printf(&e->text, "%su_%.*s", v->prefix, (int)r->len, t->text + r->at);
 }
 
+/* Whether template text [from, to) holds a preprocessor line: cutting it out could unbalance #if. */
+static bool has_directive(const ndg_template *t, unsigned from, unsigned to)
+{
+    bool line_start = true;
+    for (unsigned i = from; i < to; ++i) {
+        char ch = t->text[i];
+        if (ch == '#' && line_start)
+            return true;
+        line_start = ch == '\n' || (line_start && (ch == ' ' || ch == '\t'));
+    }
+    return false;
+}
+
+/* [from, to) widened to whole lines when only blanks stand beside it on its first and last line. */
+static void whole_lines(const ndg_template *t, unsigned *from, unsigned *to)
+{
+    unsigned a = *from, b = *to;
+    while (a > 0 && (t->text[a - 1] == ' ' || t->text[a - 1] == '\t'))
+        --a;
+    while (b < t->len && (t->text[b] == ' ' || t->text[b] == '\t'))
+        ++b;
+    if ((a == 0 || t->text[a - 1] == '\n') && b < t->len && t->text[b] == '\n') {
+        *from = a;
+        *to = b + 1;
+    }
+}
+
+static void cut(edit *e, unsigned from, unsigned to)
+{
+    memset(e, 0, sizeof *e);
+    e->start = from;
+    e->end = to;
+}
+
+/* The edits that keep only the path a known nda_same_paging condition takes: up to two cuts, or 0 when
+ * the statement is not to be folded (the call is then replaced by its value). */
+static int fold_edits(const ndg_template *t, const ndg_variant *v, const ndg_call *c, edit *e)
+{
+    const ndg_branch *b = &c->branch;
+    if (!b->fold)
+        return 0;
+    bool same = nd_dist_same_paging(&v->target->dist[c->operand], &v->target->dist[c->operand2]);
+    bool has_else = b->else_end > 0, tail = !has_else && b->then_returns && b->tail_end > b->then_end;
+    unsigned a1 = b->if_start, z1, a2 = b->then_end, z2 = 0;
+    if (same) {
+        z1 = b->then_start;                            /* "if (...) " */
+        z2 = has_else ? b->else_end : tail ? b->tail_end : 0; /* " else ...", or the dead rest of the block */
+        while (tail && z2 > a2 && t->text[z2 - 1] != '\n') /* keep the line of the block's closing brace */
+            --z2;
+    } else {
+        z1 = has_else ? b->else_start : b->then_end;   /* "if (...) ... else ", or the whole statement */
+        if (!has_else)
+            whole_lines(t, &a1, &z1);
+    }
+    if (has_directive(t, a1, z1) || (z2 > a2 && has_directive(t, a2, z2)))
+        return 0;
+    cut(&e[0], a1, z1);
+    if (z2 <= a2)
+        return 1;
+    cut(&e[1], a2, z2);
+    return 2;
+}
+
 static int collect_edits(const ndg_template *t, const ndg_variant *v, edit **out)
 {
     int n = 0;
-    edit *e = calloc((size_t)(t->ncalls + 2 * t->nloops + t->nrenames + 1), sizeof *e);
+    edit *e = calloc((size_t)(2 * t->ncalls + 2 * t->nloops + t->nrenames + 1), sizeof *e);
     for (int i = 0; i < t->nrenames; ++i)
         rename_edit(t, v, &t->renames[i], &e[n++]);
     if (!v->target)
@@ -843,9 +906,13 @@ static int collect_edits(const ndg_template *t, const ndg_variant *v, edit **out
     /* Fault injection for tests only: NDGEN_FAULT_SKIP_CALL=nda_x leaves that call unrewritten, which
      * translation validation must then refuse (tests/test_generate_files.sh). */
     const char *skip = getenv("NDGEN_FAULT_SKIP_CALL");
-    for (int i = 0; i < t->ncalls; ++i)
-        if (!skip || strcmp(skip, ndg_call_names[t->calls[i].kind]) != 0)
+    for (int i = 0; i < t->ncalls; ++i) {
+        bool skipped = skip && strcmp(skip, ndg_call_names[t->calls[i].kind]) == 0;
+        int folded = t->calls[i].kind == NDG_SAME_PAGING && !skipped ? fold_edits(t, v, &t->calls[i], &e[n]) : 0;
+        n += folded;
+        if (!folded && !skipped)
             call_edit(t, v, &t->calls[i], &e[n++]);
+    }
     for (int i = 0; i < t->nloops; ++i) {
         const ndg_loop *L = &t->loops[i];
         loop_plan p = plan_loop(t, v, i);
@@ -895,18 +962,22 @@ static int emit_body(ndg_buf *out, const ndg_template *t, const ndg_variant *v, 
         }
         ndg_buf_put(out, t->text + pos, e[i].start - pos);
         ndg_buf_put(out, e[i].text.data, e[i].text.len);
+        /* lines written or cut: what follows needs its template line again */
+        bool moved = (e[i].text.len && memchr(e[i].text.data, '\n', e[i].text.len)) ||
+                     memchr(t->text + e[i].start, '\n', e[i].end - e[i].start);
         pos = e[i].end;
-        if (v->line_directives && memchr(e[i].text.data, '\n', e[i].text.len)) {
+        if (v->line_directives && moved) {
             int line, col;
             line_col_at(t, pos, &line, &col);
             unsigned k = pos; /* the rest of the line: when blank, the next line starts after #line */
             while (k < t->len && (t->text[k] == ' ' || t->text[k] == '\t'))
                 ++k;
+            const char *nl = out->len && out->data[out->len - 1] == '\n' ? "" : "\n"; /* #line on a line of its own */
             if (k < t->len && t->text[k] == '\n' && (i + 1 == n || e[i + 1].start > k)) {
                 pos = k + 1;
-                ndg_buf_printf(out, "\n#line %d \"%s\"\n", line + 1, t->path_c);
+                ndg_buf_printf(out, "%s#line %d \"%s\"\n", nl, line + 1, t->path_c);
             } else {
-                ndg_buf_printf(out, "\n#line %d \"%s\"\n%*s", line, t->path_c, col - 1, "");
+                ndg_buf_printf(out, "%s#line %d \"%s\"\n%*s", nl, line, t->path_c, col - 1, "");
             }
         }
     }

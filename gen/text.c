@@ -30,7 +30,8 @@ static void reserve(ndg_buf *b, size_t more)
 void ndg_buf_put(ndg_buf *b, const char *s, size_t n)
 {
     reserve(b, n);
-    memcpy(b->data + b->len, s, n);
+    if (n) /* s may be NULL when n is 0 */
+        memcpy(b->data + b->len, s, n);
     b->len += n;
     b->data[b->len] = '\0';
     for (size_t i = 0; i < n; ++i)

@@ -114,12 +114,28 @@ check "a parameter's #define carries the spec's line" 'grep -B1 "^#define NDT_EX
 check "and the compiler reports its error there" \
   'cc -c -Wall -I"$src/runtime/include" -I"$src/templates" "$tmp/out/oops.c" -o "$tmp/out/oops.o" 2>&1 | grep -q "oops.lua:1:[0-9]*: .*no_such_function"'
 
+# a branch the specialization makes constant keeps only the path taken: with the same paging, the
+# kernel keeps the page-by-page path and loses the row path (its nda_rank) and the if around them
+"$ndgen" generate --templates "$src/templates" --output "$tmp/out/folded.c" "$tmp/specs/unary.lua"
+check "a constant branch keeps only the path taken" \
+  '! grep -qE "if \((true|false)\)" "$tmp/out/folded.c" && awk "/^void nd_twice__f32__t0/,/^}/" "$tmp/out/folded.c" >"$tmp/t0.c" && grep -q "ndstat_reads" "$tmp/t0.c" && ! grep -q "rank_" "$tmp/t0.c"'
+check "and the file compiles without a warning" \
+  'cc -c -Wall -Wextra -Werror -I"$src/runtime/include" -I"$src/templates" "$tmp/out/folded.c" -o "$tmp/out/folded.o"'
+
 # translation validation: with a call left unrewritten on purpose (fault injection), ndgen refuses to
-# write the file, naming the template position of the call it would have left in a specialized kernel
+# write the file, naming the template position of the call it would have left in a specialized kernel.
+# The target pages its operands differently, so the row path, which holds most calls, is the live one.
+cat >"$tmp/specs/rows.lua" <<'LUA'
+op { name = "twice", template = "eltwise_unary.c", params = { EXPR = "((x) * 2.0f)" },
+     inputs = { { name = "a", dtype = "f32" } }, outputs = { { name = "out", dtype = "f32" } },
+     targets = { { a = { shape = { 64, 64 }, shard = { 16, 64 }, grid = "2x2" },
+                   out = { shape = { 64, 64 }, shard = { 64, 16 }, grid = "2x2" } } } }
+LUA
 for call in nda_page_bytes nda_same_paging nda_rank nda_page_coord nda_elem_read; do
   rm -f "$tmp/out/fault.c"
+  spec=rows; [ $call = nda_page_bytes ] && spec=unary  # the page-by-page path's call
   NDGEN_FAULT_SKIP_CALL=$call "$ndgen" generate --templates "$src/templates" --output "$tmp/out/fault.c" \
-    "$tmp/specs/unary.lua" 2>"$tmp/err"
+    "$tmp/specs/$spec.lua" 2>"$tmp/err"
   rc=$?
   check "a specialized kernel left calling $call is refused" \
     '[ $rc -eq 1 ] && grep -q "eltwise_unary.c:[0-9]*:[0-9]*: $call is left in a specialized kernel" "$tmp/err" && [ ! -e "$tmp/out/fault.c" ]'
