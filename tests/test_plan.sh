@@ -5,24 +5,10 @@
 # every element of its result block (the direct algorithm ndgen's collectives use).
 set -u
 ndgen=$1
-pass=0 fail=0
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-
-# check 'PLAN ARGUMENTS' 'JQ-EXPRESSION': the plan's JSON satisfies the expression
-check() {
-  local out
-  if ! out=$(eval "$ndgen plan $1 --format json --alternatives"); then bad "$1 failed"; return; fi
-  if echo "$out" | jq -e "$2" >/dev/null; then ok; else bad "$1: jq '$2' is false: $(echo "$out" | jq -c .)"; fi
-}
-
-# refuse 'PLAN ARGUMENTS' 'MESSAGE': exit 1 with MESSAGE on stderr
-refuse() {
-  local err
-  err=$(eval "$ndgen plan $1" 2>&1 >/dev/null)
-  local rc=$?
-  [ $rc -eq 1 ] && [[ "$err" == *"$2"* ]] && ok || bad "$1: exit $rc, '$err' lacks '$2'"
-}
+TOOL=$ndgen
+. "$(dirname "$0")/cli.sh"
+check() { json_ok "plan $1 --format json --alternatives" "$2"; }
+refuse() { refused "plan $1" 1 "$2"; }
 
 mm="--shape b=8,x=128,y=256 --grid 8x1"
 sq="--mesh tp=8 --shape i=64,k=32,j=64 --grid 8x1"
@@ -97,5 +83,4 @@ refuse "'bx,xy->by' --in X='b x -> b x*' --in W='x y -> x* y' --shape b=8,x=100,
 check "'bx,xy->by' --in X='b x -> b x*' --in W='x y -> x* y' --shape b=8,x=100,y=8 --grid 8x1 --uneven" \
   '.collectives == ["all_reduce"]'
 
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+finish

@@ -5,29 +5,10 @@
 # input: one line on stderr, exit status 1 (2 for usage), nothing written.
 set -u
 ndgen=$1 readme=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-
-# check 'COMMAND...' 'JQ-EXPRESSION': the command's JSON satisfies the expression
-check() {
-  local out
-  if ! out=$(eval "$ndgen $1") ; then bad "$1 failed"; return; fi
-  if echo "$out" | jq -e "$2" >/dev/null; then ok; else bad "$1: jq '$2' is false"; fi
-}
-
-# refuse 'COMMAND...' STATUS 'MESSAGE': exit status, one line on stderr holding MESSAGE, no output file
-refuse() {
-  eval "$ndgen $1 --output $tmp/out" >"$tmp/stdout" 2>"$tmp/err"
-  local rc=$?
-  if [ "$rc" -ne "$2" ]; then bad "$1: exit $rc, want $2"; return; fi
-  if [ "$(wc -l <"$tmp/err")" -ne 1 ]; then bad "$1: stderr is not one line: $(cat "$tmp/err")"; return; fi
-  if ! grep -qF -- "$3" "$tmp/err"; then bad "$1: '$(cat "$tmp/err")' lacks '$3'"; return; fi
-  if [ -e "$tmp/out" ]; then bad "$1: wrote its output"; return; fi
-  ok
-}
+TOOL=$ndgen
+. "$(dirname "$0")/cli.sh"
+check() { json_ok "$1" "$2"; }
+refuse() { refused "$1" "$2" "$3"; }
 
 show="show --format json --grid 8x1"
 check "$show --einshard 'a b -> * a* b*' --shape 4,4" '.mesh == [2,2,2] and .shard_shape == [2,2] and .replicas == 2'

@@ -2,20 +2,10 @@
 # test_show_cli.sh NDGEN - ndgen show end to end: the seed pictures in JSON (checked with jq), SVG and
 # text output, and every bad input: one line on stderr naming the flag, non-zero exit, nothing written.
 set -u
-ndgen=$1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
+ndgen=$1 TOOL=$1
+. "$(dirname "$0")/cli.sh"
 
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-
-# expect_json 'FLAGS' 'JQ-EXPRESSION'
-expect_json() {
-  local out
-  if ! out=$(eval "$ndgen show $1 --format json") ; then bad "show $1 failed"; return; fi
-  if echo "$out" | jq -e "$2" >/dev/null; then ok; else bad "show $1: jq '$2' is false"; fi
-}
+expect_json() { json_ok "show $1 --format json" "$2"; }
 
 expect_json '--shape 3,7,5 --shard 2,2,2 --grid 2x3' '.shards_per_core == [4,4,4,4,4,4]'
 expect_json '--shape 3,7,5 --shard 2,2,2 --grid 2x3' '.cores == [[0,0],[1,0],[0,1],[1,1],[0,2],[1,2]]'
@@ -37,17 +27,7 @@ if $ndgen show --shape 10,10,10 --shard 10,1,1 --grid 2x3 --format svg --output 
    [ "$(grep -c '>shard ' "$tmp/a.svg")" = 100 ]; then ok; else bad "svg output"; fi
 if $ndgen show --help | grep -q -- '--strategy round_robin|contiguous'; then ok; else bad "--help"; fi
 
-# expect_error 'FLAGS' 'REGEX': exit non-zero, stdout empty, exactly one stderr line matching REGEX, no file
-expect_error() {
-  rm -f "$tmp/out"
-  eval "$ndgen show $1 --output '$tmp/out'" >"$tmp/stdout" 2>"$tmp/stderr"
-  local rc=$? lines
-  lines=$(wc -l <"$tmp/stderr")
-  if [ $rc -eq 0 ]; then bad "show $1: exit 0"; return; fi
-  if [ -s "$tmp/stdout" ] || [ -e "$tmp/out" ] || ls "$tmp"/out.tmp.* >/dev/null 2>&1; then bad "show $1: wrote output"; return; fi
-  if [ "$lines" != 1 ] || ! grep -qE -- "$2" "$tmp/stderr"; then bad "show $1: stderr '$(cat "$tmp/stderr")' does not match '$2'"; return; fi
-  ok
-}
+expect_error() { refused "show $1" nonzero "$2" -E; }
 
 base='--grid 2x3'
 expect_error "--shape 3,0,5 --shard 2,2,2 $base"        '^ndgen show: --shape 3,0,5: dim 1 is 0, but every dim must be positive$'
@@ -80,5 +60,4 @@ expect_error "--shape 3,7,5 --shard 2,2,2 $base --format png" '--format png: unk
 expect_error "--shape 3,7,5 --shard 2,2,2 $base --bogus" '--bogus: unknown option'
 expect_error "--shape 4096,4096 --shard 8,8 --grid 8x8 --format svg" '--format svg: .* too much to draw'
 
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+finish
