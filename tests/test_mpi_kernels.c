@@ -4,7 +4,7 @@
  * softmax, all_reduce, reduce_scatter, all_gather, matmul into a Partial output), each on a device over
  * the R processes and, on rank 0, on a one-process device of the same grid: every output and every
  * core's statistics must be bit-identical between the two, generic and specialized; the output must
- * equal the op's plain reference (the spec's reference over contiguous arrays, or, for a collective,
+ * equal a plain reference (loops over contiguous arrays written here, or, for a collective,
  * the input's parts combined on the host); and a Partial matmul followed by all_reduce must give the
  * plain product. Every process's host writes go only to its own cores (checked with a poisoned copy
  * of the host array on the other ranks).
@@ -242,8 +242,88 @@ static result run(nd_kernels *k, setup *s, const nda_kernel_entry *e, const doub
     return r;
 }
 
-/* The plain value the output must hold: the spec's reference over contiguous arrays (a Partial input
- * first combined), or for a data movement op the input's value. */
+/* ---------------------------------------------------------------- plain references (f32) */
+
+/* Element e's coordinates in a row-major array of shape o. */
+static void coords(int64_t e, const nd_dist_spec *o, int64_t *x)
+{
+    for (int i = o->rank - 1; i >= 0; --i) {
+        x[i] = e % o->shape[i];
+        e /= o->shape[i];
+    }
+}
+
+/* Every output element by plain loops over contiguous arrays, written here independently of the specs. */
+static void reference(const nda_kernel_entry *e, const setup *s, const float *const *in, float *out,
+                      const double *sc, int nsc)
+{
+    const nd_dist_spec *o = &s->d[s->n - 1].spec, *a = &s->d[0].spec;
+    int64_t nout = s->elems[s->n - 1], x[ND_MAX_RANK], y[ND_MAX_RANK];
+    if (e->scalars && strncmp(e->scalars, "perm", 4) == 0) { /* out[x] = in[y], y[perm[i]] = x[i] */
+        for (int64_t j = 0; j < nout; ++j) {
+            int64_t idx = 0;
+            coords(j, o, x);
+            for (int i = 0; i < o->rank; ++i)
+                y[(int)sc[i]] = x[i];
+            for (int i = 0; i < a->rank; ++i)
+                idx = idx * a->shape[i] + y[i];
+            out[j] = in[0][idx];
+        }
+    } else if (e->scalars) { /* reduce_sum or reduce_max over the axes in sc, keepdims or not */
+        bool red[ND_MAX_RANK] = {false}, max = strcmp(e->op, "reduce_max") == 0;
+        for (int k = 0; k < nsc; ++k)
+            red[(int)sc[k]] = true;
+        for (int64_t j = 0; j < nout; ++j)
+            out[j] = max ? -INFINITY : 0.0f;
+        for (int64_t j = 0; j < s->elems[0]; ++j) {
+            int64_t idx = 0;
+            coords(j, a, x);
+            for (int i = 0; i < a->rank; ++i)
+                if (!red[i] || o->rank == a->rank)
+                    idx = idx * (red[i] ? 1 : a->shape[i]) + (red[i] ? 0 : x[i]);
+            out[idx] = max ? fmaxf(out[idx], in[0][j]) : out[idx] + in[0][j];
+        }
+    } else if (strcmp(e->op, "softmax") == 0) { /* along the last axis: max, sum of exp, divide */
+        int64_t w = a->shape[a->rank - 1];
+        for (int64_t r = 0; r < nout / w; ++r) {
+            float m = -INFINITY, sum = 0.0f;
+            for (int64_t j = 0; j < w; ++j)
+                m = fmaxf(m, in[0][r * w + j]);
+            for (int64_t j = 0; j < w; ++j)
+                sum += expf(in[0][r * w + j] - m);
+            for (int64_t j = 0; j < w; ++j)
+                out[r * w + j] = expf(in[0][r * w + j] - m) / sum;
+        }
+    } else if (strcmp(e->op, "matmul") == 0 || strcmp(e->op, "bmm") == 0) { /* [b]ik,[b]kj->[b]ij */
+        const nd_dist_spec *b = &s->d[1].spec;
+        int64_t m = o->shape[o->rank - 2], n = o->shape[o->rank - 1], k = a->shape[a->rank - 1];
+        for (int64_t j = 0; j < nout; ++j) {
+            int64_t batch = j / (m * n), i = j / n % m, c = j % n;
+            float acc = 0.0f;
+            for (int64_t q = 0; q < k; ++q)
+                acc += in[0][(a->rank == 3 ? batch * m * k : 0) + i * k + q] *
+                       in[1][(b->rank == 3 ? batch * k * n : 0) + q * n + c];
+            out[j] = acc;
+        }
+    } else { /* elementwise, numpy broadcasting: inputs align with the output's last dims */
+        for (int64_t j = 0; j < nout; ++j) {
+            float v[4] = {0};
+            coords(j, o, x);
+            for (int k = 0; k + 1 < s->n && k < 4; ++k) {
+                const nd_dist_spec *d = &s->d[k].spec;
+                int64_t idx = 0;
+                for (int i = 0; i < d->rank; ++i)
+                    idx = idx * d->shape[i] + (d->shape[i] == 1 ? 0 : x[i + o->rank - d->rank]);
+                v[k] = in[k][idx];
+            }
+            out[j] = !strcmp(e->op, "add") ? v[0] + v[1] : !strcmp(e->op, "mul") ? v[0] * v[1]
+                     : !strcmp(e->op, "relu") ? (v[0] > 0.0f ? v[0] : 0.0f) : expf(v[0]);
+        }
+    }
+}
+
+/* The plain value the output must hold: reference() over contiguous arrays (a Partial input first
+ * combined), or for a data movement op the input's value. */
 static uint8_t *plain(const nda_kernel_entry *e, setup *s, uint8_t *(*parts)[8], const double *sc, int nsc)
 {
     const nd_dist *o = &s->d[s->n - 1];
@@ -274,17 +354,10 @@ static uint8_t *plain(const nda_kernel_entry *e, setup *s, uint8_t *(*parts)[8],
             }
         }
     }
-    if (is_collective(e->op) || !strcmp(e->op, "page_copy")) {
+    if (is_collective(e->op) || !strcmp(e->op, "page_copy"))
         memcpy(want, in[0], (size_t)(nout * eb));
-    } else if (e->reference) {
-        nda_ref_operand ops[8];
-        for (int i = 0; i < s->n; ++i)
-            ops[i] = (nda_ref_operand){i + 1 < s->n ? in[i] : want, s->d[i].spec.rank, s->d[i].spec.shape,
-                                       s->d[i].spec.dtype, e->indices[i]};
-        e->reference(&(nda_ref_args){s->n, ops, nsc, sc}, 0, nout);
-    } else {
-        CHECK(0, "op '%s' has no plain reference in its spec", e->op);
-    }
+    else
+        reference(e, s, (const float *const *)in, (float *)want, sc, nsc);
     for (int i = 0; i + 1 < s->n; ++i)
         if (in[i] != parts[i][0])
             free(in[i]);
@@ -502,7 +575,10 @@ int main(int argc, char **argv)
     int per_op[sizeof suite / sizeof *suite] = {0}, ops_seen = 0;
     for (int i = 0; i < nd_kernels_count(k); ++i) {
         const nda_kernel_entry *e = nd_kernels_entry(k, i);
-        if (!e->signatures || !in_suite(e->op) || strcmp(e->dtypes[e->noperands - 1], "f32") != 0)
+        bool f32 = true;
+        for (int o = 0; o < e->noperands; ++o)
+            f32 = f32 && strcmp(e->dtypes[o], "f32") == 0;
+        if (!e->signatures || !in_suite(e->op) || !f32)
             continue;
         size_t at = 0;
         while (strcmp(suite[at], e->op) != 0)
