@@ -1,4 +1,5 @@
 /* main.c - the ndrun command: compare generic and specialized kernels, one case or the bench suite. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,8 +31,26 @@ static const char compare_usage[] =
 
 static const char kernels_help[] =
     "\nKernels:\n"
-    "  --kernels FILE          load this kernel library instead of the bundled one; repeat for more\n"
-    "  --spec-dir DIR          where the JIT finds the specs of loaded kernels (default: the bundled specs)\n";
+    "  --kernels FILE          load this kernel library instead of the bundled one; repeat for more. Any\n"
+    "                          library ndgen built works: generic and specialized kernels are compared\n"
+    "                          always, and against the op's plain reference when its spec gives one\n"
+    "  --spec-dir DIR          a folder the JIT looks in first for a library's specs, before where the\n"
+    "                          library records them; repeat for more ($NDGEN_SPEC_PATH: more, ':'-separated)\n"
+    "  --template-dir DIR      a template folder for the JIT, searched before the library's own; repeat\n"
+    "                          ($NDGEN_TEMPLATE_PATH: more, ':'-separated). Every template folder is on the\n"
+    "                          compiler's include path\n";
+
+/* Appends the ':'-separated folders of text to list (a ':'-separated string of len bytes). */
+static int add_dirs(char *list, size_t len, const char *text, const char *what, nd_error *err)
+{
+    size_t n = strlen(list);
+    if (!text || !*text)
+        return 0;
+    if (n + strlen(text) + 2 > len)
+        return nd_fail(err, "%s: the spec folders are longer than %zu bytes altogether", what, len - 1);
+    snprintf(list + n, len - n, "%s%s", n ? ":" : "", text);
+    return 0;
+}
 
 int nr_open_kernels(const nr_settings *s, nd_kernels **out, nd_error *err)
 {
@@ -48,13 +67,27 @@ int nr_open_kernels(const nr_settings *s, nd_kernels **out, nd_error *err)
         nd_jit_config_init(&cfg);
         cfg.cache_dir = s->cache_dir;
         cfg.ndgen = NDRUN_NDGEN;
-        cfg.spec_dir = s->spec_dir ? s->spec_dir : NDRUN_SPEC_DIR;
-        cfg.ntemplate_dirs = 1;
-        cfg.template_dirs[0] = NDRUN_TEMPLATE_DIR;
+        char specs[sizeof s->spec_dirs], env[4096];
+        snprintf(specs, sizeof specs, "%s", s->spec_dirs);
+        rc = add_dirs(specs, sizeof specs, getenv("NDGEN_SPEC_PATH"), "NDGEN_SPEC_PATH", err) ||
+             add_dirs(specs, sizeof specs, s->nkernels ? NULL : NDRUN_SPEC_DIR, "the bundled specs", err);
+        cfg.spec_dir = specs;
+        cfg.ntemplate_dirs = 0;
+        for (int i = 0; i < s->ntemplate_dirs; ++i)
+            cfg.template_dirs[cfg.ntemplate_dirs++] = s->template_dirs[i];
+        snprintf(env, sizeof env, "%s", getenv("NDGEN_TEMPLATE_PATH") ? getenv("NDGEN_TEMPLATE_PATH") : "");
+        char *save = NULL;
+        for (char *d = strtok_r(env, ":", &save); d && !rc; d = strtok_r(NULL, ":", &save))
+            rc = cfg.ntemplate_dirs == ND_JIT_MAX_TEMPLATE_DIRS - 1
+                     ? nd_fail(err, "NDGEN_TEMPLATE_PATH: at most %d template folders with --template-dir",
+                               ND_JIT_MAX_TEMPLATE_DIRS - 1)
+                     : (cfg.template_dirs[cfg.ntemplate_dirs++] = d, 0);
+        if (!s->nkernels) /* the bundled library's; another records its own */
+            cfg.template_dirs[cfg.ntemplate_dirs++] = NDRUN_TEMPLATE_DIR;
         cfg.include_dir = NDRUN_INCLUDE_DIR;
         cfg.cflags = NDRUN_KERNEL_CFLAGS;
         cfg.ldflags = NDRUN_KERNEL_LDFLAGS;
-        rc = nd_kernels_set_jit(k, &cfg, err);
+        rc = rc ? rc : nd_kernels_set_jit(k, &cfg, err);
     }
     if (rc) {
         nd_kernels_close(k);
@@ -68,11 +101,17 @@ int nr_open_kernels(const nr_settings *s, nd_kernels **out, nd_error *err)
 int nr_parse_common(int argc, char **argv, int *i, nr_case *c, nr_settings *s, nd_error *err)
 {
     const char *arg = argv[*i];
-    if (strcmp(arg, "--kernels") == 0 || strcmp(arg, "--spec-dir") == 0) {
+    if (strcmp(arg, "--kernels") == 0 || strcmp(arg, "--spec-dir") == 0 || strcmp(arg, "--template-dir") == 0) {
         if (*i + 1 >= argc)
             return nd_fail(err, "%s: needs a value", arg);
+        if (arg[2] != 'k' && strchr(argv[*i + 1], ':'))
+            return nd_fail(err, "%s %s: a folder name with ':' cannot be searched", arg, argv[*i + 1]);
         if (arg[2] == 's') {
-            s->spec_dir = argv[++*i];
+            return add_dirs(s->spec_dirs, sizeof s->spec_dirs, argv[++*i], "--spec-dir", err);
+        } else if (arg[2] == 't') {
+            if (s->ntemplate_dirs == ND_JIT_MAX_TEMPLATE_DIRS / 2)
+                return nd_fail(err, "--template-dir: at most %d", ND_JIT_MAX_TEMPLATE_DIRS / 2);
+            s->template_dirs[s->ntemplate_dirs++] = argv[++*i];
         } else if (s->nkernels == NR_MAX_LIBRARIES) {
             return nd_fail(err, "--kernels: at most %d libraries", NR_MAX_LIBRARIES);
         } else {
@@ -81,6 +120,47 @@ int nr_parse_common(int argc, char **argv, int *i, nr_case *c, nr_settings *s, n
         return 0;
     }
     return nr_parse_option(argc, argv, i, c, s, err);
+}
+
+/* The report (report.c) with what was checked against what said plainly: JSON gains
+ * "reference_checked" and "reference_name" after "match"; the table's results line names the reference, or
+ * says that none was checked and drops the reference row. */
+static void print_result(const nr_result *r, bool json)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (!mem) { /* no memory for the rewrite: the report as it is */
+        json ? nr_print_json(stdout, r, "  ") : nr_print_table(stdout, r);
+        fputs(json ? "\n" : "", stdout);
+        return;
+    }
+    json ? nr_print_json(mem, r, "  ") : nr_print_table(mem, r);
+    fclose(mem);
+    char none[160];
+    snprintf(none, sizeof none, "op '%s' has no plain reference (its spec gives no reference = ...)", r->op);
+    for (char *line = text, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        next = next ? next + 1 : NULL;
+        int n = next ? (int)(next - line) : (int)strlen(line);
+        if (json && strncmp(line, "  \"match\":", 10) == 0) {
+            printf("%.*s  \"reference_checked\": %s,\n  \"reference_name\": ", n, line, r->has_reference ? "true" : "false");
+            printf(r->has_reference ? "\"%s\",\n" : "null,\n  \"reference_note\": \"%s\",\n",
+                   r->has_reference ? r->reference_name : none);
+        } else if (!json && strncmp(line, "results: ", 9) == 0) {
+            if (!r->match)
+                printf("%.*s", n, line);
+            else if (r->has_reference)
+                printf("results: all three agree: generic and specialized bit for bit, and the reference (%s); "
+                       "largest difference from it %.3g\n", r->reference_name, r->max_error);
+            else
+                printf("results: generic and specialized agree bit for bit; NO REFERENCE CHECKED: %s\n", none);
+        } else if (!(!json && !r->has_reference && strncmp(line, "  reference ", 12) == 0)) {
+            printf("%.*s", n, line);
+        }
+    }
+    fputs(json ? "\n" : "", stdout);
+    free(text);
 }
 
 int nr_compare_main(int argc, char **argv)
@@ -111,12 +191,7 @@ int nr_compare_main(int argc, char **argv)
         fprintf(stderr, "ndrun compare: %s\n", err.msg);
         return 1;
     }
-    if (s.json) {
-        nr_print_json(stdout, &r, "  ");
-        fputc('\n', stdout);
-    } else {
-        nr_print_table(stdout, &r);
-    }
+    print_result(&r, s.json);
     return r.match ? 0 : 1;
 }
 

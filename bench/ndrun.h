@@ -37,7 +37,9 @@ typedef struct nr_settings {
     uint64_t seed;
     int nkernels;               /* --kernels; none: the bundled library */
     const char *kernels[NR_MAX_LIBRARIES];
-    const char *spec_dir;       /* --spec-dir; NULL: the bundled specs */
+    char spec_dirs[8192];       /* --spec-dir DIR..., then $NDGEN_SPEC_PATH, then the bundled specs: ':'-separated */
+    int ntemplate_dirs;         /* --template-dir DIR..., then $NDGEN_TEMPLATE_PATH, then the bundled templates */
+    const char *template_dirs[8];
 } nr_settings;
 
 void nr_settings_init(nr_settings *s);
@@ -67,9 +69,10 @@ bool nr_is_contraction(const nda_kernel_entry *e);
 bool nr_moves_data(const char *op);
 int64_t nr_bytes(const nr_setup *su, int operand);
 
-/* ---- reference.c: each op by plain loops over contiguous arrays, on the device's threads. */
-/* Fills out (the output's host array); -1 when the op has no reference. */
+/* ---- reference.c: the op's plain reference (from its spec, in the kernel library), on the device's threads. */
+/* Fills out (the output's host array); -1 (ND_ENOENT) when the op's spec gives no reference. */
 int nr_reference(nd_device *dev, const nr_setup *su, void *out, nd_error *err);
+bool nr_has_reference(const nr_setup *su);
 /* Element i of an f32 or bf16 array, as f32. */
 float nr_load_f32(const void *p, int64_t i, nd_dtype t);
 
@@ -139,6 +142,8 @@ typedef struct nr_result {
     nd_jit_outcome jit;
     char jit_note[192];
     int threads;
+    bool has_reference;        /* false: the op's spec gives none, so only generic against specialized was checked */
+    char reference_name[64];   /* "from EXPR" or the reference function's name */
 } nr_result;
 
 int nr_compare(nd_kernels *k, const nr_case *c, const nr_settings *s, nr_result *r, nd_error *err);
@@ -164,7 +169,7 @@ int nr_compare_main(int argc, char **argv);
 int nr_bench_main(int argc, char **argv);
 /* Opens the kernel libraries (the bundled one by default), with the JIT when s->jit. */
 int nr_open_kernels(const nr_settings *s, nd_kernels **out, nd_error *err);
-/* nr_parse_option plus --kernels and --spec-dir. */
+/* nr_parse_option plus --kernels, --spec-dir and --template-dir. */
 int nr_parse_common(int argc, char **argv, int *i, nr_case *c, nr_settings *s, nd_error *err);
 
 #endif

@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ndgen.h"
 
@@ -422,11 +423,195 @@ static void symbol_of(char *out, size_t len, const ndg_op *op, int target)
         snprintf(out, len, "nd_%s__%s__t%d", op->name, dt, target);
 }
 
-static void emit_registry_group(ndg_buf *b, const ndg_spec *spec)
+/* ---------------------------------------------------------------- references */
+
+static const ndg_tparam *tparam(const ndg_template *t, const char *name)
+{
+    for (int i = 0; i < t->nparams; ++i)
+        if (strcmp(t->params[i].name, name) == 0)
+            return &t->params[i];
+    return NULL;
+}
+
+/* Arguments of a function-like macro's "(x, y)": the count, or -1 for an object-like macro. */
+static int macro_arity(const char *args)
+{
+    if (!args || args[0] != '(')
+        return -1;
+    int n = 1;
+    for (const char *p = args; *p; ++p)
+        n += *p == ',';
+    return n;
+}
+
+/* reference = "elementwise" needs a template with one stored type NDT_T, its conversions and NDT_EXPR
+ * taking one argument per input: the same macros the kernel computes with. */
+static int check_reference(const ndg_spec *spec, const ndg_op *op, const ndg_template *t, nd_error *err)
+{
+    if (!op->reference || op->reference_source)
+        return 0;
+    int nin = op->noperands - 1;
+    const ndg_tparam *e = tparam(t, "EXPR");
+    if (!tparam(t, "T") || !tparam(t, "LOAD") || !tparam(t, "STORE") || !e || macro_arity(e->args) != nin)
+        return nd_fail(err, "%s:%d: op '%s': reference \"elementwise\" is derived from the template's NDT_T, NDT_LOAD, "
+                            "NDT_STORE and NDT_EXPR with one argument per input (%d here), but %s declares %s%s%s", spec->path,
+                       op->line, op->name, nin, t->path, e ? "NDT_EXPR" : "no NDT_EXPR", e ? e->args : "",
+                       tparam(t, "T") && tparam(t, "LOAD") && tparam(t, "STORE") ? "" : " and not all of NDT_T, NDT_LOAD, NDT_STORE");
+    return 0;
+}
+
+/* The derived reference of an elementwise op: the op's own parameter #defines (line'd to its op{} call)
+ * around a loop over contiguous arrays, straight when no input broadcasts. */
+static void emit_eltwise_reference(ndg_buf *b, const ndg_op *op, int i, const ndg_template *t, const char *spec_c,
+                                   const char *out_c, bool lines)
+{
+    char def[4200], args[64] = "", straight[64] = "";
+    int nin = op->noperands - 1;
+    ndg_buf_printf(b, "\n/* ==== reference of %s (%s): its EXPR over contiguous arrays */\n", op->name,
+                   nd_dtype_name(op->operands[nin].dtype));
+    if (lines)
+        ndg_buf_printf(b, "#line %d \"%s\"\n", op->line, spec_c);
+    for (int k = 0; k < op->nparams; ++k) {
+        ndg_param_define(def, sizeof def, t, op, k);
+        char *eq = strchr(def, '=');
+        *eq = ' ';
+        ndg_buf_printf(b, "#define %s\n", def);
+    }
+    if (lines)
+        ndg_buf_printf(b, "#line %d \"%s\"\n", b->lines + 2, out_c);
+    for (int k = 0; k < nin; ++k) {
+        snprintf(args + strlen(args), sizeof args - strlen(args), "%sNDT_LOAD(x%d[j%d])", k ? ", " : "", k, k);
+        snprintf(straight + strlen(straight), sizeof straight - strlen(straight), "%sNDT_LOAD(x%d[e])", k ? ", " : "", k);
+    }
+    ndg_buf_printf(b, "static void ndk_ref_%d(const nda_ref_args *ra, int64_t lo, int64_t hi)\n{\n"
+                      "    const nda_ref_operand *o = &ra->operands[%d];\n    NDT_T *y = (NDT_T *)o->data;\n"
+                      "    int64_t n = 1;\n    for (int i = 0; i < o->rank; ++i)\n        n *= o->shape[i];\n"
+                      "    int same = 1;\n", i, nin);
+    for (int k = 0; k < nin; ++k)
+        ndg_buf_printf(b, "    const NDT_T *x%d = (const NDT_T *)ra->operands[%d].data;\n    int64_t n%d = 1;\n"
+                          "    for (int i = 0; i < ra->operands[%d].rank; ++i)\n        n%d *= ra->operands[%d].shape[i];\n"
+                          "    same = same && n%d == n;\n", k, k, k, k, k, k, k);
+    ndg_buf_printf(b, "    if (same) {\n        for (int64_t e = lo; e < hi; ++e)\n            y[e] = NDT_STORE(NDT_EXPR(%s));\n"
+                      "        return;\n    }\n    for (int64_t e = lo; e < hi; ++e) {\n", straight);
+    for (int k = 0; k < nin; ++k)
+        ndg_buf_printf(b, "        const int64_t j%d = ndref_index(&ra->operands[%d], o, e);\n", k, k);
+    ndg_buf_printf(b, "        y[e] = NDT_STORE(NDT_EXPR(%s));\n    }\n}\n", args);
+    for (int k = 0; k < op->nparams; ++k)
+        ndg_buf_printf(b, "#undef NDT_%s\n", op->params[k].name);
+}
+
+/* Each reference: derived ones per op, and each named source file's text once, line'd to it. */
+static int emit_references(ndg_buf *b, const ndg_spec *spec, const ndg_template *const *tmpl, const char *spec_c,
+                           const char *out_c, bool lines, nd_error *err)
+{
+    for (int i = 0; i < spec->nops; ++i) {
+        const ndg_op *op = &spec->ops[i];
+        if (!op->reference)
+            continue;
+        if (!op->reference_source) {
+            emit_eltwise_reference(b, op, i, tmpl[i], spec_c, out_c, lines);
+            continue;
+        }
+        bool seen = false;
+        for (int k = 0; k < i && !seen; ++k)
+            seen = spec->ops[k].reference_source && strcmp(spec->ops[k].reference_source, op->reference_source) == 0;
+        if (seen)
+            continue;
+        FILE *fp = fopen(op->reference_source, "rb");
+        if (!fp)
+            return nd_fail(err, "%s:%d: op '%s': reference source %s: cannot read it", spec->path, op->line, op->name,
+                           op->reference_source);
+        char text_c[4 * PATH_MAX], chunk[8192];
+        comment_text(text_c, sizeof text_c, op->reference_source);
+        ndg_buf_printf(b, "\n/* ==== references from %s */\n", text_c);
+        ndg_c_string(text_c, sizeof text_c, op->reference_source);
+        if (lines)
+            ndg_buf_printf(b, "#line 1 \"%s\"\n", text_c);
+        size_t start = b->len, n;
+        while ((n = fread(chunk, 1, sizeof chunk, fp)) > 0)
+            ndg_buf_put(b, chunk, n);
+        fclose(fp);
+        if (b->len > start && b->data[b->len - 1] != '\n')
+            ndg_buf_put(b, "\n", 1);
+        if (lines)
+            ndg_buf_printf(b, "#line %d \"%s\"\n", b->lines + 2, out_c);
+        for (int k = i; k < spec->nops; ++k) { /* every function named from this file is in it */
+            const ndg_op *q = &spec->ops[k];
+            if (!q->reference_source || strcmp(q->reference_source, op->reference_source) != 0)
+                continue;
+            size_t len = strlen(q->reference);
+            bool found = false;
+            for (const char *p = b->data + start; !found && (p = strstr(p, q->reference)) && p < b->data + b->len; p += len)
+                found = (p == b->data + start || !(isalnum((unsigned char)p[-1]) || p[-1] == '_')) &&
+                        !(isalnum((unsigned char)p[len]) || p[len] == '_');
+            if (!found)
+                return nd_fail(err, "%s:%d: op '%s': reference '%s': no such name in %s", spec->path, q->line, q->name,
+                               q->reference, q->reference_source);
+        }
+    }
+    return 0;
+}
+
+/* A path made absolute without resolving links; as given when that fails. */
+static void absolute(char *out, size_t len, const char *path)
+{
+    char cwd[PATH_MAX];
+    if (path[0] == '/' || !getcwd(cwd, sizeof cwd))
+        snprintf(out, len, "%s", path);
+    else
+        snprintf(out, len, "%s/%s", cwd, path);
+}
+
+/* Where the spec and its templates are, for on-demand specialization: absolute, and relative to the
+ * install prefix when the build says where they are installed. Declares the folder lists and fills
+ * group with the rest of the group's initializer. */
+static void emit_locations(ndg_buf *b, const ndg_spec *spec, const ndg_emit_options *o, char *group, size_t len)
+{
+    char path[4 * PATH_MAX], c[8 * PATH_MAX], real[PATH_MAX], spec_c[8 * PATH_MAX + 8], inst_c[8 * PATH_MAX + 8] = "NULL";
+    ndg_buf_printf(b, "static const char *const ndk_template_dirs[] = {");
+    for (int i = 0; i < o->ntemplate_dirs; ++i) {
+        if (realpath(o->template_dirs[i], real))
+            snprintf(path, sizeof path, "%s", real);
+        else
+            absolute(path, sizeof path, o->template_dirs[i]);
+        ndg_c_string(c, sizeof c, path);
+        ndg_buf_printf(b, "%s\"%s\"", i ? ", " : "", c);
+    }
+    ndg_buf_printf(b, "%s};\n", o->ntemplate_dirs ? "" : "NULL");
+    bool installed = o->ninstalled_template_dirs > 0;
+    if (installed) {
+        ndg_buf_printf(b, "static const char *const ndk_template_dirs_installed[] = {");
+        for (int i = 0; i < o->ntemplate_dirs; ++i) {
+            int k = i < o->ninstalled_template_dirs ? i : o->ninstalled_template_dirs - 1;
+            ndg_c_string(c, sizeof c, o->installed_template_dirs[k]);
+            ndg_buf_printf(b, "%s\"%s\"", i ? ", " : "", c);
+        }
+        ndg_buf_printf(b, "};\n");
+    }
+    if (realpath(spec->path, real))
+        snprintf(path, sizeof path, "%s", real);
+    else
+        absolute(path, sizeof path, spec->path);
+    ndg_c_string(c, sizeof c, path);
+    snprintf(spec_c, sizeof spec_c, "\"%s\"", c);
+    if (o->installed_spec_dir) {
+        const char *base = strrchr(spec->path, '/');
+        snprintf(path, sizeof path, "%s/%s", o->installed_spec_dir, base ? base + 1 : spec->path);
+        ndg_c_string(c, sizeof c, path);
+        snprintf(inst_c, sizeof inst_c, "\"%s\"", c);
+    }
+    snprintf(group, len, "%s, %s, %d, ndk_template_dirs, %s", spec_c, inst_c, o->ntemplate_dirs,
+             installed ? "ndk_template_dirs_installed" : "NULL");
+}
+
+static void emit_registry_group(ndg_buf *b, const ndg_spec *spec, const ndg_emit_options *o)
 {
     char cname[256], sym[256], sig[2048];
     ndg_c_name(cname, sizeof cname, spec->name);
+    enum { WHERE_LEN = 2 * (8 * PATH_MAX + 8) + 128 };
+    char where[WHERE_LEN]; /* the group's locations, filled by emit_locations */
     ndg_buf_printf(b, "\n/* ==== registry */\n");
+    emit_locations(b, spec, o, where, WHERE_LEN);
     for (int i = 0; i < spec->nops; ++i) {
         const ndg_op *op = &spec->ops[i];
         ndg_buf_printf(b, "static const char *const ndk_operands_%d[] = {", i);
@@ -475,14 +660,21 @@ static void emit_registry_group(ndg_buf *b, const ndg_spec *spec)
             else
                 ndg_buf_printf(b, "NULL, 0x%xu, ", partial);
             if (op->requires)
-                ndg_buf_printf(b, "\"%s\", 0x%llxull},\n", op->requires, reduces);
+                ndg_buf_printf(b, "\"%s\", 0x%llxull, ", op->requires, reduces);
             else
-                ndg_buf_printf(b, "NULL, 0x%llxull},\n", reduces);
+                ndg_buf_printf(b, "NULL, 0x%llxull, ", reduces);
+            if (!op->reference)
+                ndg_buf_printf(b, "NULL, NULL},\n");
+            else if (op->reference_source)
+                ndg_buf_printf(b, "%s, \"%s\"},\n", op->reference, op->reference);
+            else
+                ndg_buf_printf(b, "ndk_ref_%d, \"from EXPR\"},\n", i);
         }
     }
     char quoted[1024];
     ndg_c_string(quoted, sizeof quoted, spec->name);
-    ndg_buf_printf(b, "};\nconst nda_kernel_group ndk_group_%s = {\"%s\", %d, ndk_entries};\n", cname, quoted, n);
+    ndg_buf_printf(b, "};\nconst nda_kernel_group ndk_group_%s = {\"%s\", %d, ndk_entries, %s};\n", cname, quoted,
+                   n, where);
 }
 
 /* The make-style dependencies of the stamp, or of every part when there is none, prepared in out
@@ -505,6 +697,8 @@ static int write_depfile(ndg_output *out, const char *path, const char *stamp, c
     for (int i = 0; i < spec->ndeps; ++i)
         fprintf(out->fp, " \\\n  %s", spec->deps[i]);
     for (int i = 0; i < spec->nops; ++i) {
+        if (spec->ops[i].reference_source)
+            fprintf(out->fp, " \\\n  %s", spec->ops[i].reference_source);
         fprintf(out->fp, " \\\n  %s", tmpl[i]->path);
         for (int k = 0; k < tmpl[i]->ndeps; ++k)
             fprintf(out->fp, " \\\n  %s", tmpl[i]->deps[k]);
@@ -582,7 +776,9 @@ static int build_text(ndg_buf *b, const ndg_spec *spec, const ndg_template *cons
                     ndg_buf_printf(b, "nda_kernel_fn %s;\n", sym);
                 }
         }
-        emit_registry_group(b, spec);
+        if (emit_references(b, spec, tmpl, spec_c, out_c, o->line_directives, err))
+            return -1;
+        emit_registry_group(b, spec, o);
         if (o->library) {
             char *name = spec->name;
             ndg_buf_printf(b, "\n/* ==== library root */\n");
@@ -635,7 +831,7 @@ static int analyze_ops(ndg_spec *spec, ndg_analyzer *a, const ndg_template **tmp
             return -1;
         if (tmpl[i]->noperands != op->noperands) /* a parameter chose other bindings */
             return check_op(spec, op, tmpl[i], err);
-        if (check_elem_types(spec, op, tmpl[i], err))
+        if (check_elem_types(spec, op, tmpl[i], err) || check_reference(spec, op, tmpl[i], err))
             return -1;
     }
     return 0;

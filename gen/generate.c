@@ -28,6 +28,9 @@ static const char generate_help[] =
     "  --depfile FILE        also write make-style dependencies of the output (one SPEC only)\n"
     "  --stamp FILE          touch FILE after every successful run and name it as the depfile's target:\n"
     "                        for build tools without restat (Make), since an unchanged output is not touched\n"
+    "  --installed-spec-dir DIR      record the spec's folder once installed, relative to the install prefix\n"
+    "                        (the folder above the library's), for on-demand specialization\n"
+    "  --installed-template-dir DIR  the same for the template folders, in --templates order; repeat\n"
     "  --no-line             omit the #line directives that point back to the templates\n"
     "  --stats               print generation time per kernel, on standard error\n"
     "  --help                show this help\n"
@@ -45,7 +48,7 @@ static const char registry_help[] =
 
 enum { OPT_OUTPUT = 256, OPT_OUTPUT_DIR, OPT_TEMPLATES, OPT_SPEC_DIR, OPT_INCLUDE, OPT_RESOURCE, OPT_DEPFILE,
        OPT_NO_LINE, OPT_STATS, OPT_STAMP, OPT_HELP, OPT_OP, OPT_DTYPES, OPT_TARGET, OPT_LIBRARY, OPT_SPEC_MEMORY,
-       OPT_PARTS };
+       OPT_PARTS, OPT_INSTALLED_SPEC_DIR, OPT_INSTALLED_TEMPLATE_DIR };
 
 static const struct option longopts[] = {
     {"output", required_argument, NULL, OPT_OUTPUT},     {"output-dir", required_argument, NULL, OPT_OUTPUT_DIR},
@@ -57,6 +60,8 @@ static const struct option longopts[] = {
     {"dtypes", required_argument, NULL, OPT_DTYPES},     {"target", required_argument, NULL, OPT_TARGET},
     {"library", no_argument, NULL, OPT_LIBRARY},         {"spec-memory", required_argument, NULL, OPT_SPEC_MEMORY},
     {"parts", required_argument, NULL, OPT_PARTS},
+    {"installed-spec-dir", required_argument, NULL, OPT_INSTALLED_SPEC_DIR},
+    {"installed-template-dir", required_argument, NULL, OPT_INSTALLED_TEMPLATE_DIR},
     {NULL, 0, NULL, 0},
 };
 
@@ -68,7 +73,19 @@ typedef struct gen_opts {
     const char *op, *dtypes; /* --op, --dtypes */
     int ntargets;
     char *targets[NDG_MAX_OPERANDS];
+    const char *installed_template_dirs[NDG_MAX_TEMPLATE_DIRS];
 } gen_opts;
+
+/* An installed location is relative to the install prefix: no leading '/', no "..", one line. */
+static int installed_path(const char *flag, const char *v, int *status)
+{
+    if (v[0] && v[0] != '/' && !strstr(v, "..") && !strpbrk(v, "\n\r"))
+        return 0;
+    fprintf(stderr, "ndgen generate: %s %s: expected a folder relative to the install prefix, such as "
+                    "share/ndgen/specs\n", flag, v);
+    *status = 2;
+    return -1;
+}
 
 static double now_ms(void)
 {
@@ -127,6 +144,22 @@ static int parse_options(int argc, char **argv, gen_opts *o, int *status)
                 return -1;
             }
             o->targets[o->ntargets++] = optarg;
+            break;
+        case OPT_INSTALLED_SPEC_DIR:
+            if (installed_path("--installed-spec-dir", optarg, status))
+                return -1;
+            o->emit.installed_spec_dir = optarg;
+            break;
+        case OPT_INSTALLED_TEMPLATE_DIR:
+            if (installed_path("--installed-template-dir", optarg, status))
+                return -1;
+            if (o->emit.ninstalled_template_dirs == NDG_MAX_TEMPLATE_DIRS) {
+                fprintf(stderr, "ndgen generate: --installed-template-dir %s: at most %d\n", optarg,
+                        NDG_MAX_TEMPLATE_DIRS);
+                *status = 2;
+                return -1;
+            }
+            o->installed_template_dirs[o->emit.ninstalled_template_dirs++] = optarg;
             break;
         case OPT_TEMPLATES:
             if (o->env.ntemplate_dirs == NDG_MAX_TEMPLATE_DIRS) {
@@ -230,6 +263,9 @@ int ndg_generate_main(int argc, char **argv)
         return status;
     if (o.env.ntemplate_dirs == 0)
         o.env.template_dirs[o.env.ntemplate_dirs++] = "templates";
+    o.emit.ntemplate_dirs = o.env.ntemplate_dirs;
+    o.emit.template_dirs = o.env.template_dirs;
+    o.emit.installed_template_dirs = o.installed_template_dirs;
     int nspecs = argc - optind;
     double t0 = now_ms();
     spec_run *runs = calloc((size_t)(nspecs > 0 ? nspecs : 1), sizeof *runs);

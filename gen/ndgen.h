@@ -42,6 +42,8 @@ typedef struct ndg_op {
     ndg_target *targets;
     char *scalars;                   /* launch scalars: "perm(a)", "axes(a)", names "eps,alpha", or NULL */
     char *requires;                  /* what the template assumes beyond the indices: nd_op_sig.requires */
+    char *reference;                 /* the plain reference: NULL none, "elementwise" from EXPR, else a function */
+    char *reference_source;          /* the C file defining that function (resolved), or NULL */
 } ndg_op;
 
 typedef struct ndg_spec {
@@ -232,6 +234,11 @@ typedef struct ndg_emit_options {
     const char *depfile;      /* NULL: none */
     const char *stamp;        /* NULL: none; else touched on success and the depfile's target */
     bool library;             /* also the root registry: the file alone builds a kernel library */
+    int ntemplate_dirs;       /* recorded in the registry group, made absolute */
+    const char *const *template_dirs;
+    const char *installed_spec_dir;  /* the spec folder relative to the install prefix, or NULL */
+    int ninstalled_template_dirs;    /* and the template folders; 0: none recorded */
+    const char *const *installed_template_dirs;
 } ndg_emit_options;
 
 /* One spec's outputs, written and closed but not yet in place: ndg_emit_spec prepares them, and the

@@ -918,10 +918,79 @@ static int resolve_template(ctx *c, const char *name, const ndg_spec_env *env, n
                 env->ntemplate_dirs > 1 ? " or the other template folders" : "");
 }
 
+/* A file named by a spec: inside the spec folder (as include() reads), else in a template folder. */
+static int resolve_source(ctx *c, const char *name, const ndg_spec_env *env, char **out)
+{
+    char path[PATH_MAX + 256], real[PATH_MAX];
+    struct stat st;
+    if (name[0] == '/' || strstr(name, "..") || strchr(name, '\\'))
+        return FAIL(c, "reference source '%s': name a file inside the spec folder or a template folder", name);
+    lua_getfield(c->L, LUA_REGISTRYINDEX, REG_DIR); /* +1: the spec folder */
+    snprintf(path, sizeof path, "%s/%s", lua_tostring(c->L, -1), name);
+    lua_pop(c->L, 1);
+    for (int i = -1; i < env->ntemplate_dirs; ++i) {
+        if (i >= 0)
+            snprintf(path, sizeof path, "%s/%s", env->template_dirs[i], name);
+        if (realpath(path, real) && stat(real, &st) == 0 && S_ISREG(st.st_mode)) {
+            *out = strdup(real);
+            return 0;
+        }
+    }
+    return FAIL(c, "reference source '%s': no such file in the spec folder or the template folders", name);
+}
+
+/* reference = "elementwise" (derived from the op's EXPR), or { source = "file.c", name = "fn" }: a C
+ * function over contiguous arrays (nda_ref_fn in nd_accessor.h) defined in that file. */
+static int convert_reference(ctx *c, int t, const ndg_spec_env *env, ndg_op *op)
+{
+    lua_State *L = c->L;
+    int ty = field(L, t, "reference"); /* +1 */
+    if (ty == LUA_TNIL) {
+        lua_pop(L, 1);
+        return 0;
+    }
+    if (ty == LUA_TSTRING) {
+        bool ok = strcmp(lua_tostring(L, -1), "elementwise") == 0;
+        int rc = ok ? 0 : FAIL(c, "reference '%s': expected \"elementwise\" (derived from EXPR) or { source = "
+                                  "\"file.c\", name = \"function\" }", lua_tostring(L, -1));
+        lua_pop(L, 1);
+        if (rc)
+            return -1;
+        bool has_expr = false;
+        for (int i = 0; i < op->nparams; ++i)
+            has_expr |= strcmp(op->params[i].name, "EXPR") == 0;
+        if (!has_expr)
+            return FAIL(c, "reference \"elementwise\": the op has no EXPR parameter to derive it from");
+        int outputs = 0;
+        for (int i = 0; i < op->noperands; ++i)
+            outputs += op->operands[i].output;
+        if (outputs != 1 || op->noperands > 4)
+            return FAIL(c, "reference \"elementwise\": needs one output and at most 3 inputs, not %d and %d", outputs,
+                        op->noperands - outputs);
+        op->reference = strdup("elementwise");
+        return 0;
+    }
+    if (ty != LUA_TTABLE) {
+        int rc = FAIL(c, "field 'reference' must be \"elementwise\" or a table { source = \"file.c\", name = "
+                         "\"function\" }, not a %s", type_name(L, -1));
+        lua_pop(L, 1);
+        return rc;
+    }
+    static const char *const keys[] = {"source", "name", NULL};
+    char *src = NULL;
+    int rc = check_keys(c, -1, keys, "reference") || get_string(c, -1, "source", true, &src) ||
+             get_string(c, -1, "name", true, &op->reference);
+    lua_pop(L, 1);
+    if (!rc)
+        rc = check_name(c, "reference: ", op->reference) || resolve_source(c, src, env, &op->reference_source);
+    free(src);
+    return rc ? -1 : 0;
+}
+
 static int convert_op(ctx *c, int t, const ndg_spec_env *env, ndg_op *op)
 {
     static const char *const keys[] = {"name",    "template", "inputs",   "outputs", "params",
-                                       "targets", "scalars",  "requires", NULL};
+                                       "targets", "scalars",  "requires", "reference", NULL};
     char *tmpl = NULL;
     int rc = check_keys(c, t, keys, "op") || get_string(c, t, "name", true, &op->name);
     if (rc)
@@ -944,7 +1013,8 @@ static int convert_op(ctx *c, int t, const ndg_spec_env *env, ndg_op *op)
             if (strcmp(op->operands[i].name, op->operands[j].name) == 0)
                 rc = FAIL(c, "operand '%s': the name is used twice", op->operands[i].name);
     }
-    return rc || convert_requires(c, t, op) || convert_targets(c, t, op) || check_targets(c, op) ? -1 : 0;
+    return rc || convert_requires(c, t, op) || convert_reference(c, t, env, op) || convert_targets(c, t, op) ||
+                   check_targets(c, op) ? -1 : 0;
 }
 
 /* ---------------------------------------------------------------- driver */
@@ -1108,6 +1178,8 @@ static void free_op(ndg_op *op)
     free(op->name);
     free(op->scalars);
     free(op->requires);
+    free(op->reference);
+    free(op->reference_source);
     free(op->template_path);
     for (int k = 0; k < op->noperands; ++k) {
         free(op->operands[k].name);

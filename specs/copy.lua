@@ -7,6 +7,7 @@ end
 op {
   name = "page_copy",
   template = "page_copy.c",
+  reference = { source = "reference/copy.c", name = "ref_copy" }, -- data movement: the output is the input
   requires = "same_paging(in, out)", -- page p of in is page p of out: the template copies pages whole
   inputs = { { name = "in", dtype = "f32", index = "..." } },
   outputs = { { name = "out", dtype = "f32", index = "..." } },

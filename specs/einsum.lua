@@ -42,6 +42,7 @@ for name, c in pairs(contractions) do
     op {
       -- matmul has its own packed, register-blocked kernel; the rest share the general one
       name = name, template = name == "matmul" and "matmul.c" or "einsum.c", params = {},
+      reference = { source = "reference/einsum.c", name = "ref_einsum" },
       inputs = { { name = "a", dtype = dtype, index = c[1] }, { name = "b", dtype = dtype, index = c[2] } },
       -- matmul's output may be Partial: each copy computes its share of the sum over k
       outputs = { { name = "out", dtype = dtype, index = c[3], partial = name == "matmul" } },

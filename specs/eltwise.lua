@@ -40,7 +40,7 @@ local function op_family(template, ops, inputs, targets)
       local ins = {}
       for i, n in ipairs(inputs) do ins[i] = { name = n, dtype = dtype, index = "..." } end
       op {
-        name = name, template = template, params = { EXPR = expr },
+        name = name, template = template, params = { EXPR = expr }, reference = "elementwise",
         inputs = ins, outputs = { { name = "out", dtype = dtype, index = "..." } },
         targets = typed(dtype == "f32" and targets or { targets[1], targets[#targets] }, dtype),
       }

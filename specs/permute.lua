@@ -18,6 +18,7 @@ local targets = {
 for dtype in pairs(storage) do
   op {
     name = "permute", template = "permute.c", scalars = "perm(a)",
+    reference = { source = "reference/permute.c", name = "ref_permute" },
     inputs = { { name = "a", dtype = dtype, index = "..." } },
     outputs = { { name = "out", dtype = dtype, index = "..." } },
     targets = typed(targets, dtype),

@@ -29,6 +29,7 @@ for name, r in pairs(reductions) do
   for _, dtype in ipairs({ "f32", "bf16" }) do
     op {
       name = "reduce_" .. name, template = "reduce.c", params = r, scalars = "axes(a)",
+      reference = { source = "reference/reduce.c", name = "ref_reduce_" .. name },
       inputs = { { name = "a", dtype = dtype, index = "..." } },
       outputs = { { name = "out", dtype = dtype, index = "..." } },
       targets = typed(targets, dtype),

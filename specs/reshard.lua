@@ -26,6 +26,7 @@ end
 for dtype in pairs(storage) do
   op {
     name = "reshard", template = "eltwise_unary.c", params = { EXPR = "(x)", LOAD = "(v)", STORE = "(v)" }, -- bits as they are
+    reference = "elementwise",
     inputs = { { name = "a", dtype = dtype, index = "..." } },
     outputs = { { name = "out", dtype = dtype, index = "..." } },
     targets = typed(targets, dtype),

@@ -12,6 +12,7 @@ local targets = {
 for _, dtype in ipairs({ "f32", "bf16" }) do
   op {
     name = "softmax", template = "softmax.c", params = {},
+    reference = { source = "reference/softmax.c", name = "ref_softmax" },
     inputs = { { name = "a", dtype = dtype, index = "..." } },
     outputs = { { name = "out", dtype = dtype, index = "..." } },
     targets = typed(targets, dtype),

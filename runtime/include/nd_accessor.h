@@ -19,14 +19,14 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "nd_dist.h"
+#include "nd_dist/model.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Bumped whenever nda_tensor, nda_core, nda_args or the kernel signature change. */
-#define NDA_ABI_VERSION 6u
+/* Bumped whenever nda_tensor, nda_core, nda_args, the registry or the kernel signature change. */
+#define NDA_ABI_VERSION 7u
 
 /* Per-core traffic of one launch; padded to a cache line so cores on different threads never share. */
 typedef struct nda_stats {
@@ -73,6 +73,46 @@ typedef struct nda_args {
 typedef void nda_kernel_fn(const nda_core *core, const nda_args *args);
 
 /*
+ * A plain reference of an op: what it computes, over contiguous row-major arrays with no distribution.
+ * ndrun checks kernels against it. The signature, for a reference a spec names:
+ *     static void NAME(const nda_ref_args *args, int64_t lo, int64_t hi);
+ * It fills elements [lo, hi) of the output (the last operand), in row-major order, reading the inputs
+ * whole; the caller splits the output over threads, so a call must write only [lo, hi) and keep no
+ * state. Elements are stored as the dtype says: f32 float, bf16 uint16_t (nda_bf16_to_f32), i32
+ * int32_t, u8 uint8_t. Scalars are the launch's, already checked against the op's declaration.
+ */
+typedef struct nda_ref_operand {
+    void *data;                      /* contiguous, row-major; inputs are only read */
+    int rank;
+    const int64_t *shape;
+    int dtype;                       /* an nd_dtype */
+    const char *index;               /* the operand's index notation, such as "ik" or "..." */
+} nda_ref_operand;
+
+typedef struct nda_ref_args {
+    int noperands;                   /* inputs, then the output */
+    const nda_ref_operand *operands;
+    int nscalars;
+    const double *scalars;
+} nda_ref_args;
+
+typedef void nda_ref_fn(const nda_ref_args *args, int64_t lo, int64_t hi);
+
+/* The element of in that element e of out (row-major) reads under numpy broadcasting: in's dims align
+ * with out's last dims, and a dim of size 1 repeats. */
+static inline int64_t ndref_index(const nda_ref_operand *in, const nda_ref_operand *out, int64_t e)
+{
+    int64_t idx = 0, stride = 1;
+    for (int i = out->rank - 1, j = in->rank - 1; j >= 0 && i >= 0; --i, --j) {
+        int64_t x = e % out->shape[i];
+        e /= out->shape[i];
+        idx += in->shape[j] == 1 ? 0 : x * stride;
+        stride *= in->shape[j];
+    }
+    return idx;
+}
+
+/*
  * The registry a kernel library exports as the symbol nda_kernel_registry. The runtime reads
  * abi_version first and refuses the library when it differs from NDA_ABI_VERSION.
  */
@@ -92,12 +132,25 @@ typedef struct nda_kernel_entry {
     uint32_t partial;                /* bit i: operand i may be Partial (a pending sum over copies) */
     const char *requires;            /* what the template assumes beyond the indices: nd_op_sig.requires */
     uint64_t partial_reduce;         /* bit 8i + r: operand i may be Partial pending nd_reduce r */
+    nda_ref_fn *reference;           /* the op's plain reference, or NULL when its spec gives none */
+    const char *reference_name;      /* what it is: "from EXPR" or the function's name; NULL with none */
 } nda_kernel_entry;
 
-typedef struct nda_kernel_group {    /* the entries generated from one spec file */
-    const char *spec;
+/*
+ * The entries generated from one spec file, and where that spec and its templates were, so that
+ * on-demand specialization finds them: each path is absolute, or relative to the library's install
+ * prefix (the folder above the library's own) when it does not start with '/'. The runtime takes the
+ * installed form when it exists there, else the absolute one.
+ */
+typedef struct nda_kernel_group {
+    const char *spec;                /* the spec's name: its file name without .lua */
     int nentries;
     const nda_kernel_entry *entries;
+    const char *spec_path;           /* the spec file, absolute, as ndgen read it */
+    const char *spec_path_installed; /* relative to the install prefix, or NULL */
+    int ntemplate_dirs;
+    const char *const *template_dirs;           /* absolute, as ndgen searched them */
+    const char *const *template_dirs_installed; /* [ntemplate_dirs], relative to the prefix; or NULL */
 } nda_kernel_group;
 
 typedef struct nda_kernel_library {
@@ -289,6 +342,30 @@ static inline uint16_t nda_f32_to_bf16(float f)
         return (uint16_t)((u >> 16) | 0x0040u);
     u += 0x7fffu + ((u >> 16) & 1u);
     return (uint16_t)(u >> 16);
+}
+
+/* Element i of a reference operand as f32 (f32 or bf16 data), and v stored into element i. Helpers for
+ * references, not part of the template API (as ndstat_*). */
+static inline float ndref_load_f32(const nda_ref_operand *t, int64_t i)
+{
+    return t->dtype == ND_BF16 ? nda_bf16_to_f32(((const uint16_t *)t->data)[i]) : ((const float *)t->data)[i];
+}
+
+static inline void ndref_store_f32(const nda_ref_operand *t, int64_t i, float v)
+{
+    if (t->dtype == ND_BF16)
+        ((uint16_t *)t->data)[i] = nda_f32_to_bf16(v);
+    else
+        ((float *)t->data)[i] = v;
+}
+
+/* Elements of a reference operand. */
+static inline int64_t ndref_count(const nda_ref_operand *t)
+{
+    int64_t n = 1;
+    for (int i = 0; i < t->rank; ++i)
+        n *= t->shape[i];
+    return n;
 }
 
 /* ---------------------------------------------------------------- partial sums */

@@ -134,8 +134,11 @@ typedef struct nd_jit_config {
                                 (mkdtemp in $TMPDIR, else /tmp) made at the first build and removed by
                                 nd_kernels_close; nd_kernels_jit_notice says so */
     const char *ndgen;       /* the generator executable */
-    const char *spec_dir;    /* holds <spec>.lua for each registry group <spec> */
-    int ntemplate_dirs;
+    const char *spec_dir;    /* where <spec>.lua is for a registry group <spec> whose spec is not where its
+                                library records it (nda_kernel_group.spec_path): folders separated by ':',
+                                searched in order; NULL: only where libraries record their specs */
+    int ntemplate_dirs;      /* template folders searched after those the op's library records (0 to 8);
+                                every one is also on the compiler's include path */
     const char *template_dirs[ND_JIT_MAX_TEMPLATE_DIRS];
     const char *include_dir; /* holds nd_accessor.h */
     const char *cc;          /* the C compiler: an executable's path, or words split at blanks ("cc -m64");

@@ -38,6 +38,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "jit_where.h"
 #include "runtime_internal.h"
 
 extern char **environ;
@@ -304,13 +305,13 @@ void nd_jit_free(nd_jit *j)
 
 int nd_jit_create(const nd_jit_config *cfg, nd_jit **out, nd_error *err)
 {
-    const char *need[] = {cfg->ndgen, cfg->spec_dir, cfg->include_dir, cfg->cc};
-    const char *names[] = {"ndgen", "spec_dir", "include_dir", "cc"};
-    for (int i = 0; i < 4; ++i)
+    const char *need[] = {cfg->ndgen, cfg->include_dir, cfg->cc};
+    const char *names[] = {"ndgen", "include_dir", "cc"};
+    for (int i = 0; i < 3; ++i)
         if (!need[i] || !need[i][0])
             return nd_fail(err, "jit: %s is not set", names[i]);
-    if (cfg->ntemplate_dirs < 1 || cfg->ntemplate_dirs > ND_JIT_MAX_TEMPLATE_DIRS)
-        return nd_fail(err, "jit: %d template folders; give 1 to %d", cfg->ntemplate_dirs, ND_JIT_MAX_TEMPLATE_DIRS);
+    if (cfg->ntemplate_dirs < 0 || cfg->ntemplate_dirs > ND_JIT_MAX_TEMPLATE_DIRS)
+        return nd_fail(err, "jit: %d template folders; give 0 to %d", cfg->ntemplate_dirs, ND_JIT_MAX_TEMPLATE_DIRS);
     nd_jit *j = calloc(1, sizeof *j);
     int bad = !j;
     if (j) {
@@ -523,7 +524,11 @@ static void remove_orphans(const char *dir, const char *key, const char *keep)
 
 /* ---------------------------------------------------------------- one request */
 
+enum { JIT_MAX_DIRS = 2 * ND_JIT_MAX_TEMPLATE_DIRS };
+
 typedef struct jit_request {
+    int ntdirs;                      /* template folders: the library's, then the configuration's */
+    const char *tdirs[JIT_MAX_DIRS];
     const nda_kernel_entry *generic; /* the op's generic entry: name, dtypes, operands */
     const char *spec;                /* the spec file's name, from the entry's registry group */
     char (*sigs)[2048];              /* one per operand */
@@ -542,8 +547,8 @@ static void make_key(const nd_jit *j, jit_request *r)
     for (int i = 0; i < r->generic->noperands; ++i)
         h = hash_str(h, r->sigs[i]);
     h = hash_str(hash_str(h, j->ndgen), j->include_dir);
-    for (int i = 0; i < j->ntemplate_dirs; ++i)
-        h = hash_str(h, j->template_dirs[i]);
+    for (int i = 0; i < r->ntdirs; ++i)
+        h = hash_str(h, r->tdirs[i]);
     for (int i = 0; i < c->nwords; ++i)
         h = hash_str(h, c->argv[i]);
     h = hash_bytes(hash_str(h, c->real), &c->version, sizeof c->version);
@@ -718,9 +723,9 @@ static void ndgen_argv(const nd_jit *j, const jit_request *r, char *const *store
         argv[n++] = "--target";
         argv[n++] = r->sigs[i];
     }
-    for (int i = 0; i < j->ntemplate_dirs; ++i) {
+    for (int i = 0; i < r->ntdirs; ++i) {
         argv[n++] = "--templates";
-        argv[n++] = j->template_dirs[i];
+        argv[n++] = (char *)r->tdirs[i];
     }
     argv[n++] = "--include";
     argv[n++] = j->include_dir;
@@ -750,7 +755,8 @@ static int split_words(char *text, char **argv, int *n)
 }
 
 /* CC CFLAGS -shared -fPIC -std=c17 -I.. -o lib src LDFLAGS -lm; flags split at blanks (no quoting). */
-static int cc_argv(const nd_jit *j, char *flags, char *ldflags, char *const *store, char **argv, char *incs)
+static int cc_argv(const nd_jit *j, const jit_request *r, char *flags, char *ldflags, char *const *store, char **argv,
+                   char *incs)
 {
     int n = 0;
     for (int i = 0; i < j->cc_id->nwords; ++i)
@@ -761,10 +767,10 @@ static int cc_argv(const nd_jit *j, char *flags, char *ldflags, char *const *sto
     argv[n++] = "-fPIC";
     argv[n++] = "-std=c17";
     size_t off = 0;
-    const char *dirs[ND_JIT_MAX_TEMPLATE_DIRS + 1] = {j->include_dir};
-    for (int i = 0; i < j->ntemplate_dirs; ++i)
-        dirs[i + 1] = j->template_dirs[i];
-    for (int i = 0; i <= j->ntemplate_dirs; ++i) {
+    const char *dirs[JIT_MAX_DIRS + 1] = {j->include_dir};
+    for (int i = 0; i < r->ntdirs; ++i) /* every template folder: a template may include another's header */
+        dirs[i + 1] = r->tdirs[i];
+    for (int i = 0; i <= r->ntdirs; ++i) {
         argv[n++] = incs + off;
         off += (size_t)sprintf(incs + off, "-I%s", dirs[i]) + 1;
     }
@@ -915,7 +921,7 @@ static int publish(const nd_jit *j, const jit_request *r, char *const *store, nd
  * cannot be run) or the entry cannot be written, -1 when the generator fails. */
 static int build_in(const nd_jit *j, const jit_request *r, const char *dir, char *const *store, nd_error *err)
 {
-    char *argv[JIT_MAX_ARGS], flags[4096], ldflags[4096], incs[(ND_JIT_MAX_TEMPLATE_DIRS + 1) * (PATH_MAX + 4)];
+    char *argv[JIT_MAX_ARGS], flags[4096], ldflags[4096], incs[(JIT_MAX_DIRS + 1) * (PATH_MAX + 4)];
     char head[512];
     ndgen_argv(j, r, store, argv);
     if (run_tool(j->ndgen, argv, store[4])) {
@@ -924,7 +930,7 @@ static int build_in(const nd_jit *j, const jit_request *r, const char *dir, char
     }
     snprintf(flags, sizeof flags, "%s", j->cflags);
     snprintf(ldflags, sizeof ldflags, "%s", j->ldflags);
-    if (cc_argv(j, flags, ldflags, store, argv, incs))
+    if (cc_argv(j, r, flags, ldflags, store, argv, incs))
         return fallback(err, ND_EINVAL, "jit: op '%s': more than %d compiler words in CC, cflags and ldflags",
                         r->generic->op, JIT_MAX_ARGS - 24);
     unlink(store[4]); /* the log holds the compiler's output alone */
@@ -988,8 +994,52 @@ static int build_locked(const nd_jit *j, const jit_request *r, const jit_check *
     return rc;
 }
 
+static bool readable_file(const char *path)
+{
+    struct stat st;
+    return path && stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, R_OK) == 0;
+}
+
+/* The spec: <spec>.lua in a folder of the configuration's spec_dir (folders separated by ':'), which
+ * the user gave, else where the library says it is. */
+static int find_spec(const nd_jit *j, const char *spec, const nd_jit_where *where, char *out, size_t len, nd_error *err)
+{
+    for (const char *d = j->spec_dir; d && *d;) {
+        size_t n = strcspn(d, ":");
+        snprintf(out, len, "%.*s/%s.lua", (int)n, d, spec);
+        if (n && readable_file(out))
+            return 0;
+        d += n + (d[n] == ':');
+    }
+    if (where && readable_file(where->spec_path)) {
+        snprintf(out, len, "%s", where->spec_path);
+        return 0;
+    }
+    const char *recorded = where && where->spec_path ? where->spec_path : "(not recorded)";
+    return nd_failc(err, ND_ENOENT, "jit: the spec %s.lua of the kernel library is neither where the library "
+                                    "records it, %s, nor in the spec folders (%s); give its folder with ndrun "
+                                    "--spec-dir DIR or NDGEN_SPEC_PATH", spec, recorded,
+                    j->spec_dir && *j->spec_dir ? j->spec_dir : "none given");
+}
+
+static void add_tdir(jit_request *r, const char *d)
+{
+    for (int i = 0; i < r->ntdirs; ++i)
+        if (strcmp(r->tdirs[i], d) == 0)
+            return;
+    if (r->ntdirs < JIT_MAX_DIRS)
+        r->tdirs[r->ntdirs++] = d;
+}
+
 int nd_jit_library(nd_jit *j, const nda_kernel_entry *generic, const char *spec, char (*sigs)[2048], char *path,
                    size_t len, nd_jit_outcome *outcome, char *note, size_t note_len, nd_error *err)
+{
+    return nd_jit_library_at(j, generic, spec, NULL, sigs, path, len, outcome, note, note_len, err);
+}
+
+int nd_jit_library_at(nd_jit *j, const nda_kernel_entry *generic, const char *spec, const nd_jit_where *where,
+                      char (*sigs)[2048], char *path, size_t len, nd_jit_outcome *outcome, char *note, size_t note_len,
+                      nd_error *err)
 {
     jit_request *r = calloc(1, sizeof *r);
     jit_manifest *m = malloc(sizeof *m);
@@ -1000,8 +1050,11 @@ int nd_jit_library(nd_jit *j, const nda_kernel_entry *generic, const char *spec,
         for (int i = 0; i < generic->noperands; ++i)
             snprintf(r->dtypes + strlen(r->dtypes), sizeof r->dtypes - strlen(r->dtypes), "%s%s", i ? "," : "",
                      generic->dtypes[i]);
-        snprintf(r->spec_path, sizeof r->spec_path, "%s/%s.lua", j->spec_dir, spec);
-        rc = cache_ready(j, r->dir, err);
+        for (int i = 0; i < j->ntemplate_dirs; ++i) /* the user's first, then the library's */
+            add_tdir(r, j->template_dirs[i]);
+        for (int i = 0; where && i < where->ntemplate_dirs; ++i)
+            add_tdir(r, where->template_dirs[i]);
+        rc = find_spec(j, spec, where, r->spec_path, sizeof r->spec_path, err) || cache_ready(j, r->dir, err);
     }
     if (!rc && !(rc = cc_identify(j, generic->op, err))) {
         make_key(j, r);

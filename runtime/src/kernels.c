@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "jit_where.h"
 #include "runtime_internal.h"
 
 struct nd_kernels {
@@ -15,8 +16,51 @@ struct nd_kernels {
     int n, cap;
     const nda_kernel_entry **entries;
     const char **spec;  /* [n]: the spec (registry group) each entry came from */
+    nd_jit_where **where; /* [n]: where that spec and its templates are (shared by a group's entries) */
+    int nwheres;
+    nd_jit_where **wheres; /* every group's, owned */
     nd_jit *jit;        /* NULL: off */
 };
+
+/* A path a registry group records: the installed form under prefix when it exists there, else the
+ * absolute one. */
+static const char *locate(const char *prefix, const char *installed, const char *absolute, char *buf, size_t len)
+{
+    if (installed && prefix[0]) {
+        snprintf(buf, len, "%s/%s", prefix, installed);
+        if (access(buf, F_OK) == 0)
+            return buf;
+    }
+    return absolute;
+}
+
+/* The group's spec and template folders, found from the library's install prefix (the folder above the
+ * library's own folder). */
+static nd_jit_where *where_of(const nda_kernel_group *g, const char *prefix, char (*store)[4096])
+{
+    nd_jit_where *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    const char *spec = locate(prefix, g->spec_path_installed, g->spec_path, store[0], sizeof store[0]);
+    w->spec_path = spec ? strdup(spec) : NULL;
+    for (int i = 0; i < g->ntemplate_dirs && w->ntemplate_dirs < ND_JIT_MAX_TEMPLATE_DIRS; ++i) {
+        const char *d = locate(prefix, g->template_dirs_installed ? g->template_dirs_installed[i] : NULL,
+                               g->template_dirs[i], store[1], sizeof store[1]);
+        if (d && (w->template_dirs[w->ntemplate_dirs] = strdup(d)))
+            w->ntemplate_dirs++;
+    }
+    return w;
+}
+
+static void free_where(nd_jit_where *w)
+{
+    if (!w)
+        return;
+    free((char *)w->spec_path);
+    for (int i = 0; i < w->ntemplate_dirs; ++i)
+        free((char *)w->template_dirs[i]);
+    free(w);
+}
 
 int nd_kernels_open(nd_kernels **out, nd_error *err)
 {
@@ -33,6 +77,10 @@ void nd_kernels_close(nd_kernels *k)
     free(k->libs);
     free(k->entries);
     free(k->spec);
+    free(k->where);
+    for (int i = 0; i < k->nwheres; ++i)
+        free_where(k->wheres[i]);
+    free(k->wheres);
     nd_jit_free(k->jit);
     free(k);
 }
@@ -53,9 +101,17 @@ int nd_kernels_set_jit(nd_kernels *k, const nd_jit_config *cfg, nd_error *err)
     return 0;
 }
 
-static int add_entries(nd_kernels *k, const nda_kernel_library *lib)
+static int add_entries(nd_kernels *k, const nda_kernel_library *lib, const char *prefix)
 {
-    for (int g = 0; g < lib->ngroups; ++g)
+    char store[2][4096];
+    for (int g = 0; g < lib->ngroups; ++g) {
+        nd_jit_where **ws = realloc(k->wheres, (size_t)(k->nwheres + 1) * sizeof *ws);
+        if (ws)
+            k->wheres = ws;
+        nd_jit_where *w = ws ? where_of(lib->groups[g], prefix, store) : NULL;
+        if (!w)
+            return -1;
+        k->wheres[k->nwheres++] = w;
         for (int i = 0; i < lib->groups[g]->nentries; ++i) {
             if (k->n == k->cap) {
                 int cap = k->cap ? 2 * k->cap : 64;
@@ -65,15 +121,36 @@ static int add_entries(nd_kernels *k, const nda_kernel_library *lib)
                 const char **spec = realloc(k->spec, (size_t)cap * sizeof *spec);
                 if (spec)
                     k->spec = spec;
-                if (!e || !spec)
+                nd_jit_where **where = realloc(k->where, (size_t)cap * sizeof *where);
+                if (where)
+                    k->where = where;
+                if (!e || !spec || !where)
                     return -1;
                 k->cap = cap;
             }
             assert(k->n < k->cap);
             k->spec[k->n] = lib->groups[g]->spec;
+            k->where[k->n] = w;
             k->entries[k->n++] = &lib->groups[g]->entries[i];
         }
+    }
     return 0;
+}
+
+/* The folder above the one holding the library: its install prefix when installed; "" when unknown. */
+static void prefix_of(const char *path, char *out, size_t len)
+{
+    char real[4096];
+    out[0] = '\0';
+    if (!realpath(path, real))
+        return;
+    for (int up = 0; up < 2; ++up) {
+        char *slash = strrchr(real, '/');
+        if (!slash)
+            return;
+        *slash = '\0';
+    }
+    snprintf(out, len, "%s", real[0] ? real : "/");
 }
 
 int nd_kernels_load(nd_kernels *k, const char *path, nd_error *err)
@@ -95,7 +172,10 @@ int nd_kernels_load(nd_kernels *k, const char *path, nd_error *err)
     }
     void **libs = realloc(k->libs, (size_t)(k->nlibs + 1) * sizeof *libs);
     int before = k->n;
-    if (!libs || add_entries(k, lib)) {
+    char prefix[4096] = "";
+    if (strchr(path, '/'))
+        prefix_of(path, prefix, sizeof prefix);
+    if (!libs || add_entries(k, lib, prefix)) {
         k->libs = libs ? libs : k->libs;
         k->n = before;
         dlclose(h);
@@ -210,8 +290,8 @@ static int specialize(nd_kernels *k, const char *op, nd_tensor *const *tensors, 
     char path[4096];
     nd_error jerr;
     assert(k->jit && r->generic >= 0 && r->generic < k->n);
-    int rc = nd_jit_library(k->jit, k->entries[r->generic], k->spec[r->generic], sigs, path, sizeof path,
-                            &how->jit, how->jit_note, sizeof how->jit_note, &jerr);
+    int rc = nd_jit_library_at(k->jit, k->entries[r->generic], k->spec[r->generic], k->where[r->generic], sigs, path,
+                               sizeof path, &how->jit, how->jit_note, sizeof how->jit_note, &jerr);
     if (!rc && nd_kernels_load(k, path, &jerr))
         rc = 1;
     if (rc) {

@@ -1,0 +1,21 @@
+/* jit_where.h - where on-demand specialization finds a library's spec and templates (kernels.c resolves
+ * it from the library's registry group, jit.c uses it). Beside runtime_internal.h's JIT interface. */
+#ifndef ND_JIT_WHERE_H
+#define ND_JIT_WHERE_H
+
+#include "runtime_internal.h"
+
+typedef struct nd_jit_where {
+    const char *spec_path;   /* the spec file the library was generated from, resolved; NULL: unknown */
+    int ntemplate_dirs;      /* the template folders it was generated with, resolved */
+    const char *template_dirs[ND_JIT_MAX_TEMPLATE_DIRS];
+} nd_jit_where;
+
+/* nd_jit_library, with the spec looked up where the library says it is when the configuration's spec
+ * folders do not hold it, and the library's template folders searched (and put on the compiler's
+ * include path) after the configuration's. */
+int nd_jit_library_at(nd_jit *j, const nda_kernel_entry *generic, const char *spec, const nd_jit_where *where,
+                      char (*sigs)[2048], char *path, size_t len, nd_jit_outcome *outcome, char *note, size_t note_len,
+                      nd_error *err);
+
+#endif

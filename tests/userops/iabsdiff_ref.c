@@ -1,0 +1,10 @@
+/* |a - b| on u8, written apart from the spec's EXPR. */
+#include "nd_accessor.h"
+
+static void ref_iabsdiff(const nda_ref_args *args, int64_t lo, int64_t hi)
+{
+    const uint8_t *a = args->operands[0].data, *b = args->operands[1].data;
+    uint8_t *out = args->operands[2].data;
+    for (int64_t i = lo; i < hi; ++i)
+        out[i] = (uint8_t)(a[i] > b[i] ? a[i] - b[i] : b[i] - a[i]);
+}
