@@ -120,7 +120,7 @@ typedef struct notation_error {
 
 static const notation_error notation_errors[] = {
     {"dp=2,tp=4", "P('dp', 'tp', None)", 2, true, "longer than the tensor's rank 2 at column 15"},
-    {"dp=2,tp=4", "P('dp', 'dp')", 2, true, "mesh axis 'dp' used twice at column 9"},
+    {"dp=2,tp=4", "P('dp', 'dp')", 2, true, "mesh axis 'dp' used twice (a partition, unreduced and reduced cannot overlap) at column 9"},
     {"dp=2,tp=4", "P(('dp', 'tp'), unreduced={'tp'})", 2, true, "mesh axis 'tp' used twice"},
     {"dp=2,tp=4", "P('sp')", 2, true, "mesh axis 'sp' is not in the mesh dp=2,tp=4 at column 3"},
     {"dp=2,tp=4", "P('dp'", 2, true, "expected ')'"},
@@ -132,6 +132,8 @@ static const notation_error notation_errors[] = {
     {"dp=2,tp=4", "P(unreduced={'tp'}, unreduced_kind=avg)", 2, true, "unreduced_kind 'avg': JAX's UnreducedKind is sum, max or min"},
     {"dp=2,tp=4", "P(unreduced={'tp'}, 'dp')", 2, true, "a dim's entry after keyword arguments"},
     {"dp=2,tp=4", "P(reduced={'tp'}, reduced={'dp'})", 2, true, "keyword argument given twice"},
+    {"dp=2,tp=4", "P('dp', reduced={'tp'}, unreduced={'tp'})", 2, true, "mesh axis 'tp' used twice"},
+    {"dp=2,tp=4", "P('dp', unreduced=('tp',))", 2, true, "unreduced= takes a set of mesh axes, such as {'tp'}"},
     {"2,4", "[Shard(0)]", 2, false, "1 placements for a mesh of 2 axes"},
     {"2,4", "[Shard(2), Replicate()]", 2, false, "2 is out of range -2..1 at column 8"},
     {"2,4", "[Shard(0), Partial(mean)]", 2, false, "unknown reduction 'mean'"},

@@ -83,4 +83,23 @@ refuse "'bx,xy->by' --in X='b x -> b x*' --in W='x y -> x* y' --shape b=8,x=100,
 check "'bx,xy->by' --in X='b x -> b x*' --in W='x y -> x* y' --shape b=8,x=100,y=8 --grid 8x1 --uneven" \
   '.collectives == ["all_reduce"]'
 
+# 8. Placements compared by where the elements are. X splits i with y major (JAX: chunk y*2+x on
+#    device (x,y)); P(('x','y')) puts chunks 1 and 2 on the other devices, so no plan keeps X's blocks:
+#    each core reads the whole X (128 bytes) but its 32, 96 a core, and keeps its part.
+check "'ij->ij' --in \"X=pspec:P(('y','x'))\" --mesh x=2,y=2 --shape i=8,j=4 --grid 4x1 --out \"pspec:P(('x','y'))\"" \
+  '.bytes == 384 and .steps[0].max_core_bytes == 96 and .collectives == ["all_gather"]'
+#    the same 8 pending parts written on another mesh are the same result: nothing to move
+check "'bx,xy->by' --in X='b x -> b x*' --in W='x y -> x* y' $mm --mesh a=2,b=4 --out \"pspec:P(None, None, unreduced={'a','b'})\"" \
+  '.bytes == 0 and .collectives == []'
+# 9. The operands' order cannot change the plan (ties are broken by the result, not by the way's order)
+order1=$("$ndgen" plan 'i,j->ij' 'ij,jk->ik' --in "X=pspec:P('a')" --in "Y=pspec:P('a')" --in "W=pspec:P('a',None)" \
+  --mesh a=4 --shape i=8,j=8,k=64 --grid 4x1 --format json | jq -c '[.bytes, .steps[].result]')
+order2=$("$ndgen" plan 'j,i->ij' 'ij,jk->ik' --in "Y=pspec:P('a')" --in "X=pspec:P('a')" --in "W=pspec:P('a',None)" \
+  --mesh a=4 --shape i=8,j=8,k=64 --grid 4x1 --format json | jq -c '[.bytes, .steps[].result]')
+[ -n "$order1" ] && [ "$order1" = "$order2" ] && ok || bad "operand order changed the plan: $order1 against $order2"
+# 10. What the user wrote must mean one thing
+refuse "'ij->i' --in X='j i -> j2 i' --shape i=4,j=8 --grid 2x1" "it names dim 0 'j', but the einsum calls it 'i'"
+refuse "'ij,->i' --in X='i j -> i j' --shape i=4,j=8 --grid 1x1" "an input has no letters"
+refuse "'ij->i' --in X='i j -> i j' --shape i=4,j=8,i=2 --grid 1x1" "'i' is given twice"
+
 finish

@@ -21,7 +21,7 @@ refuse "show --einshard 'a -> a*' --shape 13 --grid 6x1" 1 "size 13 does not div
 check "$show --einshard 'a -> a*' --shape 13 --grid 6x1 --uneven" '.shard_shape == [3] and .distribution.data_pages_per_core == [1,1,1,1,1]'
 refuse "show --pspec \"P('a')\" --mesh a=4 --shape 13 --grid 4x1" 1 "JAX requires a PartitionSpec to divide every dim it shards"
 check "$show --pspec \"P('a')\" --mesh a=8 --shape 13 --uneven" '.shard_shape == [2]'
-check "$show --placements '[Shard(0)]' --mesh 8 --shape 13" '.shard_shape == [2]'
+check "$show --placements '[Shard(0)]' --mesh 8 --shape 13" '.shard_shape == [2] and .pspec == null and (.pspec_error | test("JAX requires")) and .einshard == null'
 refuse "show --einshard 'a -> a*' --shape 13 --grid 6x1 --even --uneven" 1 "--even, --uneven: give one of them"
 check "$show --einshard 'a b -> a2 b*' --shape 8,8 --grid 4x2" '.mesh == [2,4] and .pspec == "P('"'a'"', '"'b'"')"'
 # JAX's reduced and unreduced sets, and unreduced_kind (jax/_src/partition_spec.py)

@@ -148,7 +148,7 @@ static void to_sharding(placed *p, int64_t devices)
     sh.rank = p->rank;
     int64_t expect = 1;
     nd_mesh_axis axes[ND_MAX_MESH * 2];
-    int na = 0;
+    int na = 0, pos[ND_MAX_MESH * 2]; /* a Shard axis's place in its dim's split, major first */
     p->regular = true;
     for (int i = n - 1; i >= 0 && p->regular; --i) { /* minor first */
         if (t[i].a.stride % expect || t[i].a.stride < expect) {
@@ -157,6 +157,7 @@ static void to_sharding(placed *p, int64_t devices)
         }
         if (t[i].a.stride > expect)
             axes[na++] = (nd_mesh_axis){.size = t[i].a.stride / expect, .kind = ND_MESH_REPLICATE, .dim = -1};
+        pos[na] = t[i].pos;
         axes[na++] = (nd_mesh_axis){.size = t[i].a.size, .kind = t[i].kind, .dim = t[i].dim, .reduce = p->reduce};
         expect = t[i].a.stride * t[i].a.size;
     }
@@ -169,12 +170,25 @@ static void to_sharding(placed *p, int64_t devices)
     for (int i = 0; i < na; ++i) /* back to major first */
         sh.axes[i] = axes[na - 1 - i];
     sh.naxes = na;
-    for (int i = 0; i < na; ++i)
-        if (sh.axes[i].kind == ND_MESH_SHARD)
-            sh.split[sh.axes[i].dim][sh.nsplit[sh.axes[i].dim]++] = (int8_t)i;
+    for (int d = 0; d < p->rank; ++d) /* each dim split in its own order, which need not be the mesh's */
+        for (int k = 0; k < p->nsplit[d]; ++k)
+            for (int i = 0; i < na; ++i)
+                if (sh.axes[i].kind == ND_MESH_SHARD && sh.axes[i].dim == d && pos[na - 1 - i] == k)
+                    sh.split[d][sh.nsplit[d]++] = (int8_t)i;
     for (int d = 0; d < p->rank; ++d)
         snprintf(sh.dim_names[d], ND_MESH_NAME, "%c", p->letters[d]);
     p->sh = sh;
+}
+
+/* p in the first notation that can state it (einshard, placements, PartitionSpec); false when none can
+ * or it has no regular mesh form. */
+static bool notation_text(const placed *p, char *text, size_t len)
+{
+    nd_error err;
+    if (!p->regular)
+        return false;
+    return nd_einshard_format(&p->sh, text, len, &err) >= 0 || nd_placements_format(&p->sh, text, len, &err) >= 0 ||
+           nd_pspec_format(&p->sh, text, len, &err) >= 0;
 }
 
 /* ---------------------------------------------------------------- parsing */
@@ -206,6 +220,10 @@ static int parse_sharding(const char *text, const char *letters, const plan_env 
                             text, nd_reduce_name(sh.axes[first].reduce), nd_reduce_name(sh.axes[i].reduce));
         first = first < 0 ? i : first;
     }
+    for (int d = 0; d < p->rank; ++d) /* einshard names its axes: they must be the einsum's, in order */
+        if (sh.dim_names[d][0] && (sh.dim_names[d][0] != letters[d] || sh.dim_names[d][1]))
+            return nd_fail(err, "%s: it names dim %d '%s', but the einsum calls it '%c'; name the axes as the einsum "
+                                "does, in its order ('%s')", text, d, sh.dim_names[d], letters[d], letters);
     for (int d = 0; d < p->rank; ++d)
         snprintf(sh.dim_names[d], ND_MESH_NAME, "%c", letters[d]);
     from_sharding(p, &sh);
@@ -218,6 +236,8 @@ static int parse_einsum(const char *text, char in[2][ND_MAX_RANK + 1], int *nin,
     const char *arrow = strstr(text, "->");
     if (!arrow)
         return nd_fail(err, "einsum '%s': expected '->'", text);
+    if (arrow > text && arrow[-1] == ',')
+        return nd_fail(err, "einsum '%s': an input has no letters", text);
     *nin = 0;
     for (const char *p = text; p < arrow;) {
         size_t n = strcspn(p, ",-");
@@ -252,6 +272,8 @@ static int parse_shape(const char *text, plan_env *env, nd_error *err)
         if (sscanf(p, " %c = %lld%n", &letter, &v, &used) != 2 || letter < 'a' || letter > 'z' || v < 1 ||
             v > (1LL << 40))
             return nd_fail(err, "--shape %s: expected letter=size pairs, such as b=8,x=128", text);
+        if (env->size[(unsigned char)letter])
+            return nd_fail(err, "--shape %s: '%c' is given twice", text, letter);
         env->size[(unsigned char)letter] = v;
         p += used;
         p += *p == ',';
@@ -261,7 +283,8 @@ static int parse_shape(const char *text, plan_env *env, nd_error *err)
 
 /* ---------------------------------------------------------------- one einsum */
 
-enum { MAX_LETTERS = 2 * ND_MAX_RANK, MAX_WAYS = 64 };
+/* Ways weighed: each costs work in proportion to the devices, so their number is capped by that work. */
+enum { MAX_LETTERS = 2 * ND_MAX_RANK, MAX_WAYS = 4096, MAX_WAY_WORK = 1 << 22 };
 
 /* One way to run a step, and what resolves its result. A way says, for each letter some input splits,
  * which input's split the devices follow (-1: none, the letter is read whole, gathering it). */
@@ -274,6 +297,8 @@ typedef struct alt {
     const char *collective; /* what resolves the result: NULL, all_reduce, reduce_scatter, all_gather */
     placed computed;        /* the result as the way computes it */
     placed result;          /* after the collective */
+    char key[160];          /* the result's notation: ties are broken by it, so that the operands' order
+                               in the einsum cannot change the plan */
 } alt;
 
 typedef struct step {
@@ -318,6 +343,31 @@ static int64_t common_volume(const placed *a, const placed *b, int64_t v)
     held(a, v, alo, ahi);
     held(b, v, blo, bhi);
     return overlap(alo, ahi, blo, bhi, a->rank);
+}
+
+/* Whether a and b (of the same tensor) place it alike: every device holds the same block, and the
+ * devices pend the same parts, grouped alike and pending the same op. Compared device by device, so
+ * shardings written on different meshes, or in other orders, compare by where the elements are. */
+static bool placement_equal(const placed *a, const placed *b, int64_t devices)
+{
+    int64_t pa = ways(a->partial, a->npartial), pb = ways(b->partial, b->npartial);
+    if (a->rank != b->rank || pa != pb || (pa > 1 && a->reduce != b->reduce))
+        return false;
+    int64_t *label = pa > 1 ? malloc(sizeof *label * (size_t)pa) : NULL; /* a's part -> b's part */
+    bool same = pa <= 1 || label != NULL;
+    for (int64_t q = 0; q < pa && label; ++q)
+        label[q] = -1;
+    for (int64_t v = 0; v < devices && same; ++v) {
+        int64_t vol = block_volume(a, v);
+        same = vol == block_volume(b, v) && vol == common_volume(a, b, v);
+        if (same && label) {
+            int64_t qa = piece(a->partial, a->npartial, v), qb = piece(b->partial, b->npartial, v);
+            same = label[qa] < 0 || label[qa] == qb;
+            label[qa] = qb;
+        }
+    }
+    free(label);
+    return same;
 }
 
 static int letter_index(const step *s, char c) { return (int)(strchr(s->letters, c) - s->letters); }
@@ -511,6 +561,8 @@ static int add_alt(step *s, const char *way, const char *what, const int64_t *in
     a->collective = collective && *collective ? collective : NULL;
     a->computed = *computed;
     a->result = *result;
+    if (!notation_text(result, a->key, sizeof a->key))
+        a->key[0] = '\0';
     return 0;
 }
 
@@ -555,22 +607,32 @@ static int resolutions(step *s, const plan_env *env, const int *src, const place
                  nd_reduce_name(o->reduce));
         const char *name = collective_to(o, &whole, env, coll); /* all_reduce: whole's blocks are o's */
         rc = rc || (name && add_alt(s, way, what, in, coll, env, gather, name, o, &whole));
-        for (int d = 0; d < o->rank && !rc; ++d) {
-            placed scat = whole;
-            if (scat.nsplit[d] + o->npartial > MAX_DEV_AXES)
-                continue;
-            for (int k = 0; k < o->npartial; ++k) /* the parts' axes now split d, minor to its own */
-                scat.split[d][scat.nsplit[d]++] = o->partial[k];
-            to_sharding(&scat, env->devices);
-            snprintf(what, sizeof what, "reduce_scatter along '%c': the result split over the parts' cores", o->letters[d]);
-            const char *scatter = collective_to(o, &scat, env, coll);
-            rc = scatter && add_alt(s, way, what, in, coll, env, gather, scatter, o, &scat);
-        }
+        for (int d = 0; d < o->rank && !rc; ++d)
+            for (int major = 0; major < 2 && !rc; ++major) {
+                /* the parts' axes now split d, minor to its own split, or major to it when it has one */
+                if (major && whole.nsplit[d] == 0)
+                    continue;
+                placed scat = whole;
+                if (scat.nsplit[d] + o->npartial > MAX_DEV_AXES)
+                    continue;
+                if (major) {
+                    memmove(scat.split[d] + o->npartial, scat.split[d], sizeof(dev_axis) * (size_t)scat.nsplit[d]);
+                    memcpy(scat.split[d], o->partial, sizeof(dev_axis) * (size_t)o->npartial);
+                } else {
+                    memcpy(scat.split[d] + scat.nsplit[d], o->partial, sizeof(dev_axis) * (size_t)o->npartial);
+                }
+                scat.nsplit[d] += o->npartial;
+                to_sharding(&scat, env->devices);
+                snprintf(what, sizeof what, "reduce_scatter along '%c'%s: the result split over the parts' cores",
+                         o->letters[d], major ? ", parts major" : "");
+                const char *scatter = collective_to(o, &scat, env, coll);
+                rc = scatter && add_alt(s, way, what, in, coll, env, gather, scatter, o, &scat);
+            }
     }
     if (rc || !want)
         return rc;
     for (int a = first; a < s->nalts; ++a)
-        if (s->alts[a].result.regular && want->regular && nd_sharding_equal(&s->alts[a].result.sh, &want->sh))
+        if (placement_equal(&s->alts[a].result, want, env->devices))
             return 0;
     const char *name = collective_to(o, want, env, coll);
     if (!name)
@@ -619,9 +681,10 @@ static int enumerate_ways(step *s, const char *out_letters, const plan_env *env,
         src[i] = cand[i][0];
         total *= ncand[i];
     }
-    if (total > MAX_WAYS)
-        return nd_fail(err, "einsum '%s': %lld ways to combine the inputs' splits, more than %d that ndgen plan "
-                       "weighs", s->einsum, (long long)total, MAX_WAYS);
+    if (total > MAX_WAYS || total * env->devices > MAX_WAY_WORK)
+        return nd_fail(err, "einsum '%s': %lld ways to combine the inputs' splits over %lld cores, more than ndgen "
+                       "plan weighs (%d, and %d way-cores)", s->einsum, (long long)total, (long long)env->devices,
+                       MAX_WAYS, MAX_WAY_WORK);
     int64_t *in = malloc(sizeof *in * (size_t)env->devices * 2);
     if (!in)
         return nd_failc(err, ND_ENOMEM, "out of memory");
@@ -654,13 +717,15 @@ static int enumerate_ways(step *s, const char *out_letters, const plan_env *env,
     return rc;
 }
 
-/* Fewest bytes on the busiest core first, then fewest in total; stable, so ties keep the way order. */
+/* Fewest bytes on the busiest core first, then fewest in total, then by the result's notation. */
 static void rank_alts(step *s)
 {
     for (int i = 1; i < s->nalts; ++i)
         for (int j = i; j > 0; --j) {
             const alt *a = &s->alts[j], *b = &s->alts[j - 1];
-            if (a->max_core > b->max_core || (a->max_core == b->max_core && a->bytes >= b->bytes))
+            if (a->max_core != b->max_core ? a->max_core > b->max_core
+                : a->bytes != b->bytes     ? a->bytes > b->bytes
+                                           : strcmp(a->key, b->key) >= 0)
                 break;
             alt x = s->alts[j];
             s->alts[j] = s->alts[j - 1];
@@ -702,15 +767,11 @@ static void classify(step *s, const char *out_letters)
 static void put_notation(FILE *fp, const placed *p, bool json)
 {
     char text[1024];
-    nd_error err;
-    if (!p->regular) {
+    if (!notation_text(p, text, sizeof text)) {
         fputs(json ? "null" : "(no regular mesh form)", fp);
         return;
     }
-    int rc = nd_einshard_format(&p->sh, text, sizeof text, &err);
-    if (rc < 0)
-        rc = nd_placements_format(&p->sh, text, sizeof text, &err);
-    json ? ndg_json_string(fp, rc < 0 ? err.msg : text) : (void)fputs(rc < 0 ? err.msg : text, fp);
+    json ? ndg_json_string(fp, text) : (void)fputs(text, fp);
 }
 
 /* "all_gather then all_reduce", "reduce_scatter", or "none". */
@@ -944,19 +1005,19 @@ static int bind_input(const plan_opts *o, const plan_env *env, step *steps, int 
     return check_tensor_bytes(p, "input", env, err);
 }
 
-static bool result_is(const alt *a, const placed *want)
+static bool result_is(const alt *a, const placed *want, int64_t devices)
 {
-    return a->result.regular && want->regular && nd_sharding_equal(&a->result.sh, &want->sh);
+    return placement_equal(&a->result, want, devices);
 }
 
 /* The plan taken: the best reaching --out for the last step; else the best whose result is not Partial
  * (an elementwise op between steps would not keep a pending reduction), and for the last step not
  * reduce-scattered either. */
-static int choose(step *s, bool last, const placed *want, const char *out, nd_error *err)
+static int choose(step *s, bool last, const placed *want, const char *out, int64_t devices, nd_error *err)
 {
     for (int a = 0; a < s->nalts; ++a) {
         const alt *x = &s->alts[a];
-        bool ok = want ? result_is(x, want)
+        bool ok = want ? result_is(x, want, devices)
                        : ways(x->result.partial, x->result.npartial) <= 1 &&
                              !(last && x->collective && strcmp(x->collective, "reduce_scatter") == 0);
         if (ok) {
@@ -1003,7 +1064,7 @@ static int plan_step(const plan_opts *o, const plan_env *env, step *steps, int i
     if (step_overflows(s))
         return nd_fail(err, "--shape %s: the bytes einsum '%s' moves overflow 64 bits", env->shape, s->einsum);
     rank_alts(s);
-    return choose(s, last, wantp, o->out, err);
+    return choose(s, last, wantp, o->out, env->devices, err);
 }
 
 /* Bytes moved by the chosen plans of all steps, or -1 on overflow. */

@@ -16,13 +16,19 @@ typedef struct notations {
 
 static const char *const notation_keys[3] = {"einshard", "pspec", "placements"};
 
-static void notations_of(const nd_sharding *sh, notations *n)
+/* sh in each notation, for a tensor of that shape: a notation whose system would refuse the split
+ * (JAX and einshard when it does not divide) is shown as none, with the reason. */
+static void notations_of(const nd_sharding *sh, const int64_t *shape, notations *n)
 {
     int (*format[3])(const nd_sharding *, char *, size_t, nd_error *) = {nd_einshard_format, nd_pspec_format,
                                                                          nd_placements_format};
+    static const nd_notation as[3] = {ND_NOTATION_EINSHARD, ND_NOTATION_PSPEC, ND_NOTATION_PLACEMENTS};
     for (int i = 0; i < 3; ++i) {
         nd_error err;
-        n->ok[i] = format[i](sh, n->text[i], sizeof n->text[i], &err) >= 0;
+        nd_sharding in = *sh;
+        in.notation = as[i];
+        n->ok[i] = format[i](sh, n->text[i], sizeof n->text[i], &err) >= 0 &&
+                   nd_sharding_check_splits(&in, shape, ND_SPLIT_NOTATION, &err) == 0;
         if (!n->ok[i])
             snprintf(n->text[i], sizeof n->text[i], "%s", err.msg);
     }
@@ -84,7 +90,7 @@ void ndg_render_sharding_text(FILE *fp, const nd_sharding *sh, const ndg_show *v
     const nd_dist *d = v->d;
     notations n;
     static const char *const labels[3] = {"einshard  ", "pspec     ", "placements"};
-    notations_of(sh, &n);
+    notations_of(sh, d->spec.shape, &n);
     for (int i = 0; i < 3; ++i)
         fprintf(fp, "%s %s%s%s\n", labels[i], n.ok[i] ? "" : "(none: ", n.text[i], n.ok[i] ? "" : ")");
     text_mesh(fp, sh, n.mesh);
@@ -150,7 +156,7 @@ void ndg_render_sharding_json(FILE *fp, const nd_sharding *sh, const ndg_show *v
 {
     const nd_dist *d = v->d;
     notations n;
-    notations_of(sh, &n);
+    notations_of(sh, d->spec.shape, &n);
     fputs("{\n", fp);
     for (int i = 0; i < 3; ++i) {
         fprintf(fp, "  \"%s\": ", notation_keys[i]);
@@ -180,7 +186,7 @@ void ndg_render_sharding_json(FILE *fp, const nd_sharding *sh, const ndg_show *v
 void ndg_sharding_caption(char *buf, size_t len, const nd_sharding *sh, const nd_dist *d)
 {
     notations n;
-    notations_of(sh, &n);
+    notations_of(sh, d->spec.shape, &n);
     int k = n.ok[0] ? 0 : n.ok[1] ? 1 : 2;
     snprintf(buf, len, "%s %s on mesh %s: copy 0 of %d shown", notation_keys[k], n.text[k], n.mesh,
              (int)d->spec.replicas);

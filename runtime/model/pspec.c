@@ -217,9 +217,9 @@ static int pspec_axis(lexer *lx, nd_sharding *sh, int *axis)
         lx->p = at;
         return lex_fail(lx, "mesh axis '%s' is not in the mesh %s", name, mesh);
     }
-    if (sh->axes[*axis].kind != ND_MESH_REPLICATE) {
+    if (sh->axes[*axis].kind != ND_MESH_REPLICATE || sh->axes[*axis].reduced) {
         lx->p = at;
-        return lex_fail(lx, "mesh axis '%s' used twice", name);
+        return lex_fail(lx, "mesh axis '%s' used twice (a partition, unreduced and reduced cannot overlap)", name);
     }
     return 0;
 }
@@ -255,9 +255,12 @@ static int pspec_entry(lexer *lx, nd_sharding *sh, int dim)
 static int pspec_axis_set(lexer *lx, nd_sharding *sh, bool unreduced)
 {
     const char *what = unreduced ? "unreduced" : "reduced";
-    char close = accept(lx, '{') ? '}' : accept(lx, '(') ? ')' : 0;
+    bool frozen = accept_word(lx, "frozenset"); /* JAX takes a set or a frozenset, nothing else */
+    if (frozen && expect(lx, '('))
+        return -1;
+    char close = accept(lx, '{') ? '}' : 0;
     if (!close)
-        return lex_fail(lx, "expected '{' after %s=", what);
+        return lex_fail(lx, "%s= takes a set of mesh axes, such as {'tp'}", what);
     while (!accept(lx, close)) {
         int axis;
         if (accept_word(lx, "None"))
@@ -272,7 +275,7 @@ static int pspec_axis_set(lexer *lx, nd_sharding *sh, bool unreduced)
         if (!accept(lx, ',') && (blanks(lx), *lx->p != close))
             return lex_fail(lx, "expected ',' or '%c'", close);
     }
-    return 0;
+    return frozen ? expect(lx, ')') : 0;
 }
 
 /* unreduced_kind=max: JAX's UnreducedKind, bare, quoted or qualified (UnreducedKind.max). */
