@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../gen/exe_dir.h"
 #include "ndrun.h"
 
 static const char usage[] =
@@ -52,25 +53,52 @@ static int add_dirs(char *list, size_t len, const char *text, const char *what, 
     return 0;
 }
 
+/* ndrun's own files, beside its executable as the install lays them out (NDGEN_REL_*: bin/ndgen,
+ * ../lib/libndgen_ops.so, ...), so an installed ndrun needs neither the build nor the source tree. */
+typedef struct own_files {
+    char ops[PATH_MAX + 64], ndgen[PATH_MAX + 64], specs[PATH_MAX + 64], templates[PATH_MAX + 64],
+        include[PATH_MAX + 64], ldflags[PATH_MAX + 256];
+} own_files;
+
+static int find_own_files(own_files *f, nd_error *err)
+{
+    char dist[PATH_MAX + 64];
+    if (nd_exe_relative(f->ops, sizeof f->ops, NDGEN_REL_OPS) ||
+        nd_exe_relative(f->ndgen, sizeof f->ndgen, "ndgen") ||
+        nd_exe_relative(f->specs, sizeof f->specs, NDGEN_REL_SPECS) ||
+        nd_exe_relative(f->templates, sizeof f->templates, NDGEN_REL_TEMPLATES) ||
+        nd_exe_relative(f->include, sizeof f->include, NDGEN_REL_INCLUDE) ||
+        nd_exe_relative(dist, sizeof dist, NDGEN_REL_ND_DIST))
+        return nd_fail(err, "ndrun: finding its own files: %s", f->ops);
+    snprintf(f->ldflags, sizeof f->ldflags, "%s%s%s", dist, NDRUN_KERNEL_LDFLAGS[0] ? " " : "", NDRUN_KERNEL_LDFLAGS);
+    return 0;
+}
+
 int nr_open_kernels(const nr_settings *s, nd_kernels **out, nd_error *err)
 {
     nd_kernels *k;
-    if (nd_kernels_open(&k, err))
+    own_files *own = calloc(1, sizeof *own);
+    if (!own)
+        return nd_failc(err, ND_ENOMEM, "ndrun: out of memory");
+    if (find_own_files(own, err) || nd_kernels_open(&k, err)) {
+        free(own);
         return -1;
+    }
     int rc = 0;
     for (int i = 0; i < s->nkernels && !rc; ++i)
         rc = nd_kernels_load(k, s->kernels[i], err);
-    if (!rc && s->nkernels == 0)
-        rc = nd_kernels_load(k, NDRUN_KERNEL_LIBRARY, err);
+    if (!rc && s->nkernels == 0 && (rc = nd_kernels_load(k, own->ops, err)) && err->code == ND_ENOENT)
+        snprintf(err->msg + strlen(err->msg), sizeof err->msg - strlen(err->msg),
+                 " (the bundled kernel library, looked for beside ndrun; give one with --kernels FILE)");
     if (!rc && s->jit) {
         nd_jit_config cfg;
         nd_jit_config_init(&cfg);
         cfg.cache_dir = s->cache_dir;
-        cfg.ndgen = NDRUN_NDGEN;
+        cfg.ndgen = own->ndgen;
         char specs[sizeof s->spec_dirs], env[4096];
         snprintf(specs, sizeof specs, "%s", s->spec_dirs);
         rc = add_dirs(specs, sizeof specs, getenv("NDGEN_SPEC_PATH"), "NDGEN_SPEC_PATH", err) ||
-             add_dirs(specs, sizeof specs, s->nkernels ? NULL : NDRUN_SPEC_DIR, "the bundled specs", err);
+             add_dirs(specs, sizeof specs, s->nkernels ? NULL : own->specs, "the bundled specs", err);
         cfg.spec_dir = specs;
         cfg.ntemplate_dirs = 0;
         for (int i = 0; i < s->ntemplate_dirs; ++i)
@@ -83,12 +111,13 @@ int nr_open_kernels(const nr_settings *s, nd_kernels **out, nd_error *err)
                                ND_JIT_MAX_TEMPLATE_DIRS - 1)
                      : (cfg.template_dirs[cfg.ntemplate_dirs++] = d, 0);
         if (!s->nkernels) /* the bundled library's; another records its own */
-            cfg.template_dirs[cfg.ntemplate_dirs++] = NDRUN_TEMPLATE_DIR;
-        cfg.include_dir = NDRUN_INCLUDE_DIR;
+            cfg.template_dirs[cfg.ntemplate_dirs++] = own->templates;
+        cfg.include_dir = own->include;
         cfg.cflags = NDRUN_KERNEL_CFLAGS;
-        cfg.ldflags = NDRUN_KERNEL_LDFLAGS;
+        cfg.ldflags = own->ldflags;
         rc = rc ? rc : nd_kernels_set_jit(k, &cfg, err);
     }
+    free(own);
     if (rc) {
         nd_kernels_close(k);
         return -1;

@@ -22,6 +22,7 @@ typedef struct nr_case {
     const char *op;
     const char *dtype;          /* every operand's dtype; default f32 */
     const char *axes, *perm;    /* launch scalars for reductions and permutes; NULL: defaults */
+    const char *scalars;        /* --scalars NAME=VALUE,...: an op's named scalars; NULL: none given */
     int nflags;                 /* [0] holds the shared flags */
     nr_operand_flags flags[NR_MAX_OPERANDS + 1];
 } nr_case;

@@ -10,6 +10,7 @@ const char nr_options_help[] =
     "  --dtype f32|bf16|i32|u8 every operand's dtype (default f32)\n"
     "  --axes A,B              reduced axes of a reduction (default: the last)\n"
     "  --perm P0,P1,..         the permutation of a permute (default: the axes reversed)\n"
+    "  --scalars N=V,..        the values of an op's named launch scalars, each one once (eps=1e-5)\n"
     "  --operand NAME          the distribution flags after it apply to operand NAME only; the flags\n"
     "                          before any --operand apply to every operand\n"
     "\n"
@@ -111,6 +112,8 @@ static int case_option(const char *name, const char *v, nr_case *c, nd_error *er
         c->axes = v;
     } else if (strcmp(name, "perm") == 0) {
         c->perm = v;
+    } else if (strcmp(name, "scalars") == 0) {
+        c->scalars = v;
     } else if (strcmp(name, "operand") == 0) {
         if (c->nflags == NR_MAX_OPERANDS + 1)
             return nd_fail(err, "--operand %s: at most %d operands", v, NR_MAX_OPERANDS);
@@ -152,7 +155,7 @@ int nr_parse_option(int argc, char **argv, int *i, nr_case *c, nr_settings *s, n
         return 0;
     }
     bool known = nd_dist_flag_index(name) >= 0 || !strcmp(name, "op") || !strcmp(name, "dtype") ||
-                 !strcmp(name, "axes") || !strcmp(name, "perm") || !strcmp(name, "operand") ||
+                 !strcmp(name, "axes") || !strcmp(name, "perm") || !strcmp(name, "scalars") || !strcmp(name, "operand") ||
                  !strcmp(name, "threads") || !strcmp(name, "repeats") || !strcmp(name, "min-time") ||
                  !strcmp(name, "seed") || !strcmp(name, "cache-dir");
     if (!known)

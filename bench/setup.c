@@ -1,4 +1,5 @@
 /* setup.c - one case's device, distributed operands and random inputs. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,6 +123,57 @@ static int scalar_shapes(const nr_case *c, const nda_kernel_entry *e, nr_setup *
     return 0;
 }
 
+/* An op's named scalars ("eps,alpha", as its registry entry lists them) from --scalars eps=V,alpha=V:
+ * each declared name once, no other, each value a finite number; launched in the declared order. */
+static int named_scalars(const nr_case *c, const nda_kernel_entry *e, nr_setup *su, nd_error *err)
+{
+    const char *decl = e->scalars, *given = c->scalars;
+    int n = 0;
+    if (!given)
+        return nd_fail(err, "op '%s' takes the launch scalars %s: give their values with --scalars, such as "
+                            "--scalars %.*s=1", e->op, decl, (int)strcspn(decl, ","), decl);
+    for (const char *p = decl; *p; ++n) {
+        size_t len = strcspn(p, ",");
+        if (n == ND_MAX_RANK)
+            return nd_fail(err, "op '%s': more than %d launch scalars", e->op, ND_MAX_RANK);
+        int found = 0;
+        for (const char *q = given; *q;) {
+            size_t item = strcspn(q, ","), name = strcspn(q, "=");
+            if (name >= item)
+                return nd_fail(err, "--scalars %s: '%.*s' is not NAME=VALUE", given, (int)item, q);
+            if (name == len && strncmp(q, p, len) == 0) {
+                char text[64], *end;
+                snprintf(text, sizeof text, "%.*s", (int)(item - name - 1), q + name + 1);
+                double v = strtod(text, &end);
+                if (!text[0] || *end || !isfinite(v))
+                    return nd_fail(err, "--scalars %s: %.*s: '%s' is not a finite number", given, (int)len, p, text);
+                su->scalars[n] = v;
+                ++found;
+            }
+            q += item + (q[item] == ',');
+        }
+        if (found != 1)
+            return nd_fail(err, "--scalars %s: %s '%.*s' of op '%s' (it takes %s)", given,
+                           found ? "gives twice the scalar" : "lacks the scalar", (int)len, p, e->op, decl);
+        p += len + (p[len] == ',');
+    }
+    for (const char *q = given; *q;) { /* every given name is declared */
+        size_t item = strcspn(q, ","), name = strcspn(q, "=");
+        bool known = false;
+        for (const char *p = decl; *p && !known;) {
+            size_t len = strcspn(p, ",");
+            known = len == name && strncmp(p, q, len) == 0;
+            p += len + (p[len] == ',');
+        }
+        if (!known)
+            return nd_fail(err, "--scalars %s: op '%s' has no scalar '%.*s' (it takes %s)", given, e->op,
+                           (int)name, q, decl);
+        q += item + (q[item] == ',');
+    }
+    su->nscalars = n;
+    return 0;
+}
+
 static int derive_shapes(const nr_case *c, const nda_kernel_entry *e, nr_setup *su, shapes *sh, nd_error *err)
 {
     int64_t given[ND_MAX_RANK * 2];
@@ -137,7 +189,14 @@ static int derive_shapes(const nr_case *c, const nda_kernel_entry *e, nr_setup *
         sh->rank[k] = n;
         memcpy(sh->dims[k], given, sizeof(int64_t) * (size_t)n);
     }
-    return e->scalars && e->noperands == 2 ? scalar_shapes(c, e, su, sh, err) : 0;
+    if (!e->scalars)
+        return c->scalars ? nd_fail(err, "--scalars %s: op '%s' takes no launch scalars", c->scalars, e->op) : 0;
+    if (strncmp(e->scalars, "perm(", 5) != 0 && strncmp(e->scalars, "axes(", 5) != 0)
+        return named_scalars(c, e, su, err);
+    if (c->scalars)
+        return nd_fail(err, "--scalars %s: op '%s' takes %s; give it with --%.4s", c->scalars, e->op, e->scalars,
+                       e->scalars);
+    return e->noperands == 2 ? scalar_shapes(c, e, su, sh, err) : 0;
 }
 
 /* ---------------------------------------------------------------- distributions */

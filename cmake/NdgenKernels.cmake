@@ -1,5 +1,10 @@
 # ndgen_add_kernels(<target> SPECS <spec.lua>... [TEMPLATE_DIRS <dir>...] [SPEC_DIR <dir>] [NO_LINE]
-#                   [PARTS <n>])
+#                   [PARTS <n>] [INSTALLED_SPEC_DIR <dir>] [INSTALLED_TEMPLATE_DIRS <dir>...] [RELOCATABLE])
+#
+# INSTALLED_SPEC_DIR and INSTALLED_TEMPLATE_DIRS (in TEMPLATE_DIRS order) record where the specs and
+# templates will be once installed, relative to the install prefix, taken as the folder above the
+# library's: on-demand specialization finds them there (ndgen generate --installed-spec-dir). With
+# RELOCATABLE the library records only those, and no absolute path of the build machine.
 #
 # Generates C files from each spec at build time and compiles them, with the library's registry, into
 # the loadable module <target> that nd_kernels_load() opens. PARTS n (default 1) splits each spec's
@@ -21,7 +26,15 @@ set(NDGEN_KERNEL_CFLAGS "-O3 -march=native" CACHE STRING "Extra compile flags fo
 separate_arguments(NDGEN_KERNEL_CFLAGS_LIST UNIX_COMMAND "${NDGEN_KERNEL_CFLAGS}")
 
 function(ndgen_add_kernels target)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "NO_LINE" "SPEC_DIR;PARTS" "SPECS;TEMPLATE_DIRS")
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "NO_LINE;RELOCATABLE" "SPEC_DIR;PARTS;INSTALLED_SPEC_DIR"
+                        "SPECS;TEMPLATE_DIRS;INSTALLED_TEMPLATE_DIRS")
+  if(ARG_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "ndgen_add_kernels(${target}): unknown arguments: ${ARG_UNPARSED_ARGUMENTS}")
+  endif()
+  if(ARG_RELOCATABLE AND (NOT ARG_INSTALLED_SPEC_DIR OR NOT ARG_INSTALLED_TEMPLATE_DIRS))
+    message(FATAL_ERROR "ndgen_add_kernels(${target}): RELOCATABLE needs INSTALLED_SPEC_DIR and "
+                        "INSTALLED_TEMPLATE_DIRS, where the specs and templates will be once installed")
+  endif()
   if(NOT ARG_PARTS)
     set(ARG_PARTS 1)
   endif()
@@ -47,6 +60,15 @@ function(ndgen_add_kernels target)
   endif()
   if(ARG_NO_LINE)
     list(APPEND flags --no-line)
+  endif()
+  if(ARG_INSTALLED_SPEC_DIR)
+    list(APPEND flags --installed-spec-dir ${ARG_INSTALLED_SPEC_DIR})
+  endif()
+  foreach(dir IN LISTS ARG_INSTALLED_TEMPLATE_DIRS)
+    list(APPEND flags --installed-template-dir ${dir})
+  endforeach()
+  if(ARG_RELOCATABLE)
+    list(APPEND flags --relocatable)
   endif()
 
   set(outdir ${CMAKE_CURRENT_BINARY_DIR}/${target}.ndgen)

@@ -568,8 +568,14 @@ static void absolute(char *out, size_t len, const char *path)
 static void emit_locations(ndg_buf *b, const ndg_spec *spec, const ndg_emit_options *o, char *group, size_t len)
 {
     char path[4 * PATH_MAX], c[8 * PATH_MAX], real[PATH_MAX], spec_c[8 * PATH_MAX + 8], inst_c[8 * PATH_MAX + 8] = "NULL";
-    ndg_buf_printf(b, "static const char *const ndk_template_dirs[] = {");
-    for (int i = 0; i < o->ntemplate_dirs; ++i) {
+    if (o->relocatable) {
+        ndg_buf_printf(b, "static const char *const ndk_template_dirs_none[] = {");
+        for (int i = 0; i < o->ntemplate_dirs; ++i)
+            ndg_buf_printf(b, "%sNULL", i ? ", " : "");
+        ndg_buf_printf(b, "%s};\n", o->ntemplate_dirs ? "" : "NULL");
+    } else
+        ndg_buf_printf(b, "static const char *const ndk_template_dirs[] = {");
+    for (int i = 0; i < o->ntemplate_dirs && !o->relocatable; ++i) {
         if (realpath(o->template_dirs[i], real))
             snprintf(path, sizeof path, "%s", real);
         else
@@ -577,7 +583,8 @@ static void emit_locations(ndg_buf *b, const ndg_spec *spec, const ndg_emit_opti
         ndg_c_string(c, sizeof c, path);
         ndg_buf_printf(b, "%s\"%s\"", i ? ", " : "", c);
     }
-    ndg_buf_printf(b, "%s};\n", o->ntemplate_dirs ? "" : "NULL");
+    if (!o->relocatable)
+        ndg_buf_printf(b, "%s};\n", o->ntemplate_dirs ? "" : "NULL");
     bool installed = o->ninstalled_template_dirs > 0;
     if (installed) {
         ndg_buf_printf(b, "static const char *const ndk_template_dirs_installed[] = {");
@@ -600,8 +607,12 @@ static void emit_locations(ndg_buf *b, const ndg_spec *spec, const ndg_emit_opti
         ndg_c_string(c, sizeof c, path);
         snprintf(inst_c, sizeof inst_c, "\"%s\"", c);
     }
-    snprintf(group, len, "%s, %s, %d, ndk_template_dirs, %s", spec_c, inst_c, o->ntemplate_dirs,
-             installed ? "ndk_template_dirs_installed" : "NULL");
+    if (o->relocatable) /* a library to install: only the installed folders, no path of this machine */
+        snprintf(group, len, "NULL, %s, %d, ndk_template_dirs_none, %s", inst_c, o->ntemplate_dirs,
+                 installed ? "ndk_template_dirs_installed" : "NULL");
+    else
+        snprintf(group, len, "%s, %s, %d, ndk_template_dirs, %s", spec_c, inst_c, o->ntemplate_dirs,
+                 installed ? "ndk_template_dirs_installed" : "NULL");
 }
 
 static void emit_registry_group(ndg_buf *b, const ndg_spec *spec, const ndg_emit_options *o)

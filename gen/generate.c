@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "exe_dir.h"
 #include "ndgen.h"
 
 static const char generate_help[] =
@@ -20,7 +21,8 @@ static const char generate_help[] =
     "  --templates DIR       a folder templates are looked up in; repeat for more (default: templates)\n"
     "  --spec-dir DIR        the folder include() reads from (default: each spec's own folder)\n"
     "  --spec-memory MB      the memory a spec's Lua state may use (default: 1024)\n"
-    "  --include DIR         the folder holding nd_accessor.h (default: " NDGEN_INCLUDE_DIR ")\n"
+    "  --include DIR         the folder holding nd_accessor.h (default: " NDGEN_REL_INCLUDE " beside the\n"
+    "                        ndgen executable: the installed headers, or in a build tree the source's)\n"
     "  --resource-dir DIR    libclang's resource folder (default: " NDGEN_CLANG_RESOURCE_DIR ")\n"
     "  --parts N             split each spec's output into N files that compile in parallel: FILE.c becomes\n"
     "                        FILE.1.c ... FILE.N.c (kernels dealt in order, balanced by size; the registry\n"
@@ -31,6 +33,8 @@ static const char generate_help[] =
     "  --installed-spec-dir DIR      record the spec's folder once installed, relative to the install prefix\n"
     "                        (the folder above the library's), for on-demand specialization\n"
     "  --installed-template-dir DIR  the same for the template folders, in --templates order; repeat\n"
+    "  --relocatable         record only those installed folders, no absolute path of this machine (a\n"
+    "                        library to install); needs --installed-spec-dir and --installed-template-dir\n"
     "  --no-line             omit the #line directives that point back to the templates\n"
     "  --stats               print generation time per kernel, on standard error\n"
     "  --help                show this help\n"
@@ -48,7 +52,7 @@ static const char registry_help[] =
 
 enum { OPT_OUTPUT = 256, OPT_OUTPUT_DIR, OPT_TEMPLATES, OPT_SPEC_DIR, OPT_INCLUDE, OPT_RESOURCE, OPT_DEPFILE,
        OPT_NO_LINE, OPT_STATS, OPT_STAMP, OPT_HELP, OPT_OP, OPT_DTYPES, OPT_TARGET, OPT_LIBRARY, OPT_SPEC_MEMORY,
-       OPT_PARTS, OPT_INSTALLED_SPEC_DIR, OPT_INSTALLED_TEMPLATE_DIR };
+       OPT_PARTS, OPT_INSTALLED_SPEC_DIR, OPT_INSTALLED_TEMPLATE_DIR, OPT_RELOCATABLE };
 
 static const struct option longopts[] = {
     {"output", required_argument, NULL, OPT_OUTPUT},     {"output-dir", required_argument, NULL, OPT_OUTPUT_DIR},
@@ -62,6 +66,7 @@ static const struct option longopts[] = {
     {"parts", required_argument, NULL, OPT_PARTS},
     {"installed-spec-dir", required_argument, NULL, OPT_INSTALLED_SPEC_DIR},
     {"installed-template-dir", required_argument, NULL, OPT_INSTALLED_TEMPLATE_DIR},
+    {"relocatable", no_argument, NULL, OPT_RELOCATABLE},
     {NULL, 0, NULL, 0},
 };
 
@@ -161,6 +166,9 @@ static int parse_options(int argc, char **argv, gen_opts *o, int *status)
             }
             o->installed_template_dirs[o->emit.ninstalled_template_dirs++] = optarg;
             break;
+        case OPT_RELOCATABLE:
+            o->emit.relocatable = true;
+            break;
         case OPT_TEMPLATES:
             if (o->env.ntemplate_dirs == NDG_MAX_TEMPLATE_DIRS) {
                 fprintf(stderr, "ndgen generate: --templates %s: at most %d template folders\n", optarg,
@@ -252,9 +260,26 @@ static int put_in_place(spec_run *runs, int n, const gen_opts *o, nd_error *err)
     return rc;
 }
 
+/* The default --include: NDGEN_REL_INCLUDE beside the executable, when nd_accessor.h is there. */
+static int default_include(char *out, size_t len)
+{
+    if (nd_exe_relative(out, len, NDGEN_REL_INCLUDE)) {
+        fprintf(stderr, "ndgen generate: %s; give --include DIR, the folder holding nd_accessor.h\n", out);
+        return -1;
+    }
+    char probe[PATH_MAX + 96];
+    snprintf(probe, sizeof probe, "%s/nd_accessor.h", out);
+    if (access(probe, R_OK) != 0) {
+        fprintf(stderr, "ndgen generate: no nd_accessor.h in %s, where ndgen looks beside its executable; give "
+                        "--include DIR, the folder holding nd_accessor.h (the installed include/ndgen)\n", out);
+        return -1;
+    }
+    return 0;
+}
+
 int ndg_generate_main(int argc, char **argv)
 {
-    gen_opts o = {.include = NDGEN_INCLUDE_DIR, .resource_dir = NDGEN_CLANG_RESOURCE_DIR};
+    gen_opts o = {.include = NULL, .resource_dir = NDGEN_CLANG_RESOURCE_DIR};
     o.emit.line_directives = true;
     int status = 0;
     nd_error err;
@@ -263,6 +288,16 @@ int ndg_generate_main(int argc, char **argv)
         return status;
     if (o.env.ntemplate_dirs == 0)
         o.env.template_dirs[o.env.ntemplate_dirs++] = "templates";
+    if (o.emit.relocatable && (!o.emit.installed_spec_dir || o.emit.ninstalled_template_dirs == 0)) {
+        fprintf(stderr, "ndgen generate: --relocatable needs --installed-spec-dir and --installed-template-dir: "
+                        "without them the library could not find its spec and templates once installed\n");
+        return 2;
+    }
+    char include[PATH_MAX + 64];
+    if (!o.include && default_include(include, sizeof include))
+        return 1;
+    if (!o.include)
+        o.include = include;
     o.emit.ntemplate_dirs = o.env.ntemplate_dirs;
     o.emit.template_dirs = o.env.template_dirs;
     o.emit.installed_template_dirs = o.installed_template_dirs;

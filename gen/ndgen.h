@@ -239,6 +239,7 @@ typedef struct ndg_emit_options {
     const char *installed_spec_dir;  /* the spec folder relative to the install prefix, or NULL */
     int ninstalled_template_dirs;    /* and the template folders; 0: none recorded */
     const char *const *installed_template_dirs;
+    bool relocatable;                /* record only the installed folders: no absolute path */
 } ndg_emit_options;
 
 /* One spec's outputs, written and closed but not yet in place: ndg_emit_spec prepares them, and the

@@ -1,5 +1,6 @@
-/* run_softplus LIBRARY: softplus on a 64x64 tensor, specialized and generic, against log1pf(expf(x));
- * then square in each dtype against x * x, exact on small integers. */
+/* run_softplus LIBRARY: softplus and silu on a 64x64 tensor, specialized and generic, against
+ * log1pf(expf(x)) and x / (1 + expf(-x)); square in each dtype against x * x, exact on small integers;
+ * rms_norm with its launch scalar eps against the formula, and refused without it. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -64,6 +65,50 @@ static int run_square(nd_device *dev, nd_kernels *k, const nd_dist_spec *like)
     return failed;
 }
 
+/* rms_norm with eps = 1e-5, specialized and generic: each within 1e-5 of x / sqrt(mean(x * x) + eps),
+ * the two bit for bit alike; and a launch without its scalar refused. The number of failed checks. */
+static int run_rms_norm(nd_device *dev, nd_kernels *k, nd_tensor **t)
+{
+    enum { N = 64 * 64 };
+    static float x[N], y[2][N];
+    nd_error err;
+    int failed = 0;
+    for (int i = 0; i < N; ++i)
+        x[i] = (float)(i % 29) / 8.0f - 1.5f;
+    nd_tensor_write(t[0], x, sizeof x, &err);
+    const nd_variant variants[] = {ND_VARIANT_SPECIALIZED, ND_VARIANT_GENERIC};
+    for (int v = 0; v < 2; ++v) {
+        nd_kernel_pick pick = {0};
+        if (nd_run(&(nd_launch_desc){.device = dev, .kernels = k, .op = "rms_norm", .tensors = t, .ntensors = 2,
+                                     .scalars = (double[]){1e-5}, .nscalars = 1, .variant = variants[v],
+                                     .pick = &pick}, &err) ||
+            nd_tensor_read(t[1], y[v], sizeof y[v], &err)) {
+            printf("rms_norm: %s\n", err.msg);
+            failed++;
+            continue;
+        }
+        int bad = 0;
+        for (int r = 0; r < 64; ++r) {
+            double sum = 0;
+            for (int j = 0; j < 64; ++j)
+                sum += (double)x[r * 64 + j] * x[r * 64 + j];
+            for (int j = 0; j < 64; ++j) {
+                double want = x[r * 64 + j] / sqrt(sum / 64 + 1e-5);
+                bad += fabs(y[v][r * 64 + j] - want) > 1e-5 * (1 + fabs(want));
+            }
+        }
+        printf("%s: %d of %d elements differ from x / sqrt(mean(x * x) + eps)\n", pick.symbol, bad, N);
+        failed += bad != 0;
+    }
+    int same = memcmp(y[0], y[1], sizeof y[0]) == 0;
+    printf("rms_norm: specialized and generic %s\n", same ? "agree bit for bit" : "differ");
+    failed += !same;
+    int refused = nd_run(&(nd_launch_desc){.device = dev, .kernels = k, .op = "rms_norm", .tensors = t, .ntensors = 2},
+                         &err) != 0;
+    printf("rms_norm without eps: %s\n", refused ? err.msg : "ran, but should have been refused");
+    return failed + !refused;
+}
+
 int main(int argc, char **argv)
 {
     enum { N = 64 * 64 };
@@ -92,25 +137,27 @@ int main(int argc, char **argv)
     nd_tensor_write(t[0], x, sizeof x, &err);
     int failed = 0;
     const nd_variant variants[] = {ND_VARIANT_SPECIALIZED, ND_VARIANT_GENERIC};
-    for (int v = 0; v < 2; ++v) {
-        nd_kernel_pick pick;
-        if (nd_run(&(nd_launch_desc){.device = dev, .kernels = k, .op = "softplus", .tensors = t, .ntensors = 2,
-                                     .variant = variants[v], .pick = &pick}, &err)) {
-            fprintf(stderr, "run_softplus: %s\n", err.msg);
-            return 1;
+    for (int op = 0; op < 2; ++op)
+        for (int v = 0; v < 2; ++v) {
+            nd_kernel_pick pick;
+            if (nd_run(&(nd_launch_desc){.device = dev, .kernels = k, .op = op ? "silu" : "softplus", .tensors = t,
+                                         .ntensors = 2, .variant = variants[v], .pick = &pick}, &err)) {
+                fprintf(stderr, "run_softplus: %s\n", err.msg);
+                return 1;
+            }
+            nd_tensor_read(t[1], y, sizeof y, &err);
+            int bad = 0;
+            for (int i = 0; i < N; ++i)
+                bad += y[i] != (op ? x[i] / (1.0f + expf(-x[i])) : log1pf(expf(x[i])));
+            printf("%s: %s(%g) = %g; %d of %d elements differ from %s\n", pick.symbol, op ? "silu" : "softplus",
+                   (double)x[0], (double)y[0], bad, N, op ? "x / (1 + expf(-x))" : "log1pf(expf(x))");
+            failed += bad != 0;
         }
-        nd_tensor_read(t[1], y, sizeof y, &err);
-        int bad = 0;
-        for (int i = 0; i < N; ++i)
-            bad += y[i] != log1pf(expf(x[i]));
-        printf("%s: softplus(%g) = %g; %d of %d elements differ from log1pf(expf(x))\n", pick.symbol, (double)x[0],
-               (double)y[0], bad, N);
-        failed += bad != 0;
-    }
+    failed += run_rms_norm(dev, k, t);
     nd_tensor_free(t[0]);
     nd_tensor_free(t[1]);
     failed += run_square(dev, k, &spec);
-    printf("%d passed, %d failed\n", 10 - failed, failed);
+    printf("%d passed, %d failed\n", 16 - failed, failed);
     nd_kernels_close(k);
     nd_device_close(dev);
     return failed != 0;

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# test_install.sh SOURCE PROJECT - an install that stands alone. Copies the source tree SOURCE to a
+# scratch folder, configures, builds and installs it to a scratch prefix, then deletes the copied source
+# and build trees and checks that no installed file names them. From a new project outside any tree
+# (a copy of PROJECT, docs/adding-an-op: softplus by spec alone, silu and square with references derived
+# from their EXPR, square on f32, bf16, i32 and u8, rms_norm on a template of its own that includes the
+# installed eltwise_rows.h, with a launch scalar eps and a C reference) it generates, builds and runs the
+# ops through find_package(ndgen) and through a plain Makefile using pkg-config; runs ndrun compare
+# --kernels on each op of both libraries, with and without a reference; specializes on demand a target
+# no spec lists, for a user op and a bundled one; refuses bad --scalars; and does it all again after
+# moving the prefix. SOURCE itself is only read.
+set -u
+src=$1 project=$2
+tmp=$(mktemp -d)
+trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
+export NDGEN_CACHE_DIR=$tmp/cache
+pass=0 fail=0
+ok()  { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+die() { echo "FAIL: $*" >&2; echo "test_install: $pass passed, $((fail + 1)) failed"; exit 1; }
+t0=$SECONDS
+
+# 1. a copy of the source (the files git knows, as they are now, or the whole tree without build folders)
+mkdir -p "$tmp/src"
+if git -C "$src" rev-parse --show-toplevel >/dev/null 2>&1; then
+  (cd "$src" && git ls-files --cached --others --exclude-standard | while IFS= read -r f; do [ -f "$f" ] && printf '%s\0' "$f"; done |
+     tar --null -T - -cf -) | tar -C "$tmp/src" -xf - || die "copying $src"
+else
+  (cd "$src" && tar --exclude='./build*' -cf - .) | tar -C "$tmp/src" -xf - || die "copying $src"
+fi
+cp -r "$project" "$tmp/proj" || die "copying $project"
+rm -rf "$tmp/proj"/build* "$tmp/proj"/build-make
+
+# 2. configure, build and install it; then the copied trees go
+cmake -S "$tmp/src" -B "$tmp/build" -DBUILD_TESTING=OFF -DNDGEN_MPI=OFF >"$tmp/log" 2>&1 || { cat "$tmp/log"; die "configure"; }
+cmake --build "$tmp/build" -j2 >"$tmp/log" 2>&1 || { tail -40 "$tmp/log"; die "build"; }
+cmake --install "$tmp/build" --prefix "$tmp/prefix" >"$tmp/log" 2>&1 || { cat "$tmp/log"; die "install"; }
+echo "test_install: built and installed in $((SECONDS - t0)) s"
+rm -rf "$tmp/src" "$tmp/build"
+p=$tmp/prefix
+
+# 3. what is installed, and nothing in it names the trees it came from
+for f in bin/ndgen bin/ndrun include/ndgen/nd_runtime.h include/ndgen/nd_accessor.h include/ndgen/nd_dist.h \
+         include/ndgen/nd_dist/model.h lib/libnd_runtime.a lib/libnd_dist.a lib/libndgen_ops.so \
+         share/ndgen/templates/eltwise_rows.h share/ndgen/templates/eltwise_unary.c share/ndgen/specs/eltwise.lua \
+         share/ndgen/specs/reference/reduce.c lib/cmake/ndgen/ndgenConfig.cmake lib/cmake/ndgen/NdgenKernels.cmake \
+         lib/pkgconfig/ndgen.pc; do
+  if [ -e "$p/$f" ]; then ok; else bad "not installed: $f"; fi
+done
+if [ -e "$p/share/ndgen/specs/CMakeLists.txt" ]; then bad "the specs' CMakeLists.txt is installed"; else ok; fi
+leaks=$(grep -rlaF -e "$tmp/src" -e "$tmp/build" "$p")
+if [ -z "$leaks" ]; then ok; else bad "installed files name the source or build tree: $leaks"; fi
+
+# 4. the project, built with find_package(ndgen) and run
+cmake -S "$tmp/proj" -B "$tmp/cmake" -DCMAKE_PREFIX_PATH="$p" >"$tmp/log" 2>&1 &&
+  cmake --build "$tmp/cmake" -j2 >>"$tmp/log" 2>&1 || { tail -40 "$tmp/log"; die "the project's CMake build"; }
+if out=$("$tmp/cmake/run_softplus" "$tmp/cmake/libmyops.so" 2>&1) && echo "$out" | grep -q "^16 passed, 0 failed"
+then ok; else bad "CMake-built project: $out"; fi
+
+# 5. the same through a plain Makefile and pkg-config (ndgen generate finds its headers by itself)
+export PKG_CONFIG_PATH=$p/lib/pkgconfig
+make -C "$tmp/proj" B="$tmp/make" >"$tmp/log" 2>&1 || { tail -40 "$tmp/log"; die "the project's Makefile build"; }
+if grep -q -- "--include" "$tmp/log"; then bad "the Makefile build passed --include"; else ok; fi
+if out=$("$tmp/make/run_softplus" "$tmp/make/libmyops.so" 2>&1) && echo "$out" | grep -q "^16 passed, 0 failed"
+then ok; else bad "Makefile-built project: $out"; fi
+
+# 6. ndrun compare --kernels on every op of both libraries: with a reference, and saying when there is none
+ndrun=$p/bin/ndrun
+cmp() { "$ndrun" compare --min-time 0 --repeats 1 --no-probes --json "$@"; }
+d="--shape 64,64 --shard 16,64 --grid 2x2"
+for lib in "$tmp/cmake/libmyops.so" "$tmp/make/libmyops.so"; do
+  export NDGEN_CACHE_DIR=$tmp/cache-${lib//\//_} # each library's on-demand kernels built anew
+  if cmp --kernels "$lib" --op softplus $d | jq -e '.match and .reference_checked == false and .jit == "prebuilt"' >/dev/null
+  then ok; else bad "softplus (no reference) in $lib"; fi
+  if "$ndrun" compare --kernels "$lib" --min-time 0 --repeats 1 --no-probes --op softplus $d 2>&1 | grep -q "NO REFERENCE CHECKED"
+  then ok; else bad "softplus table does not say NO REFERENCE CHECKED in $lib"; fi
+  if cmp --kernels "$lib" --op silu $d | jq -e '.match and .reference_checked and .reference_name == "from EXPR"' >/dev/null
+  then ok; else bad "silu against its derived reference in $lib"; fi
+  for dt in f32 bf16 i32 u8; do
+    if cmp --kernels "$lib" --op square --dtype $dt $d | jq -e '.match and .reference_checked and .jit == "prebuilt"' >/dev/null
+    then ok; else bad "square $dt in $lib"; fi
+  done
+  if cmp --kernels "$lib" --op rms_norm --scalars eps=1e-5 $d |
+       jq -e '.match and .reference_checked and .reference_name == "rms_norm_ref" and .jit == "prebuilt"' >/dev/null
+  then ok; else bad "rms_norm against its C reference in $lib"; fi
+  # a target no spec lists, for a user op on its own template: specialized on demand from the spec and
+  # templates the library records (eltwise_rows.h from the installed templates on the include path)
+  if cmp --kernels "$lib" --op rms_norm --scalars eps=0.5 --shape 48,80 --shard 16,80 --grid 3x1 |
+       jq -e '.match and .reference_checked and .jit == "built"' >/dev/null
+  then ok; else bad "on-demand rms_norm from $lib"; fi
+done
+# and for a bundled op, from the installed specs and templates the bundled library records
+if cmp --op relu --shape 48,80 --shard 16,80 --grid 3x1 | jq -e '.match and .jit == "built"' >/dev/null
+then ok; else bad "on-demand relu with the installed ndrun and bundled library"; fi
+
+# 7. bad scalars are refused with a clear error
+check_err() { # expected message, ndrun arguments
+  local want=$1; shift
+  if msg=$("$ndrun" compare --kernels "$tmp/cmake/libmyops.so" --min-time 0 --repeats 1 --no-probes $d "$@" 2>&1); then
+    bad "accepted: $*"
+  elif echo "$msg" | grep -q -- "$want"; then ok; else bad "for '$*': got '$msg', expected '$want'"; fi
+}
+check_err "op 'rms_norm' takes the launch scalars eps: give their values with --scalars" --op rms_norm
+check_err "'abc' is not a finite number" --op rms_norm --scalars eps=abc
+check_err "has no scalar 'alpha'" --op rms_norm --scalars eps=1,alpha=2
+check_err "gives twice the scalar 'eps'" --op rms_norm --scalars eps=1,eps=2
+check_err "op 'softplus' takes no launch scalars" --op softplus --scalars eps=1
+
+# 8. ndgen without the rest of the install says where it looked and what to give
+mkdir -p "$tmp/alone" && cp "$p/bin/ndgen" "$tmp/alone/"
+if msg=$("$tmp/alone/ndgen" generate --templates "$p/share/ndgen/templates" --output "$tmp/x.c" "$tmp/proj/softplus.lua" 2>&1); then
+  bad "ndgen alone found nd_accessor.h somewhere"
+elif echo "$msg" | grep -q "no nd_accessor.h in .*give --include DIR"; then ok; else bad "ndgen alone: $msg"; fi
+
+# 9. the prefix moved elsewhere still works: nothing in it knows where it was
+mv "$p" "$tmp/moved"
+p=$tmp/moved ndrun=$p/bin/ndrun
+export PKG_CONFIG_PATH=$p/lib/pkgconfig
+if [ "$(pkg-config --variable=templatedir ndgen)" -ef "$p/share/ndgen/templates" ]; then ok; else bad "ndgen.pc after the move"; fi
+if cmp --op relu --shape 40,80 --shard 8,80 --grid 5x1 | jq -e '.match and .jit == "built"' >/dev/null
+then ok; else bad "on-demand relu after moving the prefix"; fi
+make -C "$tmp/proj" B="$tmp/make2" >"$tmp/log" 2>&1 && out=$("$tmp/make2/run_softplus" "$tmp/make2/libmyops.so" 2>&1) &&
+  echo "$out" | grep -q "^16 passed, 0 failed" && ok || bad "Makefile build after moving the prefix: $(tail -5 "$tmp/log") $out"
+
+echo "test_install: $pass passed, $fail failed in $((SECONDS - t0)) s"
+[ "$fail" = 0 ]
