@@ -1,11 +1,12 @@
 /*
  * eltwise_rows.h - arithmetic shared by the templates: walking the rows of an output page, broadcasting
- * coordinates, and stepping over a chosen set of axes. No accessor calls here: those stay in the kernels, where ndgen finds
+ * coordinates, stepping over a chosen set of axes, and vector math (below). No accessor calls here: those stay in the kernels, where ndgen finds
  * and specializes them. The dims arrays come from nda_dim and nda_page_dim, literals once specialized.
  */
 #ifndef ELTWISE_ROWS_H
 #define ELTWISE_ROWS_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -75,5 +76,39 @@ static inline bool rows_odometer(int64_t *y, const bool *pick, const int64_t *di
     }
     return false;
 }
+
+/*
+ * Vector math for the templates: with GCC on x86-64 and glibc 2.35 or later, expf, erff, tanhf
+ * and logf are declared as glibc's libmvec provides them (__attribute__((simd)): 4, 8 and 16 lanes,
+ * _ZGV{b,c,d,e}N*v_*), and as having no side effect (no errno), so loops calling them vectorize without
+ * -ffast-math; libm.so already links libmvec, as needed. Elsewhere (Clang, other C libraries) they
+ * stay scalar libm calls. libmvec's results differ from libm's by a few ULP (tests/test_vmath.c measures
+ * and bounds it), so every element must go through the same code whatever the loop around it: a
+ * template applies a vectorized function only in whole blocks of VMATH_BLOCK lanes (padding the last), so
+ * the generic and the specialized kernel give the same bits. No accessor calls here.
+ */
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__) &&                   \
+    (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
+#define VMATH_LIBMVEC 1
+float expf(float) __attribute__((simd("notinbranch"), const, nothrow));
+float erff(float) __attribute__((simd("notinbranch"), const, nothrow));
+float tanhf(float) __attribute__((simd("notinbranch"), const, nothrow));
+float logf(float) __attribute__((simd("notinbranch"), const, nothrow));
+#else
+#define VMATH_LIBMVEC 0
+#endif
+
+enum { VMATH_BLOCK = 16 };
+
+/* Before a block's loop: keeps it a loop for the vectorizer (GCC would otherwise unroll 16 scalar calls
+ * first). */
+#if VMATH_LIBMVEC
+#define VMATH_KEEP_LOOP _Pragma("GCC unroll 1")
+#else
+#define VMATH_KEEP_LOOP
+#endif
+
+static inline int64_t vmath_min(int64_t a, int64_t b) { return a < b ? a : b; }
 
 #endif

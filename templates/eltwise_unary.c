@@ -10,6 +10,10 @@
  * Parameters: NDT_T, the stored C element type; NDT_LOAD(v) and NDT_STORE(v), conversions to and from
  * the type the expression computes in (bf16 is stored as uint16_t and computed in f32);
  * NDT_EXPR(x), the scalar expression.
+ *
+ * The expression is applied in blocks of VMATH_BLOCK elements (eltwise_rows.h), padded at the end of a run, so
+ * that transcendental functions vectorize (libmvec) and every element takes the same path in the
+ * generic and the specialized kernel.
  */
 #include <math.h>
 #include <stdint.h>
@@ -30,6 +34,29 @@
 #define NDT_EXPR(x) (x)
 #endif
 
+/* y[0, n) = EXPR(x[0, n)), VMATH_BLOCK lanes at a time: whole blocks in place, the rest padded to a
+ * block (each lane's result depends on its own value alone, so both give the same bits). */
+static inline void unary_run(NDT_T *restrict y, const NDT_T *restrict x, int64_t n)
+{
+    int64_t e0 = 0;
+    for (; e0 + VMATH_BLOCK <= n; e0 += VMATH_BLOCK) {
+        VMATH_KEEP_LOOP /* one vector loop, not 16 scalar calls */
+        for (int64_t e = e0; e < e0 + VMATH_BLOCK; ++e)
+            y[e] = NDT_STORE(NDT_EXPR(NDT_LOAD(x[e])));
+    }
+    if (e0 < n) {
+        const int64_t e = e0, m = n - e0;
+        __typeof__(NDT_LOAD(x[0]) + 0) v[VMATH_BLOCK] = {0}, r[VMATH_BLOCK];
+        for (int64_t k = 0; k < m; ++k)
+            v[k] = NDT_LOAD(x[e + k]);
+        VMATH_KEEP_LOOP
+        for (int k = 0; k < VMATH_BLOCK; ++k)
+            r[k] = NDT_EXPR(v[k]);
+        for (int64_t k = 0; k < m; ++k)
+            y[e + k] = NDT_STORE(r[k]);
+    }
+}
+
 void eltwise_unary(const nda_core *core, const nda_args *args)
 {
     const nda_tensor *a = nda_operand(args, 0);
@@ -39,8 +66,7 @@ void eltwise_unary(const nda_core *core, const nda_args *args)
         for (nda_iter it = nda_iter_local(core, out); nda_iter_valid(&it); nda_iter_next(&it)) {
             const NDT_T *x = nda_page_read(core, a, nda_iter_page(&it));
             NDT_T *y = (NDT_T *)nda_iter_ptr(&it);
-            for (int64_t e = 0; e < n; ++e)
-                y[e] = NDT_STORE(NDT_EXPR(NDT_LOAD(x[e])));
+            unary_run(y, x, n);
         }
         return;
     }
@@ -62,8 +88,7 @@ void eltwise_unary(const nda_core *core, const nda_args *args)
                 int64_t na;
                 const NDT_T *pa = nda_elem_read(core, a, x, &na);
                 const int64_t m = rows_min(len - j, na);
-                for (int64_t e = 0; e < m; ++e)
-                    y[off + j + e] = NDT_STORE(NDT_EXPR(NDT_LOAD(pa[e])));
+                unary_run(y + off + j, pa, m);
                 j += m;
                 x[r - 1] += m;
             }

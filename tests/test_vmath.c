@@ -1,0 +1,105 @@
+/*
+ * test_vmath.c - the error of the vector math the templates use (templates/eltwise_rows.h: glibc's libmvec
+ * where GCC and glibc provide it) against scalar libm, in ULP of libm's result, over a sweep of every
+ * 61st float in [-30, 30] plus special values (zeros, infinities, NaN, subnormals, the overflow
+ * edges). Compiled with the kernels' flags, so the loops vectorize as the kernels' do. Measured on
+ * glibc 2.36 (x86-64, AVX2 variants): expf 3, erff 2, tanhf 2, logf 4 ULP from libm; the bounds held
+ * are expf, erff and tanhf 4 ULP and logf 5 ULP. Results must be NaN exactly where libm's are, and
+ * the same infinity where libm's is one.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eltwise_rows.h"
+#include "testutil.h"
+
+static int64_t passed;
+
+/* The distance in ULP between a and b (finite, or equal). */
+static double ulps(float got, float want)
+{
+    if (got == want || (isnan(got) && isnan(want)))
+        return 0;
+    if (isnan(got) || isnan(want) || isinf(got) || isinf(want))
+        return INFINITY;
+    double u = want == 0 ? ldexp(1.0, -149) : fmax(ldexp(1.0, ilogbf(want) - 23), ldexp(1.0, -149));
+    return fabs((double)got - (double)want) / u;
+}
+
+/* Vectorized loops over a block, as the templates' blocks are (VMATH_KEEP_LOOP, 16 lanes). */
+#define VLOOP(name, fn)                                                                                   \
+    static void name(float *restrict y, const float *restrict x, size_t n)                              \
+    {                                                                                                     \
+        for (size_t e = 0; e < n; e += VMATH_BLOCK) {                                                     \
+            VMATH_KEEP_LOOP                                                                               \
+            for (int k = 0; k < VMATH_BLOCK; ++k)                                                         \
+                y[e + k] = fn(x[e + k]);                                                                  \
+        }                                                                                                 \
+    }
+VLOOP(v_exp, expf)
+VLOOP(v_erf, erff)
+VLOOP(v_tanh, tanhf)
+VLOOP(v_log, logf)
+
+typedef float scalar_fn(float);
+typedef void vector_fn(float *restrict, const float *restrict, size_t);
+
+static void check(const char *name, vector_fn *vf, scalar_fn *volatile sf, double bound)
+{
+    enum { SPECIAL = 16 };
+    size_t n = 0, cap = 1 << 20;
+    float *x = malloc((cap + 64) * sizeof *x), *y = malloc((cap + 64) * sizeof *y);
+    static const float special[SPECIAL] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1e-45f, -1e-45f, 1e-38f,
+                                           88.72f, 88.73f, -103.9f, -87.3f, 1.0f, -1.0f, 0.5f, 1e30f};
+    double worst = 0;
+    float worst_x = 0;
+    uint32_t lo, hi;
+    float a = -30.0f, b = 30.0f;
+    memcpy(&lo, &a, 4);
+    memcpy(&hi, &b, 4);
+    /* negative floats run down from 0x80000000, positive up from 0: sweep both halves */
+    for (int half = 0; half < 2; ++half) {
+        uint32_t first = half ? 0x00000000u : 0x80000000u, last = half ? hi : lo;
+        for (uint32_t u = first;; u += 61) {
+            float f;
+            memcpy(&f, &u, 4);
+            x[n++] = f;
+            bool end = u > last - 61 || u + 61 < u;
+            if (n == cap || end) {
+                if (half == 1 && end)
+                    for (int i = 0; i < SPECIAL; ++i)
+                        x[n++] = special[i];
+                while (n % VMATH_BLOCK)
+                    x[n++] = 1.0f;
+                vf(y, x, n);
+                for (size_t i = 0; i < n; ++i) {
+                    double d = ulps(y[i], sf(x[i]));
+                    if (d > worst) {
+                        worst = d;
+                        worst_x = x[i];
+                    }
+                }
+                n = 0;
+            }
+            if (end)
+                break;
+        }
+    }
+    printf("%-6s max error %.3g ULP (at %a), bound %g ULP, libmvec %s\n", name, worst, (double)worst_x, bound,
+           VMATH_LIBMVEC ? "on" : "off (scalar libm)");
+    CHECK(worst <= bound, "%s: %g ULP at %a, past the stated %g", name, worst, (double)worst_x, bound);
+    ++passed;
+    free(x);
+    free(y);
+}
+
+int main(void)
+{
+    check("expf", v_exp, expf, 4);
+    check("erff", v_erf, erff, 4);
+    check("tanhf", v_tanh, tanhf, 4);
+    check("logf", v_log, logf, 5);
+    return test_finish(passed);
+}
