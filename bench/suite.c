@@ -64,6 +64,43 @@ static const suite_case cases[] = {
      {"--op reduce_sum --shape 64,256 --shard 32,256 --grid 2x1 --axes 1 --operand out --shard 32",
       "--op reduce_sum --shape 2048,2048 --shard 1024,2048 --grid 2x1 --axes 1 --operand out --shard 1024",
       "--op reduce_sum --shape 4096,4096 --shard 2048,4096 --grid 2x1 --axes 1 --operand out --shard 2048"}},
+    {"reduce_sum over a leading axis", "reductions",
+     {"--op reduce_sum --shape 64,256 --shard 32,256 --grid 2x1 --axes 0 --operand out --shard 128",
+      "--op reduce_sum --shape 2048,2048 --shard 1024,2048 --grid 2x1 --axes 0 --operand out --shard 1024",
+      "--op reduce_sum --shape 4096,4096 --shard 2048,4096 --grid 2x1 --axes 0 --operand out --shard 2048"}},
+    {"reduce_max over rows", "reductions",
+     {"--op reduce_max --shape 64,256 --shard 32,256 --grid 2x1 --axes 1 --operand out --shard 32",
+      "--op reduce_max --shape 2048,2048 --shard 1024,2048 --grid 2x1 --axes 1 --operand out --shard 1024",
+      "--op reduce_max --shape 4096,4096 --shard 2048,4096 --grid 2x1 --axes 1 --operand out --shard 2048"}},
+    {"reduce_max over a leading axis", "reductions",
+     {"--op reduce_max --shape 64,256 --shard 32,256 --grid 2x1 --axes 0 --operand out --shard 128",
+      "--op reduce_max --shape 2048,2048 --shard 1024,2048 --grid 2x1 --axes 0 --operand out --shard 1024",
+      "--op reduce_max --shape 4096,4096 --shard 2048,4096 --grid 2x1 --axes 0 --operand out --shard 2048"}},
+    {"reduce_sum over every axis", "reductions",
+     {"--op reduce_sum --shape 64,256 --shard 32,256 --grid 2x1 --axes 0,1 --operand out --shape 1,1 --shard 1,1",
+      "--op reduce_sum --shape 2048,2048 --shard 1024,2048 --grid 2x1 --axes 0,1 --operand out --shape 1,1 --shard 1,1",
+      "--op reduce_sum --shape 4096,4096 --shard 2048,4096 --grid 2x1 --axes 0,1 --operand out --shape 1,1 --shard 1,1"}},
+    {"reduce_sum, rank 3, axes 0 and 2", "reductions",
+     {"--op reduce_sum --shape 4,16,64 --shard 2,16,64 --grid 2x1 --axes 0,2 --operand out --shard 8",
+      "--op reduce_sum --shape 16,512,512 --shard 8,512,512 --grid 2x1 --axes 0,2 --operand out --shard 256",
+      "--op reduce_sum --shape 64,512,512 --shard 32,512,512 --grid 2x1 --axes 0,2 --operand out --shard 256"}},
+    {"gelu", "math",
+     {"--op gelu --shape 64,256 --shard 32,256 --grid 2x1", "--op gelu --shape 2048,2048 --shard 1024,2048 --grid 2x1",
+      "--op gelu --shape 4096,4096 --shard 2048,4096 --grid 2x1"}},
+    {"exp", "math",
+     {"--op exp --shape 64,256 --shard 32,256 --grid 2x1", "--op exp --shape 2048,2048 --shard 1024,2048 --grid 2x1",
+      "--op exp --shape 4096,4096 --shard 2048,4096 --grid 2x1"}},
+    {"sigmoid", "math",
+     {"--op sigmoid --shape 64,256 --shard 32,256 --grid 2x1",
+      "--op sigmoid --shape 2048,2048 --shard 1024,2048 --grid 2x1",
+      "--op sigmoid --shape 4096,4096 --shard 2048,4096 --grid 2x1"}},
+    {"tanh", "math",
+     {"--op tanh --shape 64,256 --shard 32,256 --grid 2x1", "--op tanh --shape 2048,2048 --shard 1024,2048 --grid 2x1",
+      "--op tanh --shape 4096,4096 --shard 2048,4096 --grid 2x1"}},
+    {"softmax", "math",
+     {"--op softmax --shape 64,256 --shard 32,256 --grid 2x1",
+      "--op softmax --shape 2048,2048 --shard 1024,2048 --grid 2x1",
+      "--op softmax --shape 4096,4096 --shard 2048,4096 --grid 2x1"}},
     {"matmul", "aligned",
      {"--op matmul --shape 64,64,64 --shard 32,64 --grid 2x1",
       "--op matmul --shape 512,512,512 --shard 256,512 --grid 2x1",
@@ -72,6 +109,22 @@ static const suite_case cases[] = {
      {"--op permute --shape 64,128 --shard 32,128 --grid 2x1 --operand out --shard 64,32",
       "--op permute --shape 2048,2048 --shard 1024,2048 --grid 2x1",
       "--op permute --shape 4096,4096 --shard 2048,4096 --grid 2x1"}},
+    {"permute 3-D, perm 2,0,1", "permutes",
+     {"--op permute --shape 8,16,32 --shard 4,16,32 --grid 2x1 --perm 2,0,1 --operand out --shard 16,8,16",
+      "--op permute --shape 128,128,128 --shard 64,128,128 --grid 2x1 --perm 2,0,1 --operand out --shard 64,128,128",
+      "--op permute --shape 256,256,256 --shard 128,256,256 --grid 2x1 --perm 2,0,1 --operand out --shard 128,256,256"}},
+    {"permute 3-D, perm 0,2,1", "permutes",
+     {"--op permute --shape 8,16,32 --shard 4,16,32 --grid 2x1 --perm 0,2,1 --operand out --shard 4,32,16",
+      "--op permute --shape 128,128,128 --shard 64,128,128 --grid 2x1 --perm 0,2,1",
+      "--op permute --shape 256,256,256 --shard 128,256,256 --grid 2x1 --perm 0,2,1"}},
+    {"bmm 8x512x512x512", "contractions",
+     {"--op bmm --shape 2,16,32,16 --shard 1,16,32 --grid 2x1 --operand b --shard 1,32,16 --operand out --shard 1,16,16",
+      "--op bmm --shape 4,256,256,256 --shard 2,256,256 --grid 2x1",
+      "--op bmm --shape 8,512,512,512 --shard 4,512,512 --grid 2x1"}},
+    {"scores bhqd,bhkd->bhqk", "contractions",
+     {"--op scores --shape 1,2,16,8,16 --shard 1,1,16,8 --grid 2x1 --operand out --shard 1,1,16,16",
+      "--op scores --shape 2,4,256,64,256 --shard 1,4,256,64 --grid 2x1 --operand out --shard 1,4,256,256",
+      "--op scores --shape 2,8,512,64,512 --shard 1,8,512,64 --grid 2x1 --operand out --shard 1,8,512,512"}},
     {"reshard, rows to columns", "misaligned",
      {"--op reshard --shape 64,256 --shard 32,256 --grid 2x1 --operand out --shard 64,128",
       "--op reshard --shape 2048,2048 --shard 1024,2048 --grid 2x1 --operand out --shard 2048,1024",
@@ -88,11 +141,12 @@ enum { NCASES = sizeof cases / sizeof *cases };
 static const char bench_usage[] =
     "usage: ndrun bench [--quick | --tiny] [options]\n"
     "\n"
-    "Runs the bundled suite: elementwise, reduction, matmul, permute and reshard over aligned,\n"
-    "misaligned, interleaved, small-page and large-page distributions, ranks 2 to 6, and 2x1 against\n"
-    "64x64 cores. Each case is an ndrun compare: checked, then timed. Prints a table and writes a JSON\n"
-    "result file and an SVG chart (per case: generic, specialized, reference and OpenBLAS bars as a\n"
-    "percentage of the machine's limit, measured in the same run). Kernels the bundled library lacks\n"
+    "Runs the bundled suite: elementwise, vector math (gelu, exp, sigmoid, tanh, softmax), reductions over\n"
+    "each axis set, contractions (matmul, bmm, scores), permutes and reshard over aligned, misaligned,\n"
+    "interleaved, small-page and large-page distributions, ranks 2 to 6, and 2x1 against 64x64 cores.\n"
+    "Each case is an ndrun compare: checked, then timed. Prints a table and writes a JSON result file\n"
+    "and an SVG chart (per case: generic, specialized, reference and OpenBLAS bars as a percentage of\n"
+    "the machine's limit, measured in the same run). Kernels the bundled library lacks\n"
     "are specialized on demand and cached, so a second run starts at once.\n"
     "Exit status: 0 when every case agrees, 1 when one does not or on error, 2 on a usage error.\n"
     "\n"
