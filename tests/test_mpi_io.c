@@ -159,7 +159,8 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     /* 13 rows over 8 (2,2,2,2,2,2,1,0 by the chunk rule) by 37 columns over 2 (19,18), into 4 by 4 */
-    round_trip(dev, "rows", &(nd_dist_flags){.shape = "13,37", .grid = "8x2", .einshard = "a b -> a8 b2", .uneven = true},
+    round_trip(dev, "rows",
+               &(nd_dist_flags){.shape = "13,37", .grid = "8x2", .einshard = "a b -> a8 b2", .uneven = true},
                &(nd_dist_flags){.shape = "13,37", .grid = "8x2", .einshard = "a b -> a4 b4", .uneven = true});
     /* tiles with edge padding, round robin over 16 cores, into DRAM interleaved over 5 banks */
     round_trip(dev, "tiles_dram",

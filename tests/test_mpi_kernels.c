@@ -561,6 +561,62 @@ static void check_own_writes(void)
     ++passed;
 }
 
+/* Opening refuses settings that are bad or differ between processes, on every process alike; the
+ * core and bank maps are the documented blocks. */
+static void check_open(void)
+{
+    nd_device_config cfg;
+    nd_mpi_config m;
+    nd_device *dev = NULL;
+    nd_error err;
+    int rc;
+    test_case = "opening";
+    nd_device_config_init(&cfg);
+    cfg.grid_x = 5, cfg.grid_y = 2, cfg.threads = 1, cfg.l1_bytes = 4096, cfg.dram_banks = 7;
+    cfg.dram_bank_bytes = 4096;
+    nd_mpi_config_init(&m);
+    m.fence_timeout = 0;
+    rc = nd_device_open_mpi(&cfg, &m, MPI_COMM_WORLD, &dev, &err);
+    CHECK_ERROR(rc, err, ND_EINVAL, "fence_timeout 0: must be a positive number of seconds");
+    nd_mpi_config_init(&m);
+    m.banks = (nd_mpi_bank_map)7;
+    rc = nd_device_open_mpi(&cfg, &m, MPI_COMM_WORLD, &dev, &err);
+    CHECK_ERROR(rc, err, ND_EINVAL, "bank map 7");
+    if (nprocs > 1) {
+        nd_device_config odd = cfg;
+        odd.grid_x = rank == 1 ? 0 : cfg.grid_x; /* invalid on one process only: every process refuses */
+        rc = nd_device_open_mpi(&odd, NULL, MPI_COMM_WORLD, &dev, &err);
+        CHECK_ERROR(rc, err, ND_EINVAL, rank == 1 ? "grid 0x2" : "another process gave invalid settings");
+        odd.grid_x = rank == 1 ? 4 : cfg.grid_x; /* valid everywhere, but not the same */
+        rc = nd_device_open_mpi(&odd, NULL, MPI_COMM_WORLD, &dev, &err);
+        CHECK_ERROR(rc, err, ND_EINVAL, "every process must give the same device");
+    }
+    for (int map = 0; map < 2; ++map) {
+        nd_mpi_config_init(&m);
+        m.banks = map ? ND_MPI_BANKS_BLOCK : ND_MPI_BANKS_BY_CORE;
+        rc = nd_device_open_mpi(&cfg, &m, MPI_COMM_WORLD, &dev, &err);
+        CHECK(rc == 0, "%s", err.msg);
+        if (rc)
+            continue;
+        for (int id = 0; id < 10; ++id) { /* 10 cores in blocks: process r runs [10r/R, 10(r+1)/R) */
+            int r = nd_mpi_rank_of_core(dev, id);
+            CHECK(10 * r / nprocs <= id && id < 10 * (r + 1) / nprocs, "core %d runs on process %d", id, r);
+        }
+        for (int b = 0; b < 7; ++b) {
+            int want = map ? 0 : nd_mpi_rank_of_core(dev, b);
+            while (map && !(7 * want / nprocs <= b && b < 7 * (want + 1) / nprocs))
+                ++want;
+            CHECK(nd_mpi_rank_of_bank(dev, b) == want, "bank %d lives in process %d, want %d", b,
+                  nd_mpi_rank_of_bank(dev, b), want);
+        }
+        CHECK(nd_mpi_rank_of_core(dev, -1) == -1 && nd_mpi_rank_of_core(dev, 10) == -1 &&
+                  nd_mpi_rank_of_bank(dev, 7) == -1 && nd_mpi_nprocs(dev) == nprocs && nd_mpi_rank(dev) == rank,
+              "out-of-range queries, or the process count");
+        nd_device_close(dev);
+    }
+    ++passed;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -593,6 +649,7 @@ int main(int argc, char **argv)
           (int)(sizeof suite / sizeof *suite));
     check_partial_then_all_reduce(k);
     check_own_writes();
+    check_open();
     nd_kernels_close(k);
     int failures = test_failures, any = 0;
     MPI_Allreduce(&failures, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);

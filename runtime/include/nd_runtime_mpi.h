@@ -64,7 +64,7 @@ int nd_device_open_mpi(const nd_device_config *cfg, const nd_mpi_config *mcfg, M
 /* This process's rank and the number of processes (0 and 1 for a device of nd_device_open). */
 int nd_mpi_rank(const nd_device *dev);
 int nd_mpi_nprocs(const nd_device *dev);
-/* The process running device core id, and the one holding DRAM bank b. */
+/* The process running device core id, and the one holding DRAM bank b; -1 outside the device. */
 int nd_mpi_rank_of_core(const nd_device *dev, int64_t id);
 int nd_mpi_rank_of_bank(const nd_device *dev, int b);
 

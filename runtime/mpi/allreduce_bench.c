@@ -70,7 +70,8 @@ int main(int argc, char **argv)
         nd_dist_from_flags(&fs[0], &dsplit[0], &err) || nd_dist_from_flags(&fs[1], &dsplit[1], &err) ||
         nd_device_open_mpi(&cfg, NULL, MPI_COMM_WORLD, &dev, &err) ||
         nd_tensor_alloc(dev, &din, &in, &err) || nd_tensor_alloc(dev, &dout, &out, &err) ||
-        nd_tensor_alloc(dev, &dsplit[0], &splits[0], &err) || nd_tensor_alloc(dev, &dsplit[1], &splits[1], &err) || nd_kernels_open(&k, &err) || nd_kernels_load(k, argv[1], &err)) {
+        nd_tensor_alloc(dev, &dsplit[0], &splits[0], &err) || nd_tensor_alloc(dev, &dsplit[1], &splits[1], &err) ||
+        nd_kernels_open(&k, &err) || nd_kernels_load(k, argv[1], &err)) {
         fprintf(stderr, "nd_mpi_allreduce_bench: %s\n", err.msg);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }

@@ -220,6 +220,27 @@ static int make_window(nd_mpi_ctx *c, const nd_device_config *cfg, uint8_t **l1,
     return next_bank == cfg->dram_banks ? 0 : nd_failc(err, ND_ESYS, "device: bank map lost a bank");
 }
 
+/* Whether ok holds on every process (collective). */
+static bool agree(const nd_mpi_ctx *c, bool ok)
+{
+    int mine = ok, everywhere = 0;
+    return MPI_Allreduce(&mine, &everywhere, 1, MPI_INT, MPI_MIN, c->comm) == MPI_SUCCESS && everywhere;
+}
+
+/* The settings this process gives, checked before anything collective happens. */
+static int check_local(const nd_device_config *cfg, const nd_mpi_config *m, nd_error *err)
+{
+    if (nd_device_check_config(cfg, err))
+        return -1;
+    if (m->banks != ND_MPI_BANKS_BY_CORE && m->banks != ND_MPI_BANKS_BLOCK)
+        return nd_fail(err, "device over MPI: bank map %d: expected ND_MPI_BANKS_BY_CORE or ND_MPI_BANKS_BLOCK",
+                       (int)m->banks);
+    if (!(m->fence_timeout > 0))
+        return nd_fail(err, "device over MPI: fence_timeout %g: must be a positive number of seconds",
+                       m->fence_timeout);
+    return 0;
+}
+
 int nd_device_open_mpi(const nd_device_config *cfg, const nd_mpi_config *mcfg, MPI_Comm comm, nd_device **out,
                        nd_error *err)
 {
@@ -229,21 +250,13 @@ int nd_device_open_mpi(const nd_device_config *cfg, const nd_mpi_config *mcfg, M
         m = *mcfg;
     else
         nd_mpi_config_init(&m);
-    if (nd_device_check_config(cfg, err))
-        return -1;
-    if (m.banks != ND_MPI_BANKS_BY_CORE && m.banks != ND_MPI_BANKS_BLOCK)
-        return nd_fail(err, "device over MPI: bank map %d: expected ND_MPI_BANKS_BY_CORE or ND_MPI_BANKS_BLOCK",
-                       (int)m.banks);
-    if (!(m.fence_timeout > 0))
-        return nd_fail(err, "device over MPI: fence_timeout %g: must be a positive number of seconds",
-                       m.fence_timeout);
     if (MPI_Initialized(&inited) != MPI_SUCCESS || !inited)
         return nd_fail(err, "device over MPI: MPI is not initialized (call MPI_Init first)");
     if (comm == MPI_COMM_NULL)
         return nd_fail(err, "device over MPI: the communicator is MPI_COMM_NULL");
     nd_mpi_ctx *c = calloc(1, sizeof *c);
-    if (!c)
-        return nd_failc(err, ND_ENOMEM, "device over MPI: out of memory");
+    if (!c) /* then MPI_Comm_dup is not reached here and the other processes wait in it: end the job */
+        MPI_Abort(comm, 1);
     c->win = MPI_WIN_NULL;
     c->shm = c->comm = MPI_COMM_NULL;
     c->fence_timeout = m.fence_timeout;
@@ -257,6 +270,13 @@ int nd_device_open_mpi(const nd_device_config *cfg, const nd_mpi_config *mcfg, M
     MPI_Comm_rank(c->comm, &c->procs.rank);
     MPI_Comm_size(c->comm, &size);
     c->procs.nranks = size;
+    bool mine_ok = check_local(cfg, &m, err) == 0; /* every process learns whether all settings are valid */
+    if (!agree(c, mine_ok)) {
+        close_procs(&c->procs);
+        return mine_ok ? nd_fail(err, "device over MPI: another process gave invalid settings (its own error says "
+                                      "which)")
+                       : -1;
+    }
     if (size == 1) { /* one process: the plain device, no window and no fences */
         close_procs(&c->procs);
         return nd_device_open(cfg, out, err);
@@ -274,24 +294,34 @@ int nd_device_open_mpi(const nd_device_config *cfg, const nd_mpi_config *mcfg, M
                             "this one); a device spans one node for now: reading pages of another node with MPI RMA "
                             "gets is not implemented yet", size, shm_size);
     }
-    if (check_same(c, cfg, &m, err) || make_map(c, cfg, m.banks, err)) {
+    if (check_same(c, cfg, &m, err)) { /* collective: every process sees the same outcome */
         close_procs(&c->procs);
         return -1;
     }
-    l1 = calloc((size_t)cfg->grid_x * (size_t)cfg->grid_y, sizeof *l1);
-    banks = calloc((size_t)cfg->dram_banks, sizeof *banks);
-    if (!l1 || !banks) {
+    mine_ok = make_map(c, cfg, m.banks, err) == 0;
+    if (mine_ok) {
+        l1 = calloc((size_t)cfg->grid_x * (size_t)cfg->grid_y, sizeof *l1);
+        banks = calloc((size_t)cfg->dram_banks, sizeof *banks);
+        if (!l1 || !banks)
+            mine_ok = nd_failc(err, ND_ENOMEM, "device over MPI: out of memory") == 0;
+    }
+    if (!agree(c, mine_ok)) {
         free(l1);
         free(banks);
         close_procs(&c->procs);
-        return nd_failc(err, ND_ENOMEM, "device over MPI: out of memory");
+        return mine_ok ? nd_failc(err, ND_ENOMEM, "device over MPI: another process ran out of memory") : -1;
     }
-    if (make_window(c, cfg, l1, banks, err)) {
+    mine_ok = make_window(c, cfg, l1, banks, err) == 0;
+    if (!agree(c, mine_ok)) {
+        if (mine_ok)
+            nd_failc(err, ND_ESYS, "device over MPI: another process could not set up the shared window");
         free(l1);
         free(banks);
         close_procs(&c->procs);
         return -1;
     }
+    /* Local: its only failures (out of memory, no thread) leave this process behind, and the others'
+     * first fence then ends the job after fence_timeout, with a message. */
     int rc = nd_device_open_procs(cfg, l1, banks, &c->procs, out, err); /* closes procs on failure */
     free(l1);
     free(banks);
@@ -305,12 +335,16 @@ int nd_mpi_nprocs(const nd_device *dev) { return dev->procs ? dev->procs->nranks
 
 int nd_mpi_rank_of_core(const nd_device *dev, int64_t id)
 {
-    return dev->procs && id >= 0 && id < dev->ncores ? dev->procs->rank_of_core[id] : 0;
+    if (id < 0 || id >= dev->ncores)
+        return -1;
+    return dev->procs ? dev->procs->rank_of_core[id] : 0;
 }
 
 int nd_mpi_rank_of_bank(const nd_device *dev, int b)
 {
-    return dev->procs && b >= 0 && b < dev->cfg.dram_banks ? dev->procs->rank_of_bank[b] : 0;
+    if (b < 0 || b >= dev->cfg.dram_banks)
+        return -1;
+    return dev->procs ? dev->procs->rank_of_bank[b] : 0;
 }
 
 int nd_mpi_launch_procs(const nd_device *dev, nd_mpi_proc_stats *per_proc, int nprocs, nd_error *err)
@@ -324,7 +358,7 @@ int nd_mpi_launch_procs(const nd_device *dev, nd_mpi_proc_stats *per_proc, int n
         memset(p, 0, sizeof *p);
         p->core_lo = c ? c->core_lo[r] : 0;
         p->core_hi = c ? c->core_lo[r + 1] : dev->ncores;
-        p->seconds = c ? c->seconds[r] : 0;
+        p->seconds = c ? c->seconds[r] : dev->run_seconds;
         for (int64_t i = p->core_lo; i < p->core_hi; ++i) {
             const nda_stats *s = &dev->stats[i];
             p->total.local_pages_read += s->local_pages_read;

@@ -443,6 +443,7 @@ int nd_launch(nd_device *dev, nda_kernel_fn *kernel, nd_tensor *const *tensors, 
     double t0 = now_seconds();
     nd_pool_run(dev->pool, hi - lo, run_core, &job);
     double t1 = now_seconds();
+    dev->run_seconds = t1 - t0;
     if (procs) { /* and every core's writes to every process after it */
         procs->fence(dev);
         procs->gather(dev, t1 - t0);

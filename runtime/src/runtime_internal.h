@@ -97,6 +97,7 @@ struct nd_device {
     nd_arena *dram_arena; /* [dram_banks] */
     nd_pool *pool;
     nda_stats *stats;   /* [ncores], per launch */
+    double run_seconds; /* the last launch's run of this process's cores, fences excluded */
     int64_t live_tensors;
 };
 
