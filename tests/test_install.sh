@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # test_install.sh SOURCE PROJECT - an install that stands alone. Copies the source tree SOURCE to a
-# scratch folder, configures, builds and installs it to a scratch prefix, then deletes the copied source
-# and build trees and checks that no installed file names them. From a new project outside any tree
-# (a copy of PROJECT, docs/adding-an-op: softplus by spec alone, silu and square with references derived
-# from their EXPR, square on f32, bf16, i32 and u8, rms_norm on a template of its own that includes the
-# installed eltwise_rows.h, with a launch scalar eps and a C reference) it generates, builds and runs the
-# ops through find_package(ndgen) and through a plain Makefile using pkg-config; runs ndrun compare
-# --kernels on each op of both libraries, with and without a reference; specializes on demand a target
-# no spec lists, for a user op and a bundled one; refuses bad --scalars; and does it all again after
-# moving the prefix. SOURCE itself is only read.
+# scratch folder and runs there, with HOME a scratch folder, every command of the README's "Adding an
+# op" walkthrough in order: ndgen configured, built and installed to ~/ndgen, then (the copied source
+# and build trees deleted) the project PROJECT (docs/adding-an-op, copied to ~/myops: softplus by spec
+# alone and without a reference, silu and square with references derived from their EXPR, square on
+# f32, bf16, i32 and u8, rms_norm on a template of its own that includes the installed eltwise_rows.h,
+# with a launch scalar eps and a C reference) built through find_package(ndgen) and through a plain
+# Makefile using pkg-config, and run; ndrun compare --kernels; on-demand specialization; the project's
+# install. Then checks what is installed and that no installed file names the trees; ndrun compare
+# --kernels on each op of both libraries, with and without a reference; on-demand specialization of a
+# target no spec lists, for user ops and a bundled one, and from the installed user library with the
+# project deleted; bad --scalars refused; ndgen alone pointing at --include; and the prefix moved.
+# SOURCE itself is only read. TEST_INSTALL_LOG=FILE keeps the walkthrough's output.
 set -u
 src=$1 project=$2
 tmp=$(mktemp -d)
@@ -29,46 +32,47 @@ else
   (cd "$src" && tar --exclude='./build*' -cf - .) | tar -C "$tmp/src" -xf - || die "copying $src"
 fi
 cp -r "$project" "$tmp/proj" || die "copying $project"
-rm -rf "$tmp/proj"/build* "$tmp/proj"/build-make
+rm -rf "$tmp/proj"/build*
 
-# 2. configure, build and install it; then the copied trees go
-cmake -S "$tmp/src" -B "$tmp/build" -DBUILD_TESTING=OFF -DNDGEN_MPI=OFF >"$tmp/log" 2>&1 || { cat "$tmp/log"; die "configure"; }
-cmake --build "$tmp/build" -j2 >"$tmp/log" 2>&1 || { tail -40 "$tmp/log"; die "build"; }
-cmake --install "$tmp/build" --prefix "$tmp/prefix" >"$tmp/log" 2>&1 || { cat "$tmp/log"; die "install"; }
-echo "test_install: built and installed in $((SECONDS - t0)) s"
-rm -rf "$tmp/src" "$tmp/build"
-p=$tmp/prefix
+# 2. the README's "Adding an op" walkthrough: every sh block of the section, in order, in one shell,
+# from the copied source tree, with HOME a scratch folder. The first block installs ndgen to
+# ~/ndgen; after it the copied source and build trees are deleted, and the rest runs from the install.
+export HOME=$tmp/home
+mkdir -p "$HOME"
+awk '/^## Adding an op/{s=1; next} s&&/^## /{exit} s&&/^```sh$/{b++; print "# block " b; p=1; next} p&&/^```$/{p=0; if (b==1) print "rm -rf \"$WALK_TREES\"  # the trees go"; next} p' \
+  "$tmp/src/README.md" >"$tmp/walk.sh"
+nblocks=$(grep -c '^# block' "$tmp/walk.sh")
+if [ "$nblocks" -ge 5 ]; then ok; else bad "README's Adding an op has $nblocks sh blocks"; fi
+(cd "$tmp/src" && WALK_TREES=$tmp/src bash -ex "$tmp/walk.sh") >"$tmp/walk.log" 2>&1 || { tail -60 "$tmp/walk.log"; die "the README walkthrough"; }
+echo "test_install: walkthrough done in $((SECONDS - t0)) s"
+if [ ! -e "$tmp/src" ]; then ok; else bad "the copied source tree is still there"; fi
+p=$HOME/ndgen proj=$HOME/myops
+if [ "$(grep -c '^16 passed, 0 failed' "$tmp/walk.log")" = 2 ]; then ok; else bad "run_softplus, CMake and Makefile builds: $(grep passed "$tmp/walk.log")"; fi
+if grep -q "NO REFERENCE CHECKED: op 'softplus'" "$tmp/walk.log"; then ok; else bad "walkthrough: softplus compare does not say NO REFERENCE CHECKED"; fi
+if grep -q "the reference (rms_norm_ref)" "$tmp/walk.log"; then ok; else bad "walkthrough: rms_norm not checked against rms_norm_ref"; fi
+if [ "$(grep -c "built: built" "$tmp/walk.log")" = 2 ]; then ok; else bad "walkthrough: two kernels specialized on demand: $(grep "^kernels:" "$tmp/walk.log")"; fi
+if ! grep -q "ndgen generate " "$tmp/walk.log"; then bad "walkthrough: no ndgen generate command of the Makefile"
+elif grep "ndgen generate " "$tmp/walk.log" | grep -q -- "--include"; then bad "the Makefile build passed --include"; else ok; fi
+[ -n "${TEST_INSTALL_LOG:-}" ] && cp "$tmp/walk.log" "$TEST_INSTALL_LOG"
 
 # 3. what is installed, and nothing in it names the trees it came from
 for f in bin/ndgen bin/ndrun include/ndgen/nd_runtime.h include/ndgen/nd_accessor.h include/ndgen/nd_dist.h \
          include/ndgen/nd_dist/model.h lib/libnd_runtime.a lib/libnd_dist.a lib/libndgen_ops.so \
          share/ndgen/templates/eltwise_rows.h share/ndgen/templates/eltwise_unary.c share/ndgen/specs/eltwise.lua \
          share/ndgen/specs/reference/reduce.c lib/cmake/ndgen/ndgenConfig.cmake lib/cmake/ndgen/NdgenKernels.cmake \
-         lib/pkgconfig/ndgen.pc; do
+         lib/pkgconfig/ndgen.pc lib/libmyops.so share/myops/rms_norm.lua share/myops/templates/rms_norm.c; do
   if [ -e "$p/$f" ]; then ok; else bad "not installed: $f"; fi
 done
 if [ -e "$p/share/ndgen/specs/CMakeLists.txt" ]; then bad "the specs' CMakeLists.txt is installed"; else ok; fi
-leaks=$(grep -rlaF -e "$tmp/src" -e "$tmp/build" "$p")
+leaks=$(grep -rlaF "$tmp/src" "$p")
 if [ -z "$leaks" ]; then ok; else bad "installed files name the source or build tree: $leaks"; fi
-
-# 4. the project, built with find_package(ndgen) and run
-cmake -S "$tmp/proj" -B "$tmp/cmake" -DCMAKE_PREFIX_PATH="$p" >"$tmp/log" 2>&1 &&
-  cmake --build "$tmp/cmake" -j2 >>"$tmp/log" 2>&1 || { tail -40 "$tmp/log"; die "the project's CMake build"; }
-if out=$("$tmp/cmake/run_softplus" "$tmp/cmake/libmyops.so" 2>&1) && echo "$out" | grep -q "^16 passed, 0 failed"
-then ok; else bad "CMake-built project: $out"; fi
-
-# 5. the same through a plain Makefile and pkg-config (ndgen generate finds its headers by itself)
-export PKG_CONFIG_PATH=$p/lib/pkgconfig
-make -C "$tmp/proj" B="$tmp/make" >"$tmp/log" 2>&1 || { tail -40 "$tmp/log"; die "the project's Makefile build"; }
-if grep -q -- "--include" "$tmp/log"; then bad "the Makefile build passed --include"; else ok; fi
-if out=$("$tmp/make/run_softplus" "$tmp/make/libmyops.so" 2>&1) && echo "$out" | grep -q "^16 passed, 0 failed"
-then ok; else bad "Makefile-built project: $out"; fi
+export PATH=$p/bin:$PATH PKG_CONFIG_PATH=$p/lib/pkgconfig
 
 # 6. ndrun compare --kernels on every op of both libraries: with a reference, and saying when there is none
 ndrun=$p/bin/ndrun
 cmp() { "$ndrun" compare --min-time 0 --repeats 1 --no-probes --json "$@"; }
 d="--shape 64,64 --shard 16,64 --grid 2x2"
-for lib in "$tmp/cmake/libmyops.so" "$tmp/make/libmyops.so"; do
+for lib in "$proj/build/libmyops.so" "$proj/build-make/libmyops.so"; do
   export NDGEN_CACHE_DIR=$tmp/cache-${lib//\//_} # each library's on-demand kernels built anew
   if cmp --kernels "$lib" --op softplus $d | jq -e '.match and .reference_checked == false and .jit == "prebuilt"' >/dev/null
   then ok; else bad "softplus (no reference) in $lib"; fi
@@ -96,7 +100,7 @@ then ok; else bad "on-demand relu with the installed ndrun and bundled library";
 # 7. bad scalars are refused with a clear error
 check_err() { # expected message, ndrun arguments
   local want=$1; shift
-  if msg=$("$ndrun" compare --kernels "$tmp/cmake/libmyops.so" --min-time 0 --repeats 1 --no-probes $d "$@" 2>&1); then
+  if msg=$("$ndrun" compare --kernels "$proj/build/libmyops.so" --min-time 0 --repeats 1 --no-probes $d "$@" 2>&1); then
     bad "accepted: $*"
   elif echo "$msg" | grep -q -- "$want"; then ok; else bad "for '$*': got '$msg', expected '$want'"; fi
 }
@@ -112,7 +116,14 @@ if msg=$("$tmp/alone/ndgen" generate --templates "$p/share/ndgen/templates" --ou
   bad "ndgen alone found nd_accessor.h somewhere"
 elif echo "$msg" | grep -q "no nd_accessor.h in .*give --include DIR"; then ok; else bad "ndgen alone: $msg"; fi
 
-# 9. the prefix moved elsewhere still works: nothing in it knows where it was
+# 9. the installed user library specializes on demand with its project gone (the walkthrough's last command)
+rm -rf "$proj"
+export NDGEN_CACHE_DIR=$tmp/cache-installed
+if cmp --kernels "$p/lib/libmyops.so" --op rms_norm --scalars eps=1e-5 --shape 40,80 --shard 8,80 --grid 5x1 |
+     jq -e '.match and .reference_checked and .jit == "built"' >/dev/null
+then ok; else bad "on-demand rms_norm from the installed libmyops.so, the project deleted"; fi
+
+# 10. the prefix moved elsewhere still works: nothing in it knows where it was
 mv "$p" "$tmp/moved"
 p=$tmp/moved ndrun=$p/bin/ndrun
 export PKG_CONFIG_PATH=$p/lib/pkgconfig

@@ -1,5 +1,5 @@
-/* run_softplus LIBRARY: softplus and silu on a 64x64 tensor, specialized and generic, against
- * log1pf(expf(x)) and x / (1 + expf(-x)); square in each dtype against x * x, exact on small integers;
+/* run_softplus LIBRARY: softplus and silu on a 64x64 tensor, specialized and generic, within 1e-6
+ * (relative) of log(1 + exp(x)) and x / (1 + exp(-x)) computed in double; square in each dtype against x * x, exact on small integers;
  * rms_norm with its launch scalar eps against the formula, and refused without it. */
 #include <math.h>
 #include <stdint.h>
@@ -146,11 +146,13 @@ int main(int argc, char **argv)
                 return 1;
             }
             nd_tensor_read(t[1], y, sizeof y, &err);
-            int bad = 0;
-            for (int i = 0; i < N; ++i)
-                bad += y[i] != (op ? x[i] / (1.0f + expf(-x[i])) : log1pf(expf(x[i])));
+            int bad = 0; /* within 1e-6, relative: the kernels may compute expf their own way */
+            for (int i = 0; i < N; ++i) {
+                double want = op ? x[i] / (1.0 + exp(-(double)x[i])) : log1p(exp((double)x[i]));
+                bad += fabs(y[i] - want) > 1e-6 * (fabs(want) + 1e-3);
+            }
             printf("%s: %s(%g) = %g; %d of %d elements differ from %s\n", pick.symbol, op ? "silu" : "softplus",
-                   (double)x[0], (double)y[0], bad, N, op ? "x / (1 + expf(-x))" : "log1pf(expf(x))");
+                   (double)x[0], (double)y[0], bad, N, op ? "x / (1 + exp(-x))" : "log(1 + exp(x))");
             failed += bad != 0;
         }
     failed += run_rms_norm(dev, k, t);
