@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "nd_accessor.h"
 #include "ndgen.h"
 
 void ndg_c_name(char *out, size_t len, const char *name)
@@ -642,6 +643,19 @@ static void emit_registry_group(ndg_buf *b, const ndg_spec *spec, const ndg_emit
                 ndg_buf_printf(b, "    \"%s\",\n", sig);
             }
             ndg_buf_printf(b, "};\n");
+            if (op->targets[t].fixed != NDG_FIXED_PATTERN)
+                continue;
+            char pat[2048];
+            ndg_buf_printf(b, "static const char *const ndk_patterns_%d_%d[] = {\n", i, t);
+            for (int k = 0; k < op->noperands; ++k) {
+                nd_dist_signature(&op->targets[t].dist[k], sig, sizeof sig);
+                ndreg_pattern_signature(sig, pat, sizeof pat);
+                ndg_buf_printf(b, "    \"%s\",\n", pat);
+            }
+            ndg_buf_printf(b, "};\nstatic const int ndk_classes_%d_%d[] = {", i, t);
+            for (int k = 0; k < op->noperands; ++k)
+                ndg_buf_printf(b, "%s%d", k ? ", " : "", ndg_shape_class(&op->targets[t], k));
+            ndg_buf_printf(b, "};\n");
         }
     }
     ndg_buf_printf(b, "static const nda_kernel_entry ndk_entries[] = {\n");
@@ -675,11 +689,17 @@ static void emit_registry_group(ndg_buf *b, const ndg_spec *spec, const ndg_emit
             else
                 ndg_buf_printf(b, "NULL, 0x%llxull, ", reduces);
             if (!op->reference)
-                ndg_buf_printf(b, "NULL, NULL},\n");
+                ndg_buf_printf(b, "NULL, NULL, ");
             else if (op->reference_source)
-                ndg_buf_printf(b, "%s, \"%s\"},\n", op->reference, op->reference);
+                ndg_buf_printf(b, "%s, \"%s\", ", op->reference, op->reference);
             else
-                ndg_buf_printf(b, "ndk_ref_%d, \"from EXPR\"},\n", i);
+                ndg_buf_printf(b, "ndk_ref_%d, \"from EXPR\", ", i);
+            if (t < 0)
+                ndg_buf_printf(b, "NULL, NULL, NULL},\n");
+            else if (op->targets[t].fixed == NDG_FIXED_PATTERN)
+                ndg_buf_printf(b, "\"pattern\", ndk_patterns_%d_%d, ndk_classes_%d_%d},\n", i, t, i, t);
+            else
+                ndg_buf_printf(b, "\"all\", NULL, NULL},\n");
         }
     }
     char quoted[1024];

@@ -25,10 +25,24 @@ typedef struct ndg_operand {
     unsigned partial; /* bit r: the kernel takes it as a Partial tensor pending nd_reduce r (0: only whole) */
 } ndg_operand;
 
+/* Which distribution parameters a target's kernel takes as constants (a target's `fixed` key). */
+typedef enum ndg_fixed {
+    NDG_FIXED_ALL = 0,   /* "all": every parameter; the kernel serves exactly the target's distributions */
+    NDG_FIXED_PATTERN,   /* "pattern": every parameter but the tensor shape (rank, dtype, page box, shard
+                            shape, cores, orientation, strategy, memory, copies); the shape and what derives
+                            from it (tensor pages, shard grid, shards, shards per core, edges) at run time */
+} ndg_fixed;
+
 typedef struct ndg_target {
     int line;                        /* of the op{} call that declared it */
     nd_dist dist[NDG_MAX_OPERANDS];  /* one per operand, in operand order */
+    ndg_fixed fixed;
 } ndg_target;
+
+/* A pattern target's kernel assumes that operands whose shapes are equal in the target have equal
+ * shapes at launch (and nothing of shapes that differ): the index of the first operand j <= k with
+ * operand k's rank and shape. The registry records these classes; the runtime checks them. */
+int ndg_shape_class(const ndg_target *t, int k);
 
 typedef struct ndg_op {
     char *name;

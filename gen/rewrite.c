@@ -154,7 +154,164 @@ typedef struct operand_ctx {
     int k;              /* operand index */
     const nd_dist *d;
     const nd_layout *l; /* squeezed */
+    bool rt;            /* a pattern target: the shape and what derives from it are read at run time */
 } operand_ctx;
+
+/* ---------------------------------------------------------------- pattern targets: shape at run time
+ *
+ * With only the pattern fixed (rank, dtype, page box, shard shape, cores, strategy, memory, copies),
+ * the squeezed rank depends on the shape, so these helpers work on the full-rank layout, whose rank is
+ * the pattern's: shard extents S, in-shard strides, shard pages, core count and page bytes are
+ * literals; tensor pages, shard grid, their strides, shard count and shards per core are read from the
+ * descriptor (t->dist->layout). Divisions by S and by the core count are by constants. */
+
+static void rt_head(const operand_ctx *o)
+{
+    ndg_buf_printf(o->b, "    const nd_layout *const L = &t->dist->layout;\n    (void)L;\n");
+}
+
+static void helper_locate_rt(const operand_ctx *o)
+{
+    const nd_layout *l = &o->d->layout;
+    ndg_buf_printf(o->b, "static inline nd_loc %slocate_%d(const nda_tensor *t, int64_t page)\n{\n", o->P, o->k);
+    rt_head(o);
+    ndg_buf_printf(o->b, "    int64_t shard = 0, in = 0, c;\n");
+    for (int i = l->rank - 1; i >= 0; --i) {
+        long long S = l->shard[i], ss = l->shard_stride[i];
+        if (i > 0)
+            ndg_buf_printf(o->b, "    c = page %% L->pages[%d];\n    page /= L->pages[%d];\n", i, i);
+        else
+            ndg_buf_printf(o->b, "    c = page;\n");
+        if (S == 1) {
+            ndg_buf_printf(o->b, "    shard += c * L->grid_stride[%d];\n", i);
+        } else {
+            ndg_buf_printf(o->b, "    shard += c / %lld * L->grid_stride[%d];\n", S, i);
+            ndg_buf_printf(o->b, "    in += c %% %lld%s", S, ss == 1 ? ";\n" : "");
+            if (ss != 1)
+                ndg_buf_printf(o->b, " * %lld;\n", ss);
+        }
+    }
+    long long N = l->ncores, SP = l->shard_pages;
+    if (l->strategy == ND_ROUND_ROBIN)
+        ndg_buf_printf(o->b, "    return (nd_loc){%s, %s + in};\n}\n", ex_op(ex_name("shard"), '%', N).s,
+                       ex_op(ex_op(ex_name("shard"), '/', N), '*', SP).s);
+    else
+        ndg_buf_printf(o->b, "    return (nd_loc){shard / L->shards_per_core, shard %% L->shards_per_core * %lld + in};\n}\n",
+                       SP);
+}
+
+static void helper_page_coord_rt(const operand_ctx *o)
+{
+    int r = o->d->layout.rank;
+    ndg_buf_printf(o->b, "static inline void %spage_coord_%d(const nda_tensor *t, int64_t page, int64_t *coord)\n{\n",
+                   o->P, o->k);
+    rt_head(o);
+    for (int i = r - 1; i > 0; --i)
+        ndg_buf_printf(o->b, "    coord[%d] = page %% L->pages[%d];\n    page /= L->pages[%d];\n", i, i, i);
+    ndg_buf_printf(o->b, "    coord[0] = page;\n}\n");
+}
+
+static void helper_page_id_rt(const operand_ctx *o)
+{
+    int r = o->d->layout.rank;
+    ndg_buf_printf(o->b, "static inline int64_t %spage_id_%d(const nda_tensor *t, const int64_t *coord)\n{\n", o->P, o->k);
+    rt_head(o);
+    ndg_buf_printf(o->b, "    return coord[%d]", r - 1); /* the last page stride is 1 */
+    for (int i = r - 2; i >= 0; --i)
+        ndg_buf_printf(o->b, " + coord[%d] * L->page_stride[%d]", i, i);
+    ndg_buf_printf(o->b, ";\n}\n");
+}
+
+/* Shards core `self` holds, from the run-time shard count: "L" names the full-rank layout. */
+static void nslots_rt(char *out, size_t len, const nd_layout *l, const char *self, const char *L)
+{
+    long long N = l->ncores;
+    if (l->strategy == ND_ROUND_ROBIN)
+        snprintf(out, len, "%s->num_shards / %lld + (%s < %s->num_shards %% %lld)", L, N, self, L, N);
+    else
+        snprintf(out, len, "(%s->num_shards - %s * %s->shards_per_core <= 0 ? 0 : %s->num_shards - %s * "
+                           "%s->shards_per_core < %s->shards_per_core ? %s->num_shards - %s * %s->shards_per_core : "
+                           "%s->shards_per_core)", L, self, L, L, self, L, L, L, self, L, L);
+}
+
+static void helper_shard_count_rt(const operand_ctx *o)
+{
+    char nslots[512];
+    nslots_rt(nslots, sizeof nslots, &o->d->layout, "self", "L");
+    ndg_buf_printf(o->b, "static inline int64_t %sshard_count_%d(const nda_core *core, const nda_tensor *t)\n{\n",
+                   o->P, o->k);
+    rt_head(o);
+    ndg_buf_printf(o->b, "    const int64_t self = t->index_of[core->id];\n    return self < 0 ? 0 : %s;\n}\n", nslots);
+}
+
+static void helper_shard_id_rt(const operand_ctx *o)
+{
+    const nd_layout *l = &o->d->layout;
+    ndg_buf_printf(o->b, "static inline int64_t %sshard_id_%d(const nda_core *core, const nda_tensor *t, int64_t slot)\n{\n"
+                         "    const int64_t self = t->index_of[core->id];\n", o->P, o->k);
+    if (l->strategy == ND_ROUND_ROBIN)
+        ndg_buf_printf(o->b, "    (void)t;\n    return self + slot * %lld;\n}\n", (long long)l->ncores);
+    else
+        ndg_buf_printf(o->b, "    return self * t->dist->layout.shards_per_core + slot;\n}\n");
+}
+
+static void helper_dim_rt(const operand_ctx *o)
+{
+    ndg_buf_printf(o->b, "static inline int64_t %sdim_%d(const nda_tensor *t, int i)\n{\n    return t->dist->spec.shape[i];\n}\n",
+                   o->P, o->k);
+}
+
+static void helper_elem_read_rt(const operand_ctx *o)
+{
+    const nd_dist_spec *s = &o->d->spec;
+    int r = s->rank;
+    char pid[1024] = "";
+    ex in = ex_k(0);
+    int64_t pe = 1;
+    size_t n = 0;
+    for (int i = r - 1; i >= 0; --i) {
+        char c[32];
+        snprintf(c, sizeof c, "coord[%d]", i);
+        ex q = ex_op(ex_name(c), '/', s->page[i]);
+        n += (size_t)snprintf(pid + n, sizeof pid - n, i == r - 1 ? "%s" : " + %s * L->page_stride[%d]", q.s, i);
+        if (s->page[i] > 1)
+            in = ex_add(ex_op(ex_op(ex_name(c), '%', s->page[i]), '*', pe), in);
+        pe *= s->page[i];
+    }
+    long long pw = s->page[r - 1];
+    char last[32];
+    snprintf(last, sizeof last, "coord[%d]", r - 1);
+    ex to_page_end = pw == 1 ? ex_k(1) : ex_name("");
+    if (pw != 1)
+        ex_fmt(to_page_end.s, sizeof to_page_end.s, "%lld - %s", pw, ex_op(ex_name(last), '%', pw).s);
+    ndg_buf_printf(o->b,
+        "static inline const void *%selem_read_%d(const nda_core *core, const nda_tensor *t, const int64_t *coord, int64_t *run)\n{\n",
+        o->P, o->k);
+    rt_head(o);
+    ndg_buf_printf(o->b,
+        "    const int64_t to_page_end = %s, to_edge = t->dist->spec.shape[%d] - %s;\n"
+        "    *run = to_page_end < to_edge ? to_page_end : to_edge;\n"
+        "    const uint8_t *p = (const uint8_t *)%spage_read_%d(core, t, %s);\n",
+        to_page_end.s, r - 1, last, o->P, o->k, pid);
+    ex off = ex_op(in, '*', o->d->elem_bytes);
+    if (ex_is(&off, 0))
+        ndg_buf_printf(o->b, "    return p;\n}\n");
+    else
+        ndg_buf_printf(o->b, "    return p + %s;\n}\n", off.s);
+}
+
+/* The helpers above replace these kinds' for a pattern target; the others use only fixed parameters. */
+static bool rt_helper(const operand_ctx *o, ndg_call_kind kind)
+{
+    void (*f)(const operand_ctx *) = kind == NDG_LOCATE ? helper_locate_rt : kind == NDG_PAGE_COORD ? helper_page_coord_rt
+                                     : kind == NDG_PAGE_ID ? helper_page_id_rt : kind == NDG_SHARD_COUNT ? helper_shard_count_rt
+                                     : kind == NDG_SHARD_ID ? helper_shard_id_rt : kind == NDG_DIM ? helper_dim_rt
+                                     : kind == NDG_ELEM_READ ? helper_elem_read_rt : NULL;
+    if (!o->rt || !f)
+        return false;
+    f(o);
+    return true;
+}
 
 static void helper_locate(const operand_ctx *o)
 {
@@ -436,7 +593,7 @@ _Static_assert(sizeof helpers / sizeof *helpers == NDG_CALL_KINDS - 3, "a call k
 
 /* Emits the helpers in `need` (bits of ndg_call_kind) and those they call. */
 static void emit_operand_helpers(ndg_buf *b, const char *P, int k, const ndg_operand *op, const nd_dist *d,
-                                 unsigned need)
+                                 unsigned need, bool rt)
 {
     const size_t n = sizeof helpers / sizeof *helpers;
     for (size_t i = n; i-- > 0;) /* callers come later in the table: close over their needs backwards */
@@ -447,12 +604,17 @@ static void emit_operand_helpers(ndg_buf *b, const char *P, int k, const ndg_ope
     char sig[2048];
     nd_dist_signature(d, sig, sizeof sig);
     const nd_layout *l = &d->squeezed;
-    ndg_buf_printf(b, "\n/* operand %d '%s': %s\n * placement: %lld pages in %lld shards of %lld pages on %lld cores, squeezed to rank %d */\n",
-                   k, op->name, sig, (long long)l->num_pages, (long long)l->num_shards, (long long)l->shard_pages,
-                   (long long)l->ncores, l->rank);
-    operand_ctx o = {b, P, k, d, l};
+    if (rt)
+        ndg_buf_printf(b, "\n/* operand %d '%s': the pattern of %s (the shape at run time)\n * placement: shards of "
+                          "%lld pages on %lld cores, at full rank %d */\n", k, op->name, sig, (long long)l->shard_pages,
+                       (long long)l->ncores, d->layout.rank);
+    else
+        ndg_buf_printf(b, "\n/* operand %d '%s': %s\n * placement: %lld pages in %lld shards of %lld pages on %lld cores, squeezed to rank %d */\n",
+                       k, op->name, sig, (long long)l->num_pages, (long long)l->num_shards, (long long)l->shard_pages,
+                       (long long)l->ncores, l->rank);
+    operand_ctx o = {b, P, k, d, l, rt};
     for (size_t i = 0; i < n; ++i)
-        if (need & (1u << helpers[i].kind))
+        if ((need & (1u << helpers[i].kind)) && !rt_helper(&o, helpers[i].kind))
             helpers[i].emit(&o);
 }
 
@@ -474,6 +636,43 @@ typedef struct loop_plan {
     loop_ptr ptrs[NDG_MAX_OPERANDS]; /* [0] is the iterated operand when its pointer is used */
 } loop_plan;
 
+static bool is_pattern(const ndg_variant *v) { return v->target && v->target->fixed == NDG_FIXED_PATTERN; }
+
+int ndg_shape_class(const ndg_target *t, int k)
+{
+    for (int j = 0; j < k; ++j) {
+        const nd_dist_spec *a = &t->dist[j].spec, *b = &t->dist[k].spec;
+        if (a->rank == b->rank && memcmp(a->shape, b->shape, (size_t)a->rank * sizeof *a->shape) == 0)
+            return j;
+    }
+    return k;
+}
+
+/* For a pattern target: whether operands a and b stay placed alike at every launch the kernel serves.
+ * The runtime keeps their shapes equal when they are equal in the target (ndg_shape_class), and their
+ * page boxes and shard shapes are fixed: with both equal, the placement is a function of the fixed
+ * core list, strategy, memory and copies, which nd_dist_same_placement compared. */
+static bool same_at_any_shape(const ndg_target *t, int a, int b)
+{
+    const nd_dist_spec *x = &t->dist[a].spec, *y = &t->dist[b].spec;
+    return ndg_shape_class(t, a) == ndg_shape_class(t, b) && x->rank == y->rank &&
+           memcmp(x->page, y->page, (size_t)x->rank * sizeof *x->page) == 0 &&
+           memcmp(x->shard, y->shard, (size_t)x->rank * sizeof *x->shard) == 0;
+}
+
+/* nda_same_paging of a call as the kernel knows it: 1 or 0, or -1 when only the launch can tell (a
+ * pattern target whose operands' page boxes agree but whose shapes may differ): a run-time helper. */
+static int same_paging_known(const ndg_variant *v, const ndg_call *c)
+{
+    const nd_dist *a = &v->target->dist[c->operand], *b = &v->target->dist[c->operand2];
+    if (!is_pattern(v))
+        return nd_dist_same_paging(a, b);
+    if (a->spec.rank != b->spec.rank ||
+        memcmp(a->spec.page, b->spec.page, (size_t)a->spec.rank * sizeof *a->spec.page) != 0)
+        return 0; /* the page boxes are fixed: they differ at every launch */
+    return ndg_shape_class(v->target, c->operand) == ndg_shape_class(v->target, c->operand2) ? 1 : -1;
+}
+
 /* A read or write of the loop's current page of an operand placed exactly like the iterated one, by the
  * loop's own core variable: the loop counts its traffic on that core when it ends. */
 static bool known_local(const ndg_template *t, const ndg_variant *v, const ndg_call *c)
@@ -483,7 +682,7 @@ static bool known_local(const ndg_template *t, const ndg_variant *v, const ndg_c
     const ndg_loop *L = &t->loops[c->loop];
     const nd_dist *x = &v->target->dist[L->operand], *y = &v->target->dist[c->operand];
     return x->spec.buffer == ND_L1 && nd_dist_same_placement(x, y) && c->tensor_decl < L->start &&
-           c->core_decl == L->core_decl;
+           c->core_decl == L->core_decl && (!is_pattern(v) || same_at_any_shape(v->target, L->operand, c->operand));
 }
 
 static bool inside_known_local(const ndg_template *t, const ndg_variant *v, const ndg_call *c)
@@ -508,7 +707,7 @@ static loop_plan plan_loop(const ndg_template *t, const ndg_variant *v, int idx)
 {
     loop_plan p = {.idx = idx, .loop = &t->loops[idx]};
     const nd_dist *x = &v->target->dist[p.loop->operand];
-    p.l = &x->squeezed;
+    p.l = is_pattern(v) ? &x->layout : &x->squeezed; /* the squeezed rank depends on the shape */
     for (int i = 0; i < t->ncalls; ++i) {
         const ndg_call *c = &t->calls[i];
         if (c->loop != idx)
@@ -720,6 +919,115 @@ static void loop_open(ndg_buf *b, const char *P, const loop_plan *p, const nest 
     ndg_buf_printf(b, ") {");
 }
 
+/* The loop nest for a pattern target, at full rank: the core's slots and each shard's grid position,
+ * extents and origin come from the run-time layout once per shard; the in-shard walk has constant
+ * strides (and the page id the run-time tensor strides), a dim whose shard is one page has no loop, and
+ * each extent is at most the constant shard extent (shorter only at an uneven edge). */
+static void plan_nest_rt(const ndg_template *t, const loop_plan *p, nest *m)
+{
+    const nd_layout *l = p->l;
+    memset(m, 0, sizeof *m);
+    for (int i = 0; i + 1 < l->rank; ++i)
+        m->nrows += l->shard[i] > 1;
+    m->inner_loop = l->shard[l->rank - 1] > 1 || has_continue(t, p->loop->body_start, p->loop->body_end);
+}
+
+static void loop_open_rt(ndg_buf *b, const char *P, const loop_plan *p, const nest *m, const char *ind)
+{
+    const nd_layout *l = p->l;
+    const ndg_loop *Lp = p->loop;
+    int n = p->idx, R = l->rank;
+    long long N = l->ncores, SP = l->shard_pages;
+    char in1[80], in2[80], L[64], self[64], slot[64], shard[64];
+    snprintf(in1, sizeof in1, "%s    ", ind);
+    snprintf(in2, sizeof in2, "%s        ", ind);
+    snprintf(L, sizeof L, "%sL%d", P, n);
+    snprintf(self, sizeof self, "%sself%d", P, n);
+    snprintf(slot, sizeof slot, "%sslot%d", P, n);
+    snprintf(shard, sizeof shard, "%sshard%d", P, n);
+    ndg_buf_printf(b, "{ /* ndgen: the pages of operand %d this core holds: shards of %lld pages on %lld cores, %s; "
+                      "the shape at run time */\n", Lp->operand, SP, N, nd_strategy_name(l->strategy));
+    ndg_buf_printf(b, "%sconst int64_t %s = (%s)->owner_of[(%s)->id];\n", in1, self, Lp->tensor_expr, Lp->core_expr);
+    ndg_buf_printf(b, "%sconst nd_layout *const %s = &(%s)->dist->layout;\n", in1, L, Lp->tensor_expr);
+    for (int i = 0; i < p->nptrs; ++i) {
+        const loop_ptr *q = &p->ptrs[i];
+        ndg_buf_printf(b, "%suint8_t *const %sbase%d_%d = %s < 0 ? NULL : (%s)->base[%s];\n", in1, P, n, q->operand,
+                       self, q->tensor, self);
+        if (q->read)
+            ndg_buf_printf(b, "%sint64_t %sreads%d_%d = 0;\n", in1, P, n, q->operand);
+        if (q->write)
+            ndg_buf_printf(b, "%sint64_t %swrites%d_%d = 0;\n", in1, P, n, q->operand);
+    }
+    char nslots[512];
+    nslots_rt(nslots, sizeof nslots, l, self, L);
+    ndg_buf_printf(b, "%sconst int64_t %snslots%d = %s < 0 ? 0 : %s;\n", in1, P, n, self, nslots);
+    ndg_buf_printf(b, "%sfor (int64_t %s = 0; %s < %snslots%d; ++%s) {\n", in1, slot, slot, P, n, slot);
+    if (l->strategy == ND_ROUND_ROBIN)
+        ndg_buf_printf(b, "%sconst int64_t %s = %s + %s;\n", in2, shard, self, ex_op(ex_name(slot), '*', N).s);
+    else
+        ndg_buf_printf(b, "%sconst int64_t %s = %s * %s->shards_per_core + %s;\n", in2, shard, self, L, slot);
+    ndg_buf_printf(b, "%s(void)%s;\n", in2, shard);
+    char origin[1024] = "0";
+    size_t on = 1;
+    for (int i = 0; i < R; ++i) {
+        long long S = l->shard[i];
+        if (!p->page_used && S == 1)
+            continue; /* neither an origin nor an extent needs this dim's shard position */
+        if (i == 0)
+            ndg_buf_printf(b, "%sconst int64_t %sq%d_%d = %s / %s->grid_stride[0];\n", in2, P, n, i, shard, L);
+        else
+            ndg_buf_printf(b, "%sconst int64_t %sq%d_%d = %s / %s->grid_stride[%d] %% %s->grid[%d];\n", in2, P, n, i,
+                           shard, L, i, L, i);
+        if (S > 1)
+            ndg_buf_printf(b, "%sconst int64_t %se%d_%d = %s->pages[%d] - %sq%d_%d * %lld < %lld ? %s->pages[%d] - "
+                              "%sq%d_%d * %lld : %lld;\n", in2, P, n, i, L, i, P, n, i, S, S, L, i, P, n, i, S, S);
+        if (p->page_used)
+            on += (size_t)snprintf(origin + on, sizeof origin - on, " + %sq%d_%d * %lld * %s->page_stride[%d]", P, n,
+                                   i, S, L, i);
+    }
+    for (int i = 0; i < p->nptrs; ++i)
+        ndg_buf_printf(b, "%suint8_t *const %sshardp%d_%d = %sbase%d_%d + %s;\n", in2, P, n, p->ptrs[i].operand, P, n,
+                       p->ptrs[i].operand, ex_op(ex_name(slot), '*', SP * p->ptrs[i].pb).s);
+    char pad[128];
+    snprintf(pad, sizeof pad, "%s", in2);
+    char row_page[1024] = "";
+    size_t rn = 0;
+    ex row_off = ex_k(0);
+    for (int i = 0; i + 1 < R; ++i) {
+        if (l->shard[i] == 1)
+            continue;
+        char c[64];
+        snprintf(c, sizeof c, "%sc%d_%d", P, n, i);
+        ndg_buf_printf(b, "%sfor (int64_t %s = 0; %s < %se%d_%d; ++%s) {\n", pad, c, c, P, n, i, c);
+        strncat(pad, "    ", sizeof pad - strlen(pad) - 1);
+        rn += (size_t)snprintf(row_page + rn, sizeof row_page - rn, " + %s * %s->page_stride[%d]", c, L, i);
+        row_off = ex_add(row_off, ex_op(ex_name(c), '*', l->shard_stride[i]));
+    }
+    if (p->page_used)
+        ndg_buf_printf(b, "%sint64_t %spage%d = %s%s;\n", pad, P, n, origin, row_page);
+    for (int i = 0; i < p->nptrs; ++i) {
+        const loop_ptr *q2 = &p->ptrs[i];
+        ex off = ex_op(row_off, '*', q2->pb);
+        ndg_buf_printf(b, "%suint8_t *%sptr%d_%d = %sshardp%d_%d%s%s;\n", pad, P, n, q2->operand, P, n, q2->operand,
+                       ex_is(&off, 0) ? "" : " + ", ex_is(&off, 0) ? "" : off.s);
+    }
+    if (!m->inner_loop) {
+        ndg_buf_printf(b, "%s{ /* one page: no loop */", pad);
+        return;
+    }
+    char c[64];
+    snprintf(c, sizeof c, "%sc%d_%d", P, n, R - 1);
+    if (l->shard[R - 1] > 1)
+        ndg_buf_printf(b, "%sfor (int64_t %s = 0; %s < %se%d_%d; ++%s", pad, c, c, P, n, R - 1, c);
+    else
+        ndg_buf_printf(b, "%sfor (int64_t %s = 0; %s < 1; ++%s", pad, c, c, c);
+    if (p->page_used)
+        ndg_buf_printf(b, ", ++%spage%d", P, n);
+    for (int i = 0; i < p->nptrs; ++i)
+        ndg_buf_printf(b, ", %sptr%d_%d += %lld", P, n, p->ptrs[i].operand, (long long)p->ptrs[i].pb);
+    ndg_buf_printf(b, ") {");
+}
+
 /* After the body's closing brace: the row loops and the slot loop close, then the loop's known-local
  * traffic is counted once, with the accessor's own ndstat_* functions. */
 static void loop_close(ndg_buf *b, const char *P, const loop_plan *p, const nest *m, const char *ind)
@@ -805,10 +1113,12 @@ static void call_edit(const ndg_template *t, const ndg_variant *v, const ndg_cal
             ndg_buf_printf(&e->text, "%spage%d", P, c->loop);
         else
             ndg_buf_printf(&e->text, "%sptr%d_%d", P, c->loop, t->loops[c->loop].operand);
+    } else if (c->kind == NDG_SAME_PAGING && same_paging_known(v, c) < 0) {
+        e->end = c->name_end; /* same arguments, a helper comparing the shapes */
+        ndg_buf_printf(&e->text, "%ssame_paging_%d_%d", P, c->operand, c->operand2);
     } else if (c->kind == NDG_SAME_PAGING) {
         e->end = c->end;
-        bool same = nd_dist_same_paging(&v->target->dist[c->operand], &v->target->dist[c->operand2]);
-        ndg_buf_printf(&e->text, "%s", same ? "true" : "false");
+        ndg_buf_printf(&e->text, "%s", same_paging_known(v, c) ? "true" : "false");
     } else if (known_local(t, v, c)) {
         e->end = c->end;
         bool rd = c->kind == NDG_PAGE_READ;
@@ -871,9 +1181,9 @@ static void cut(edit *e, unsigned from, unsigned to)
 static int fold_edits(const ndg_template *t, const ndg_variant *v, const ndg_call *c, edit *e)
 {
     const ndg_branch *b = &c->branch;
-    if (!b->fold)
+    if (!b->fold || same_paging_known(v, c) < 0)
         return 0;
-    bool same = nd_dist_same_paging(&v->target->dist[c->operand], &v->target->dist[c->operand2]);
+    bool same = same_paging_known(v, c) == 1;
     bool has_else = b->else_end > 0, tail = !has_else && b->then_returns && b->tail_end > b->then_end;
     unsigned a1 = b->if_start, z1, a2 = b->then_end, z2 = 0;
     if (same) {
@@ -917,12 +1227,18 @@ static int collect_edits(const ndg_template *t, const ndg_variant *v, edit **out
         const ndg_loop *L = &t->loops[i];
         loop_plan p = plan_loop(t, v, i);
         nest m;
-        plan_nest(t, v->prefix, &p, &m);
+        if (is_pattern(v))
+            plan_nest_rt(t, &p, &m);
+        else
+            plan_nest(t, v->prefix, &p, &m);
         char ind[64];
         indent_at(t, L->start, ind, sizeof ind);
         e[n].start = L->start;
         e[n].end = L->body_start + 1; /* the body's '{' is printed with the loop header */
-        loop_open(&e[n++].text, v->prefix, &p, &m, ind);
+        if (is_pattern(v))
+            loop_open_rt(&e[n++].text, v->prefix, &p, &m, ind);
+        else
+            loop_open(&e[n++].text, v->prefix, &p, &m, ind);
         e[n].start = e[n].end = L->body_end;
         loop_close(&e[n++].text, v->prefix, &p, &m, ind);
     }
@@ -1035,7 +1351,19 @@ int ndg_rewrite(ndg_buf *out, const ndg_template *t, const ndg_variant *v, nd_er
                 need[c->operand] |= 1u << c->kind;
         }
         for (int k = 0; k < op->noperands; ++k)
-            emit_operand_helpers(out, v->prefix, k, &op->operands[k], &v->target->dist[k], need[k]);
+            emit_operand_helpers(out, v->prefix, k, &op->operands[k], &v->target->dist[k], need[k], is_pattern(v));
+        unsigned done[NDG_MAX_OPERANDS] = {0}; /* run-time nda_same_paging: the fixed page boxes agree */
+        for (int i = 0; i < t->ncalls; ++i) {
+            const ndg_call *c = &t->calls[i];
+            if (c->kind != NDG_SAME_PAGING || same_paging_known(v, c) >= 0 || (done[c->operand] >> c->operand2 & 1u))
+                continue;
+            done[c->operand] |= 1u << c->operand2;
+            ndg_buf_printf(out, "static inline bool %ssame_paging_%d_%d(const nda_tensor *a, const nda_tensor *b)\n{\n"
+                                "    for (int i = 0; i < %d; ++i)\n"
+                                "        if (a->dist->spec.shape[i] != b->dist->spec.shape[i])\n"
+                                "            return false;\n    return true;\n}\n",
+                           v->prefix, c->operand, c->operand2, v->target->dist[c->operand].spec.rank);
+        }
     }
     const char *m = macro_named(t, out->data + begin, out->len - begin);
     if (m)

@@ -727,14 +727,42 @@ static int convert_target_operand(ctx *c, int t, const ndg_op *op, int i, nd_dis
     return rc;
 }
 
+/* A target's `fixed`: the distribution parameters its kernel takes as constants. Two sets are
+ * supported: "all" (the default) and "pattern" (all but the tensor shape); any other set is refused
+ * with the reason. */
+static int convert_fixed(ctx *c, const char *v, ndg_target *target)
+{
+    if (strcmp(v, "all") == 0) {
+        target->fixed = NDG_FIXED_ALL;
+        return 0;
+    }
+    if (strcmp(v, "pattern") == 0 || strcmp(v, "all but shape") == 0) {
+        target->fixed = NDG_FIXED_PATTERN;
+        return 0;
+    }
+    static const char *const params[] = {"shape", "rank", "dtype", "page", "tile", "shard", "grid", "cores",
+                                         "orientation", "strategy", "buffer", "memory", "banks", "copies", NULL};
+    for (int i = 0; params[i]; ++i)
+        if (strstr(v, params[i]))
+            return FAIL(c, "fixed = \"%s\": refused: only \"all\" (every distribution parameter constant) and "
+                           "\"pattern\" (every parameter but the tensor shape) are supported: helpers and loop "
+                           "nests are planned on a constant rank, dtype, page box, shard shape, core list, strategy, "
+                           "memory and copies, and a kernel leaving any of them to run time is the generic kernel",
+                        v);
+    return FAIL(c, "fixed = \"%s\": not a set of distribution parameters: give \"all\" or \"pattern\" (every "
+                   "parameter but the tensor shape)", v);
+}
+
 static int convert_target(ctx *c, int t, const ndg_op *op, ndg_target *target)
 {
     lua_State *L = c->L;
     int abs = lua_absindex(L, t);
     lua_pushnil(L); /* every key must name an operand, or be 'all' */
     while (lua_next(L, abs)) {
+        bool is_fixed = lua_type(L, -1) == LUA_TSTRING && lua_type(L, -2) == LUA_TSTRING &&
+                        strcmp(lua_tostring(L, -2), "fixed") == 0;
         lua_pop(L, 1);
-        bool known = lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), "all") == 0;
+        bool known = is_fixed || (lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), "all") == 0);
         for (int i = 0; i < op->noperands && !known && lua_type(L, -1) == LUA_TSTRING; ++i)
             known = strcmp(op->operands[i].name, lua_tostring(L, -1)) == 0;
         if (!known) {
@@ -744,6 +772,13 @@ static int convert_target(ctx *c, int t, const ndg_op *op, ndg_target *target)
         }
     }
     target->line = c->line;
+    target->fixed = NDG_FIXED_ALL;
+    int ty = field(L, abs, "fixed");
+    if (ty == LUA_TSTRING && convert_fixed(c, lua_tostring(L, -1), target)) {
+        lua_pop(L, 1);
+        return -1;
+    }
+    lua_pop(L, 1);
     for (int i = 0; i < op->noperands; ++i)
         if (convert_target_operand(c, abs, op, i, &target->dist[i]))
             return -1;

@@ -26,7 +26,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever nda_tensor, nda_core, nda_args, the registry or the kernel signature change. */
-#define NDA_ABI_VERSION 7u
+#define NDA_ABI_VERSION 8u
 
 /* Per-core traffic of one launch; padded to a cache line so cores on different threads never share. */
 typedef struct nda_stats {
@@ -134,7 +134,36 @@ typedef struct nda_kernel_entry {
     uint64_t partial_reduce;         /* bit 8i + r: operand i may be Partial pending nd_reduce r */
     nda_ref_fn *reference;           /* the op's plain reference, or NULL when its spec gives none */
     const char *reference_name;      /* what it is: "from EXPR" or the function's name; NULL with none */
+    /* Which distribution parameters the kernel fixed: NULL for the generic kernel (none), "all" for a
+     * kernel serving exactly `signatures`, "pattern" for one serving every shape of the pattern: the
+     * operands' signatures with the shape left out (ndreg_pattern_signature) equal `patterns`, and the
+     * operands with equal shape_classes entries have equal shapes (as in the target it was generated
+     * from, whose exact signatures `signatures` still gives). */
+    const char *fixed;
+    const char *const *patterns;     /* "pattern": each operand's pattern signature; else NULL */
+    const int *shape_classes;        /* "pattern": [noperands], operand i's shape equals operand
+                                        shape_classes[i]'s; else NULL */
 } nda_kernel_entry;
+
+/* A distribution signature (nd_dist_signature) with its shape left out, "shape=*": what a "pattern"
+ * kernel fixed. Not part of the template API. */
+static inline void ndreg_pattern_signature(const char *sig, char *out, size_t len)
+{
+    const char *at = strstr(sig, " shape="), *end = at ? strchr(at + 1, ' ') : NULL;
+    size_t n = 0;
+    for (const char *p = sig; *p && n + 1 < len; ++p) {
+        if (p == at && end) {
+            static const char star[] = " shape=*";
+            for (size_t i = 0; star[i] && n + 1 < len; ++i)
+                out[n++] = star[i];
+            p = end - 1;
+            continue;
+        }
+        out[n++] = *p;
+    }
+    if (len)
+        out[n] = '\0';
+}
 
 /*
  * The entries generated from one spec file, and where that spec and its templates were, so that

@@ -255,10 +255,35 @@ static int dtype_error(const nd_kernels *k, const char *op, nd_tensor *const *te
     return nd_failc(err, ND_ENOENT, "op '%s': no kernel takes this combination of dtypes", op);
 }
 
+static bool is_pattern_entry(const nda_kernel_entry *e)
+{
+    return e->signatures && e->fixed && strcmp(e->fixed, "pattern") == 0 && e->patterns && e->shape_classes;
+}
+
+/* A "pattern" kernel serves these tensors: every operand's signature without its shape is the kernel's
+ * pattern, and operands the kernel assumed of one shape are (nda_kernel_entry.shape_classes). */
+static bool pattern_matches(const nda_kernel_entry *e, nd_tensor *const *tensors, char sigs[][2048], int n)
+{
+    char pat[2048];
+    for (int i = 0; i < n; ++i) {
+        ndreg_pattern_signature(sigs[i], pat, sizeof pat);
+        if (strcmp(e->patterns[i], pat) != 0)
+            return false;
+        int j = e->shape_classes[i];
+        if (j < 0 || j >= n)
+            return false;
+        const nd_dist_spec *a = &nd_tensor_dist(tensors[i])->spec, *b = &nd_tensor_dist(tensors[j])->spec;
+        if (a->rank != b->rank || memcmp(a->shape, b->shape, (size_t)a->rank * sizeof *a->shape) != 0)
+            return false;
+    }
+    return true;
+}
+
 /* The op's entries for these tensors' dtypes: its generic one, the one specialized for sigs, and the
  * other specialized ones (for a helpful error). */
 typedef struct scan_result {
     int generic, special; /* entry indices, -1: none */
+    int pattern;          /* the first "pattern" kernel serving them, -1: none */
     int ncands;
     const nda_kernel_entry *cands[256];
 } scan_result;
@@ -266,7 +291,7 @@ typedef struct scan_result {
 static void scan(const nd_kernels *k, const char *op, nd_tensor *const *tensors, int n, char sigs[][2048],
                  scan_result *r)
 {
-    r->generic = r->special = -1;
+    r->generic = r->special = r->pattern = -1;
     r->ncands = 0;
     for (int i = 0; i < k->n; ++i) {
         const nda_kernel_entry *e = k->entries[i];
@@ -274,6 +299,8 @@ static void scan(const nd_kernels *k, const char *op, nd_tensor *const *tensors,
             continue;
         if (!e->signatures)
             r->generic = r->generic < 0 ? i : r->generic;
+        else if (is_pattern_entry(e)) /* never "exact", even on the target it was generated from */
+            r->pattern = r->pattern < 0 && pattern_matches(e, tensors, sigs, n) ? i : r->pattern;
         else if (matches(e, sigs, n))
             r->special = r->special < 0 ? i : r->special;
         else if (r->ncands < 256)
@@ -344,6 +371,14 @@ static int pick_entry(nd_kernels *k, const char *op, nd_tensor *const *tensors, 
     int rc = nd_op_check(any >= 0 ? k->entries[any] : r->cands[0], tensors, ntensors, err);
     how->jit = ND_JIT_NONE;
     how->jit_note[0] = '\0';
+    /* exact, then a pattern kernel (a new size of a known pattern builds nothing), then the JIT, then
+     * the generic kernel */
+    if (!rc && want != ND_VARIANT_GENERIC && r->special < 0 && r->pattern >= 0) {
+        *out = k->entries[r->pattern];
+        free(sigs);
+        free(r);
+        return 0;
+    }
     if (!rc && want != ND_VARIANT_GENERIC && r->special < 0 && r->generic >= 0 && k->jit) {
         rc = specialize(k, op, tensors, ntensors, sigs, r, how, err);
         if (rc > 0) /* the compiler failed: AUTO runs the generic kernel, SPECIALIZED fails with its message */
@@ -373,6 +408,7 @@ int nd_kernels_pick(nd_kernels *k, const char *op, nd_tensor *const *tensors, in
     out->symbol = e->symbol;
     out->specialized = e->signatures != NULL;
     out->entry = e;
+    out->fixed = !e->signatures ? "none" : is_pattern_entry(e) ? "pattern" : "all";
     return 0;
 }
 

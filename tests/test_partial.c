@@ -1,0 +1,233 @@
+/*
+ * test_partial: kernels that fix the sharding pattern and read the tensor shape at run time
+ * (fixed = "pattern", issue 17), from tests/partial/partial.lua.
+ *
+ *  - every pattern kernel, on random shapes sharing its pattern (rows past 256, uneven edge shards in
+ *    every dim, shapes smaller than one shard): picked for the launch, it equals the generic kernel bit
+ *    for bit and a plain reference written here, with identical per-core statistics;
+ *  - the pick order for op add, which has a generic, an exact and a pattern kernel for one pattern: the
+ *    exact kernel at its own shape, the pattern kernel at another shape, the generic kernel when a fixed
+ *    parameter (the shard shape) differs; and what nd_kernel_pick reports.
+ * Usage: test_partial LIB [cases [seed]]
+ */
+#include <math.h>
+
+#include "nd_runtime.h"
+#include "testutil.h"
+
+static nd_kernels *K;
+static nd_device *dev;
+static int64_t passed, skipped;
+
+/* The plain reference of the spec's ops, over contiguous row-major arrays. */
+static void reference(const char *op, const float *a, const float *b, float *out, const int64_t *shape, int rank)
+{
+    int64_t n = 1;
+    for (int i = 0; i < rank; ++i)
+        n *= shape[i];
+    for (int64_t e = 0; e < n; ++e) {
+        if (strcmp(op, "add") == 0)
+            out[e] = a[e] + b[e];
+        else if (strcmp(op, "add3") == 0)
+            out[e] = a[e] * 2.0f + b[e];
+        else if (strcmp(op, "addrow") == 0)
+            out[e] = a[e] - b[e % shape[rank - 1]];
+        else
+            out[e] = a[e];
+    }
+}
+
+typedef struct launch {
+    float *out;
+    nda_stats *per_core;
+    int64_t ncores;
+    nd_kernel_pick pick;
+} launch;
+
+static int run(const char *op, nd_tensor **t, int n, nd_variant want, const float *const *in, int64_t out_elems,
+               launch *r, nd_error *err)
+{
+    nd_launch_stats st;
+    (void)in; /* inputs are written once, by the caller */
+    float *zero = calloc((size_t)out_elems, sizeof *zero);
+    int rc = nd_tensor_write(t[n - 1], zero, out_elems * 4, err);
+    free(zero);
+    if (rc || nd_run(&(nd_launch_desc){.device = dev, .kernels = K, .op = op, .tensors = t, .ntensors = n,
+                                       .variant = want, .pick = &r->pick, .stats = &st}, err))
+        return -1;
+    r->ncores = st.ncores;
+    r->per_core = malloc((size_t)st.ncores * sizeof *r->per_core);
+    memcpy(r->per_core, st.per_core, (size_t)st.ncores * sizeof *r->per_core);
+    r->out = malloc((size_t)out_elems * sizeof *r->out);
+    return nd_tensor_read(t[n - 1], r->out, out_elems * 4, err);
+}
+
+/* Every operand of entry e at the shape its letters get (sizes[letter]), keeping the rest of its
+ * target's distribution: the pattern. */
+static int make_dists(const nda_kernel_entry *e, const int64_t *sizes, nd_dist *d, nd_error *err)
+{
+    for (int i = 0; i < e->noperands; ++i) {
+        int gx, gy;
+        if (nd_dist_from_signature(e->signatures[i], &d[i], &gx, &gy, err))
+            return -1;
+        nd_dist_spec s = d[i].spec;
+        const char *ix = e->indices[i];
+        bool dots = strcmp(ix, "...") == 0;
+        for (int j = 0; j < s.rank; ++j)
+            s.shape[j] = sizes[dots ? 'a' + j : (unsigned char)ix[j]];
+        if (nd_dist_make(&s, gx, gy, &d[i], err))
+            return -1;
+    }
+    return 0;
+}
+
+static void one_entry_case(const nda_kernel_entry *e, uint64_t *rng, char *desc)
+{
+    int64_t sizes[256] = {0};
+    int rank = (int)strlen(e->indices[e->noperands - 1]); /* "..." is rank 3 here too */
+    for (int c = 0; c < 256; ++c) /* rows past 256 elements, edges uneven, shapes below one shard */
+        sizes[c] = rng_range(rng, 1, rng_range(rng, 0, 3) ? (rank > 2 ? 150 : 600) : 40);
+    if (rank > 2)
+        sizes['i'] = sizes['a'] = rng_range(rng, 1, 5);
+    nd_dist d[8];
+    nd_error err;
+    if (make_dists(e, sizes, d, &err)) { /* a shape the pattern cannot place (a page wider than it) */
+        ++skipped;
+        return;
+    }
+    int n = e->noperands;
+    nd_tensor *t[8] = {0};
+    float *in[8] = {0};
+    int64_t elems[8];
+    size_t len = strlen(desc);
+    snprintf(desc + len, 1024 - len, "%s %s:", e->op, e->symbol);
+    for (int i = 0; i < n; ++i) {
+        len = strlen(desc);
+        snprintf(desc + len, 1024 - len, " %s", nd_shape_text((char[96]){0}, 96, d[i].spec.shape, d[i].spec.rank));
+        elems[i] = 1;
+        for (int j = 0; j < d[i].spec.rank; ++j)
+            elems[i] *= d[i].spec.shape[j];
+        int rc = nd_tensor_alloc(dev, &d[i], &t[i], &err);
+        CHECK(rc == 0 || err.code == ND_ENOMEM, "alloc: %s", err.msg);
+        if (rc) {
+            skipped += err.code == ND_ENOMEM; /* does not fit in a core's L1 */
+            goto done;
+        }
+        in[i] = malloc((size_t)elems[i] * sizeof *in[i]);
+        for (int64_t k = 0; k < elems[i]; ++k)
+            in[i][k] = (float)rng_range(rng, -1000, 1000) / 64.0f;
+        if (i + 1 < n) {
+            rc = nd_tensor_write(t[i], in[i], elems[i] * 4, &err);
+            CHECK(rc == 0, "write: %s", err.msg);
+        }
+    }
+    launch g = {0}, p = {0};
+    int rg = run(e->op, t, n, ND_VARIANT_GENERIC, (const float *const *)in, elems[n - 1], &g, &err);
+    CHECK(rg == 0, "generic: %s", err.msg);
+    int rp = rg ? -1 : run(e->op, t, n, ND_VARIANT_AUTO, (const float *const *)in, elems[n - 1], &p, &err);
+    CHECK(rg || rp == 0, "auto: %s", err.msg);
+    if (!rg && !rp) {
+        CHECK(p.pick.entry == e, "picked %s (fixed %s), want %s", p.pick.symbol, p.pick.fixed, e->symbol);
+        CHECK(strcmp(p.pick.fixed, "pattern") == 0 && strcmp(g.pick.fixed, "none") == 0, "fixed %s and %s",
+              p.pick.fixed, g.pick.fixed);
+        float *ref = malloc((size_t)elems[n - 1] * sizeof *ref);
+        reference(e->op, in[0], n > 2 ? in[1] : NULL, ref, d[n - 1].spec.shape, d[n - 1].spec.rank);
+        int64_t bad = -1;
+        for (int64_t k = 0; k < elems[n - 1] && bad < 0; ++k)
+            if (memcmp(&g.out[k], &p.out[k], 4) || memcmp(&ref[k], &p.out[k], 4))
+                bad = k;
+        CHECK(bad < 0, "element %lld: pattern %g, generic %g, reference %g", (long long)bad, (double)p.out[bad],
+              (double)g.out[bad], (double)ref[bad]);
+        CHECK(g.ncores == p.ncores && memcmp(g.per_core, p.per_core, (size_t)g.ncores * sizeof *g.per_core) == 0,
+              "per-core statistics differ");
+        passed += bad < 0;
+        free(ref);
+    }
+    free(g.out), free(g.per_core), free(p.out), free(p.per_core);
+done:
+    for (int i = 0; i < n; ++i) {
+        nd_tensor_free(t[i]);
+        free(in[i]);
+    }
+}
+
+static const nda_kernel_entry *current;
+static void entry_case(uint64_t *rng, char *desc) { one_entry_case(current, rng, desc); }
+
+/* The kernel picked for op add with every operand at shape r x c and shard sr x sc. */
+static const char *pick_add(int64_t r, int64_t c, int64_t sr, int64_t sc, nd_variant want, const char **symbol)
+{
+    nd_dist_spec s;
+    nd_dist_spec_init(&s);
+    s.rank = s.shard_rank = 2;
+    s.shape[0] = r, s.shape[1] = c, s.shard[0] = sr, s.shard[1] = sc;
+    s.cores.nranges = 1;
+    s.cores.ranges[0] = (nd_core_range){{0, 0}, {1, 1}};
+    nd_dist d;
+    nd_tensor *t[3] = {0};
+    nd_error err;
+    static nd_kernel_pick pick;
+    const char *fixed = NULL;
+    int rc = nd_dist_make(&s, 8, 8, &d, &err);
+    CHECK(rc == 0, "%s", err.msg);
+    for (int i = 0; i < 3 && !rc; ++i)
+        rc = nd_tensor_alloc(dev, &d, &t[i], &err);
+    if (!rc && !nd_kernels_pick(K, "add", t, 3, want, &pick, &err)) {
+        fixed = pick.fixed;
+        *symbol = pick.symbol;
+    }
+    for (int i = 0; i < 3; ++i)
+        nd_tensor_free(t[i]);
+    return fixed;
+}
+
+static void pick_order(void)
+{
+    const char *sym = NULL, *f;
+    f = pick_add(300, 200, 64, 64, ND_VARIANT_AUTO, &sym); /* t0's own distributions: the exact kernel */
+    CHECK(f && strcmp(f, "all") == 0 && strcmp(sym, "nd_add__f32__t0") == 0, "exact: %s %s", f, sym);
+    f = pick_add(300, 200, 64, 64, ND_VARIANT_GENERIC, &sym);
+    CHECK(f && strcmp(f, "none") == 0 && strstr(sym, "generic"), "generic forced: %s %s", f, sym);
+    f = pick_add(513, 130, 64, 64, ND_VARIANT_AUTO, &sym); /* another size of the pattern: t1 */
+    CHECK(f && strcmp(f, "pattern") == 0 && strcmp(sym, "nd_add__f32__t1") == 0, "pattern: %s %s", f, sym);
+    f = pick_add(513, 130, 64, 64, ND_VARIANT_SPECIALIZED, &sym);
+    CHECK(f && strcmp(f, "pattern") == 0 && strcmp(sym, "nd_add__f32__t1") == 0, "pattern forced: %s %s", f, sym);
+    f = pick_add(7, 3, 64, 64, ND_VARIANT_AUTO, &sym); /* smaller than one shard */
+    CHECK(f && strcmp(f, "pattern") == 0 && strcmp(sym, "nd_add__f32__t1") == 0, "tiny: %s %s", f, sym);
+    f = pick_add(300, 200, 32, 64, ND_VARIANT_AUTO, &sym); /* the shard shape is fixed: it differs */
+    CHECK(f && strcmp(f, "none") == 0 && strstr(sym, "generic"), "shard differs: %s %s", f, sym);
+    f = pick_add(300, 200, 64, 128, ND_VARIANT_AUTO, &sym); /* so does the page box (rows of the shard) */
+    CHECK(f && strcmp(f, "none") == 0 && strstr(sym, "generic"), "page differs: %s %s", f, sym);
+    passed += 7;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_partial LIB [cases [seed]]\n");
+        return 2;
+    }
+    nd_error err;
+    nd_device_config cfg;
+    nd_device_config_init(&cfg);
+    cfg.threads = 2;
+    if (nd_kernels_open(&K, &err) || nd_kernels_load(K, argv[1], &err) || nd_device_open(&cfg, &dev, &err)) {
+        fprintf(stderr, "test_partial: %s\n", err.msg);
+        return 1;
+    }
+    pick_order();
+    int npattern = 0;
+    for (int i = 0; i < nd_kernels_count(K); ++i) {
+        current = nd_kernels_entry(K, i);
+        if (!current->fixed || strcmp(current->fixed, "pattern") != 0)
+            continue;
+        ++npattern;
+        char *sub[] = {argv[0], argc > 2 ? argv[2] : "25", argc > 3 ? argv[3] : "1700"};
+        test_run_cases(3, sub, 0, 0, entry_case);
+    }
+    CHECK(npattern >= 5, "the library has %d pattern kernels, want at least 5", npattern);
+    printf("test_partial: %d pattern kernels, %lld shapes skipped (not placeable)\n", npattern, (long long)skipped);
+    nd_device_close(dev);
+    nd_kernels_close(K);
+    return test_finish(passed);
+}
