@@ -1,4 +1,5 @@
 /* main.c - the ndrun command: compare generic and specialized kernels, one case or the bench suite. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +91,9 @@ int nr_open_kernels(const nr_settings *s, nd_kernels **out, nd_error *err)
     if (!rc && s->nkernels == 0 && (rc = nd_kernels_load(k, own->ops, err)) && err->code == ND_ENOENT)
         snprintf(err->msg + strlen(err->msg), sizeof err->msg - strlen(err->msg),
                  " (the bundled kernel library, looked for beside ndrun; give one with --kernels FILE)");
+    if (!rc && s->jit && access(own->ndgen, X_OK) != 0)
+        rc = nd_fail(err, "ndrun: on-demand specialization runs ndgen, looked for beside ndrun as %s: %s; install "
+                          "them together, or give --no-jit", own->ndgen, strerror(errno));
     if (!rc && s->jit) {
         nd_jit_config cfg;
         nd_jit_config_init(&cfg);

@@ -10,7 +10,7 @@
 # install. Then checks what is installed and that no installed file names the trees; ndrun compare
 # --kernels on each op of both libraries, with and without a reference; on-demand specialization of a
 # target no spec lists, for user ops and a bundled one, and from the installed user library with the
-# project deleted; bad --scalars refused; ndgen alone pointing at --include; and the prefix moved.
+# project deleted; bad --scalars refused; ndgen and ndrun alone saying what they miss; and the prefix moved.
 # SOURCE itself is only read. TEST_INSTALL_LOG=FILE keeps the walkthrough's output.
 set -u
 src=$1 project=$2
@@ -115,6 +115,13 @@ mkdir -p "$tmp/alone" && cp "$p/bin/ndgen" "$tmp/alone/"
 if msg=$("$tmp/alone/ndgen" generate --templates "$p/share/ndgen/templates" --output "$tmp/x.c" "$tmp/proj/softplus.lua" 2>&1); then
   bad "ndgen alone found nd_accessor.h somewhere"
 elif echo "$msg" | grep -q "no nd_accessor.h in .*give --include DIR"; then ok; else bad "ndgen alone: $msg"; fi
+cp "$p/bin/ndrun" "$tmp/alone/" && rm "$tmp/alone/ndgen"
+if msg=$("$tmp/alone/ndrun" compare --op relu $d 2>&1); then bad "ndrun alone found a kernel library somewhere"
+elif echo "$msg" | grep -q "the bundled kernel library, looked for beside ndrun; give one with --kernels FILE"; then ok
+else bad "ndrun alone: $msg"; fi
+if msg=$("$tmp/alone/ndrun" compare --kernels "$p/lib/libndgen_ops.so" --op relu $d 2>&1); then bad "ndrun alone found ndgen"
+elif echo "$msg" | grep -q "runs ndgen, looked for beside ndrun as $tmp/alone/ndgen: .*give --no-jit"; then ok
+else bad "ndrun alone, JIT on: $msg"; fi
 
 # 9. the installed user library specializes on demand with its project gone (the walkthrough's last command)
 rm -rf "$proj"
