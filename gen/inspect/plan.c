@@ -412,7 +412,7 @@ static int candidates(const step *s, int i, int *cand)
     for (int k = 0; k < s->nin; ++k) {
         int d = dim_of(&s->in[k], c);
         bool dup = false;
-        for (int j = 0; j < n; ++j)
+        for (int j = 0; j < n && d >= 0; ++j) /* only inputs that have the letter */
             dup |= same_split(&s->in[cand[j]], dim_of(&s->in[cand[j]], c), &s->in[k], d);
         if (d >= 0 && is_split(&s->in[k], d) && !dup)
             cand[n++] = k;
