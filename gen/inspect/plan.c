@@ -403,8 +403,8 @@ static bool independent(const dev_axis *axes, int n, int64_t devices)
     return ok;
 }
 
-/* The candidates for letter i: -1 (read whole), then each input that splits it, without repeats of
- * the same split. The first candidate is the default way: the first input that splits it. */
+/* The candidates for letter i: each input that splits it, without repeats of the same split, then -1
+ * (read whole). The first candidate is the default way: the first input that splits it. */
 static int candidates(const step *s, int i, int *cand)
 {
     int n = 0;
