@@ -1338,6 +1338,22 @@ static void type_asserts(ndg_buf *out, const ndg_template *t, const ndg_op *op)
     }
 }
 
+/* Whether template offset at lies in a path a folded branch cuts: calls there need no helper (an unused
+ * static helper is a warning for Clang). */
+static bool folded_away(const ndg_template *t, const ndg_variant *v, unsigned at)
+{
+    for (int i = 0; i < t->ncalls; ++i) {
+        edit cuts[2];
+        if (t->calls[i].kind != NDG_SAME_PAGING)
+            continue;
+        int n = fold_edits(t, v, &t->calls[i], cuts);
+        for (int j = 0; j < n; ++j)
+            if (at >= cuts[j].start && at < cuts[j].end)
+                return true;
+    }
+    return false;
+}
+
 int ndg_rewrite(ndg_buf *out, const ndg_template *t, const ndg_variant *v, nd_error *err)
 {
     const ndg_op *op = v->op;
@@ -1347,7 +1363,7 @@ int ndg_rewrite(ndg_buf *out, const ndg_template *t, const ndg_variant *v, nd_er
         unsigned need[NDG_MAX_OPERANDS] = {0};
         for (int i = 0; i < t->ncalls; ++i) { /* calls that keep their arguments and call a helper */
             const ndg_call *c = &t->calls[i];
-            if (c->operand >= 0 && c->kind != NDG_SAME_PAGING && !known_local(t, v, c))
+            if (c->operand >= 0 && c->kind != NDG_SAME_PAGING && !known_local(t, v, c) && !folded_away(t, v, c->start))
                 need[c->operand] |= 1u << c->kind;
         }
         for (int k = 0; k < op->noperands; ++k)
