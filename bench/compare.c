@@ -152,7 +152,8 @@ static void run_variant(nr_setup *su, variants *v, rounds *rd, int which)
     switch (which) {
     case 0:
     case 1:
-        nd_launch(su->dev, (which ? v->special : v->generic).fn, su->t, su->n, su->scalars, su->nscalars, &st, &err);
+        nd_launch_entry(su->dev, (which ? v->special : v->generic).entry, su->t, su->n, su->scalars, su->nscalars, &st,
+                        &err);
         rd->t[which][rd->n] = st.seconds;
         return;
     case 2:

@@ -90,11 +90,13 @@ static int axis_list(const char *flag, const char *text, int rank, int64_t *out,
     return *n ? 0 : nd_fail(err, "%s: expected at least one axis", flag);
 }
 
-static int scalar_shapes(const nr_case *c, const nda_kernel_entry *e, nr_setup *su, shapes *sh, nd_error *err)
+/* The list of axes (--perm or --axes, by the list's type) after the named scalars, and the output
+ * shape it implies for a one-input op. */
+static int list_scalars(const nr_case *c, const nd_scalar_decl *d, int at, nr_setup *su, shapes *sh, nd_error *err)
 {
     int r = sh->rank[0], n = 0;
     int64_t ax[ND_MAX_RANK];
-    bool perm = strncmp(e->scalars, "perm", 4) == 0;
+    bool perm = d->type == ND_SCALAR_PERM;
     const char *text = perm ? c->perm : c->axes;
     if (text && axis_list(perm ? "--perm" : "--axes", text, r, ax, &n, err))
         return -1;
@@ -105,10 +107,10 @@ static int scalar_shapes(const nr_case *c, const nda_kernel_entry *e, nr_setup *
     }
     if (perm && n != r)
         return nd_fail(err, "--perm %s: needs %d axes, one per axis of the input", text, r);
-    su->nscalars = n;
-    sh->rank[1] = 0;
+    su->nscalars = at + n;
     for (int i = 0; i < n; ++i)
-        su->scalars[i] = (double)ax[i];
+        su->scalars[at + i] = (double)ax[i];
+    sh->rank[1] = 0;
     for (int i = 0; i < r; ++i) {
         bool reduced = false;
         for (int j = 0; j < n && !perm; ++j)
@@ -118,59 +120,64 @@ static int scalar_shapes(const nr_case *c, const nda_kernel_entry *e, nr_setup *
         else if (!reduced)
             sh->dims[1][sh->rank[1]++] = sh->dims[0][i];
     }
-    if (sh->rank[1] == 0)
-        sh->dims[1][sh->rank[1]++] = 1; /* everything reduced: one element */
+    if (sh->rank[1] == 0) /* every axis reduced: one element, kept at the input's rank */
+        for (int i = 0; i < r; ++i)
+            sh->dims[1][sh->rank[1]++] = 1;
     return 0;
 }
 
-/* An op's named scalars ("eps,alpha", as its registry entry lists them) from --scalars eps=V,alpha=V:
- * each declared name once, no other, each value a finite number; launched in the declared order. */
-static int named_scalars(const nr_case *c, const nda_kernel_entry *e, nr_setup *su, nd_error *err)
+/* The value --scalars gives NAME, into *v; 0 when it gives none, -1 when it is not a number. */
+static int given_value(const char *given, const char *name, double *v, int *found, nd_error *err)
 {
-    const char *decl = e->scalars, *given = c->scalars;
-    int n = 0;
-    if (!given)
-        return nd_fail(err, "op '%s' takes the launch scalars %s: give their values with --scalars, such as "
-                            "--scalars %.*s=1", e->op, decl, (int)strcspn(decl, ","), decl);
-    for (const char *p = decl; *p; ++n) {
-        size_t len = strcspn(p, ",");
-        if (n == ND_MAX_RANK)
-            return nd_fail(err, "op '%s': more than %d launch scalars", e->op, ND_MAX_RANK);
-        int found = 0;
-        for (const char *q = given; *q;) {
-            size_t item = strcspn(q, ","), name = strcspn(q, "=");
-            if (name >= item)
-                return nd_fail(err, "--scalars %s: '%.*s' is not NAME=VALUE", given, (int)item, q);
-            if (name == len && strncmp(q, p, len) == 0) {
-                char text[64], *end;
-                snprintf(text, sizeof text, "%.*s", (int)(item - name - 1), q + name + 1);
-                double v = strtod(text, &end);
-                if (!text[0] || *end || !isfinite(v))
-                    return nd_fail(err, "--scalars %s: %.*s: '%s' is not a finite number", given, (int)len, p, text);
-                su->scalars[n] = v;
-                ++found;
-            }
-            q += item + (q[item] == ',');
+    size_t len = strlen(name);
+    for (const char *q = given; *q;) {
+        size_t item = strcspn(q, ","), eq = strcspn(q, "=");
+        if (eq >= item)
+            return nd_fail(err, "--scalars %s: '%.*s' is not NAME=VALUE", given, (int)item, q);
+        if (eq == len && strncmp(q, name, len) == 0) {
+            char text[64], *end;
+            snprintf(text, sizeof text, "%.*s", (int)(item - eq - 1), q + eq + 1);
+            *v = strtod(text, &end);
+            if (!text[0] || *end || !isfinite(*v))
+                return nd_fail(err, "--scalars %s: %s: '%s' is not a finite number", given, name, text);
+            ++*found;
         }
-        if (found != 1)
-            return nd_fail(err, "--scalars %s: %s '%.*s' of op '%s' (it takes %s)", given,
-                           found ? "gives twice the scalar" : "lacks the scalar", (int)len, p, e->op, decl);
-        p += len + (p[len] == ',');
-    }
-    for (const char *q = given; *q;) { /* every given name is declared */
-        size_t item = strcspn(q, ","), name = strcspn(q, "=");
-        bool known = false;
-        for (const char *p = decl; *p && !known;) {
-            size_t len = strcspn(p, ",");
-            known = len == name && strncmp(p, q, len) == 0;
-            p += len + (p[len] == ',');
-        }
-        if (!known)
-            return nd_fail(err, "--scalars %s: op '%s' has no scalar '%.*s' (it takes %s)", given, e->op,
-                           (int)name, q, decl);
         q += item + (q[item] == ',');
     }
-    su->nscalars = n;
+    return 0;
+}
+
+/* An op's named scalars from --scalars eps=V,alpha=V: each declared name once, no other, each value
+ * a finite number; launched in the declared order. Types and ranges are nd_run's to check. */
+static int named_scalars(const nr_case *c, const nda_kernel_entry *e, const nd_scalars *decl, int named,
+                         nr_setup *su, nd_error *err)
+{
+    const char *given = c->scalars;
+    if (!named)
+        return given ? nd_fail(err, "--scalars %s: op '%s' takes no named launch scalars (it takes %s)", given, e->op,
+                               e->scalars ? e->scalars : "none") : 0;
+    if (!given)
+        return nd_fail(err, "op '%s' takes the launch scalars %s: give their values with --scalars, such as "
+                            "--scalars %s=1", e->op, e->scalars, decl->d[0].name);
+    for (int i = 0; i < named; ++i) {
+        int found = 0;
+        if (given_value(given, decl->d[i].name, &su->scalars[i], &found, err))
+            return -1;
+        if (found != 1)
+            return nd_fail(err, "--scalars %s: %s '%s' of op '%s' (it takes %s)", given,
+                           found ? "gives twice the scalar" : "lacks the scalar", decl->d[i].name, e->op, e->scalars);
+    }
+    for (const char *q = given; *q;) { /* every given name is declared */
+        size_t item = strcspn(q, ","), eq = strcspn(q, "=");
+        bool known = false;
+        for (int i = 0; i < named && !known; ++i)
+            known = strlen(decl->d[i].name) == eq && strncmp(decl->d[i].name, q, eq) == 0;
+        if (!known)
+            return nd_fail(err, "--scalars %s: op '%s' has no named scalar '%.*s' (it takes %s)", given, e->op, (int)eq,
+                           q, e->scalars);
+        q += item + (q[item] == ',');
+    }
+    su->nscalars = named;
     return 0;
 }
 
@@ -179,6 +186,7 @@ static int derive_shapes(const nr_case *c, const nda_kernel_entry *e, nr_setup *
     int64_t given[ND_MAX_RANK * 2];
     int n = 0;
     const char *text = c->flags[0].flags.shape;
+    nd_scalars decl;
     if (!text)
         return nd_fail(err, "--shape: required, such as --shape 1024,1024");
     if (nd_parse_dims("--shape", text, given, &n, err))
@@ -189,14 +197,12 @@ static int derive_shapes(const nr_case *c, const nda_kernel_entry *e, nr_setup *
         sh->rank[k] = n;
         memcpy(sh->dims[k], given, sizeof(int64_t) * (size_t)n);
     }
-    if (!e->scalars)
-        return c->scalars ? nd_fail(err, "--scalars %s: op '%s' takes no launch scalars", c->scalars, e->op) : 0;
-    if (strncmp(e->scalars, "perm(", 5) != 0 && strncmp(e->scalars, "axes(", 5) != 0)
-        return named_scalars(c, e, su, err);
-    if (c->scalars)
-        return nd_fail(err, "--scalars %s: op '%s' takes %s; give it with --%.4s", c->scalars, e->op, e->scalars,
-                       e->scalars);
-    return e->noperands == 2 ? scalar_shapes(c, e, su, sh, err) : 0;
+    if (nd_scalars_parse(e->scalars, &decl, err))
+        return -1;
+    int list = nd_scalars_list(&decl), named = list < 0 ? decl.n : list;
+    if (named_scalars(c, e, &decl, named, su, err))
+        return -1;
+    return list >= 0 && e->noperands == 2 ? list_scalars(c, &decl.d[list], named, su, sh, err) : 0;
 }
 
 /* ---------------------------------------------------------------- distributions */

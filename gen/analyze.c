@@ -37,7 +37,7 @@ const char *const ndg_call_names[NDG_CALL_KINDS] = {
 #include "calls.def"
 };
 
-/* Which argument of each call is the tensor (-1: the iterator, argument 0, instead). */
+/* Which argument of each call is the tensor (-1: the iterator, argument 0, instead; -2: none). */
 static const int tensor_arg[NDG_CALL_KINDS] = {
 #define NDG_SPECIALIZED(KIND, name, tensor_arg) tensor_arg,
 #include "calls.def"
@@ -122,7 +122,7 @@ typedef struct walk {
         ndg_branch branch;
     } *ifs;
     bool jumps;                 /* the kernel has a label, goto or switch: no branch is folded */
-    int ncalls_cap, nloops_cap, nrenames_cap, nundefs_cap, nmacros_cap;
+    int ncalls_cap, nloops_cap, nrenames_cap, nundefs_cap, nmacros_cap, nscalar_refs_cap;
 } walk;
 
 #define GROW(arr, n, cap)                                                                                          \
@@ -490,13 +490,38 @@ static int classify(const char *name)
 /* Every specialized call but the tensor-only ones takes the core first. */
 static bool takes_core(ndg_call_kind kind) { return tensor_arg[kind] == 1; }
 
+/* nda_scalar(args, "name"): the kernel's own args, and a name the emitter checks against the op's
+ * declaration (a template serves every op that binds it, each with its own scalars). */
+static int scalar_call(walk *w, CXCursor call, ndg_call *c)
+{
+    CXCursor args = var_of(clang_Cursor_getArgument(call, 0)), name = unwrap(clang_Cursor_getArgument(call, 1));
+    if (clang_Cursor_isNull(args) || clang_Cursor_isNull(w->args) || !clang_equalCursors(args, w->args))
+        return fail_at(w, call, "nda_scalar's first argument must be the kernel's own args");
+    allow(w, clang_Cursor_getArgument(call, 0));
+    char *lit = clang_getCursorKind(name) == CXCursor_StringLiteral ? spelling(name) : NULL;
+    size_t n = lit ? strlen(lit) : 0;
+    bool ok = n > 2 && n - 2 < ND_SCALAR_NAME && lit[0] == '"' && lit[n - 1] == '"' &&
+              (isalpha((unsigned char)lit[1]) || lit[1] == '_');
+    for (size_t i = 1; ok && i + 1 < n; ++i)
+        ok = isalnum((unsigned char)lit[i]) || lit[i] == '_';
+    if (ok) {
+        c->scalar = strndup(lit + 1, n - 2);
+        c->tensor_expr = text_of(w, clang_Cursor_getArgument(call, 0));
+    }
+    free(lit);
+    return ok ? 0 : fail_at(w, call, "nda_scalar's name must be a string literal naming a declared scalar, such as \"eps\"");
+}
+
 static int record_call(walk *w, CXCursor call, int kind, unsigned start, unsigned end)
 {
     const char *name = ndg_call_names[kind];
     ndg_call c = {.kind = (ndg_call_kind)kind, .start = start, .end = end, .operand = -1, .operand2 = -1, .loop = -1};
     c.name_end = start + (unsigned)strlen(name);
     line_col_of(call, &c.line, &c.col);
-    if (tensor_arg[kind] < 0) {
+    if (tensor_arg[kind] == -2) {
+        if (scalar_call(w, call, &c))
+            return -1;
+    } else if (tensor_arg[kind] < 0) {
         CXCursor it = clang_Cursor_getArgument(call, 0);
         c.loop = iterator_loop(w, it);
         if (c.loop < 0)
@@ -576,14 +601,33 @@ static int visit_call(walk *w, CXCursor call)
     return rc;
 }
 
+/* Whether m's text is the template's own, where its cursor says (not a macro's, not a header's), and
+ * ends with its member's name: then it can be edited at [start, end). */
+static bool own_text(const walk *w, CXCursor m, unsigned *start, unsigned *end)
+{
+    unsigned exp;
+    if (!in_main_file(m))
+        return false;
+    clang_getExpansionLocation(clang_getRangeStart(clang_getCursorExtent(m)), NULL, NULL, NULL, &exp);
+    extent(m, start, end);
+    return exp == *start && *end <= w->t->len && *end > *start + 7 &&
+           strncmp(w->t->text + *end - 7, "scalars", 7) == 0 && memchr(w->t->text + *start, '>', *end - *start);
+}
+
 /* args->scalars and args->nscalars: the launch's scalars, which involve no distribution. */
 static void visit_member(walk *w, CXCursor m)
 {
     kids k = children(m);
     CXCursor base = k.n == 1 ? var_of(k.c[0]) : clang_getNullCursor();
-    if (!clang_Cursor_isNull(base) && !clang_Cursor_isNull(w->args) && clang_equalCursors(base, w->args) &&
-        (spelled(m, "scalars") || spelled(m, "nscalars")))
-        allow(w, m);
+    if (clang_Cursor_isNull(base) || clang_Cursor_isNull(w->args) || !clang_equalCursors(base, w->args) ||
+        !(spelled(m, "scalars") || spelled(m, "nscalars")))
+        return;
+    allow(w, m);
+    unsigned start, end;
+    if (!own_text(w, m, &start, &end)) /* from a macro: left as written, which stays right */
+        return;
+    GROW(w->t->scalar_refs, w->t->nscalar_refs, w->nscalar_refs_cap);
+    w->t->scalar_refs[w->t->nscalar_refs++] = (ndg_scalar_ref){start, end, spelled(m, "nscalars")};
 }
 
 static void add_name(char ***list, int *n, int *cap, const char *name)
@@ -1563,8 +1607,10 @@ static void template_free(ndg_template *t)
 {
     if (!t)
         return;
-    for (int i = 0; i < t->ncalls; ++i)
+    for (int i = 0; i < t->ncalls; ++i) {
         free(t->calls[i].tensor_expr);
+        free(t->calls[i].scalar);
+    }
     for (int i = 0; i < t->nloops; ++i) {
         free(t->loops[i].core_expr);
         free(t->loops[i].tensor_expr);
@@ -1577,6 +1623,7 @@ static void template_free(ndg_template *t)
     free_list(t->macros, t->nmacros);
     free_list(t->deps, t->ndeps);
     free(t->renames);
+    free(t->scalar_refs);
     free(t->params);
     free(t->loops);
     free(t->calls);

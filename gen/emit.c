@@ -10,6 +10,7 @@
  */
 #include <ctype.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -616,6 +617,17 @@ static void emit_locations(ndg_buf *b, const ndg_spec *spec, const ndg_emit_opti
                  installed ? "ndk_template_dirs_installed" : "NULL");
 }
 
+/* A target's fixed launch scalars, exact (%.17g reads back as the same double); NAN where not fixed. */
+static void emit_fixed_scalars(ndg_buf *b, const ndg_target *t, int op, int target)
+{
+    if (!t->nscalars)
+        return;
+    ndg_buf_printf(b, "static const double ndk_scalars_%d_%d[] = {", op, target);
+    for (int k = 0; k < t->nscalars; ++k)
+        ndg_buf_printf(b, isnan(t->scalars[k]) ? "%sNAN" : "%s%.17g", k ? ", " : "", t->scalars[k]);
+    ndg_buf_printf(b, "};\n");
+}
+
 static void emit_registry_group(ndg_buf *b, const ndg_spec *spec, const ndg_emit_options *o)
 {
     char cname[256], sym[256], sig[2048];
@@ -643,6 +655,7 @@ static void emit_registry_group(ndg_buf *b, const ndg_spec *spec, const ndg_emit
                 ndg_buf_printf(b, "    \"%s\",\n", sig);
             }
             ndg_buf_printf(b, "};\n");
+            emit_fixed_scalars(b, &op->targets[t], i, t);
             if (op->targets[t].fixed != NDG_FIXED_PATTERN)
                 continue;
             char pat[2048];
@@ -695,11 +708,15 @@ static void emit_registry_group(ndg_buf *b, const ndg_spec *spec, const ndg_emit
             else
                 ndg_buf_printf(b, "ndk_ref_%d, \"from EXPR\", ", i);
             if (t < 0)
-                ndg_buf_printf(b, "NULL, NULL, NULL},\n");
+                ndg_buf_printf(b, "NULL, NULL, NULL, ");
             else if (op->targets[t].fixed == NDG_FIXED_PATTERN)
-                ndg_buf_printf(b, "\"pattern\", ndk_patterns_%d_%d, ndk_classes_%d_%d},\n", i, t, i, t);
+                ndg_buf_printf(b, "\"pattern\", ndk_patterns_%d_%d, ndk_classes_%d_%d, ", i, t, i, t);
             else
-                ndg_buf_printf(b, "\"all\", NULL, NULL},\n");
+                ndg_buf_printf(b, "\"all\", NULL, NULL, ");
+            if (t < 0 || !op->targets[t].nscalars)
+                ndg_buf_printf(b, "0, NULL},\n");
+            else
+                ndg_buf_printf(b, "%d, ndk_scalars_%d_%d},\n", op->targets[t].nscalars, i, t);
         }
     }
     char quoted[1024];

@@ -33,10 +33,18 @@ typedef enum ndg_fixed {
                             from it (tensor pages, shard grid, shards, shards per core, edges) at run time */
 } ndg_fixed;
 
+enum { NDG_MAX_SCALAR_VALUES = ND_MAX_SCALARS + ND_MAX_RANK };
+
 typedef struct ndg_target {
     int line;                        /* of the op{} call that declared it */
     nd_dist dist[NDG_MAX_OPERANDS];  /* one per operand, in operand order */
     ndg_fixed fixed;
+    /* Launch scalars the target fixes (its `scalars` key): the launch's values, one per named scalar and
+     * then a list's, NaN where a named scalar is not fixed (no launch value is NaN, nd_scalars_check);
+     * a fixed list is all of them. nscalars 0: none fixed. The kernel has them as constants, and serves
+     * only launches giving them. */
+    int nscalars;
+    double scalars[NDG_MAX_SCALAR_VALUES];
 } ndg_target;
 
 /* A pattern target's kernel assumes that operands whose shapes are equal in the target have equal
@@ -54,7 +62,8 @@ typedef struct ndg_op {
     ndg_param params[NDG_MAX_PARAMS];
     int ntargets;
     ndg_target *targets;
-    char *scalars;                   /* launch scalars: "perm(a)", "axes(a)", names "eps,alpha", or NULL */
+    char *scalars;                   /* launch scalars: the canonical declaration (nd_scalars_text), or NULL */
+    nd_scalars decl;                 /* and parsed */
     char *requires;                  /* what the template assumes beyond the indices: nd_op_sig.requires */
     char *reference;                 /* the plain reference: NULL none, "elementwise" from EXPR, else a function */
     char *reference_source;          /* the C file defining that function (resolved), or NULL */
@@ -115,7 +124,8 @@ typedef struct ndg_call {
     int operand2;         /* NDG_SAME_PAGING: the second tensor's operand; else -1 */
     int loop;             /* ITER_*: the loop it reads; PAGE_READ/PAGE_WRITE: the loop whose current page it
                              is given as nda_iter_page(&it), else -1 */
-    char *tensor_expr;    /* text of the tensor argument (NULL for iterator calls) */
+    char *tensor_expr;    /* text of the tensor argument (NULL for iterator calls); NDG_SCALAR: of args */
+    char *scalar;         /* NDG_SCALAR: the scalar's name; else NULL */
     unsigned tensor_decl; /* where that variable is declared */
     unsigned core_decl;   /* where its core argument's variable is declared; 0 when it has none */
     char elem_class;      /* calls returning page data: the element type the template converts the pointer
@@ -148,6 +158,13 @@ typedef struct ndg_rename {
     bool kernel;
 } ndg_rename;
 
+/* args->scalars or args->nscalars in the template's own text (not from a macro): a kernel whose target
+ * fixed every launch scalar reads constants there instead. */
+typedef struct ndg_scalar_ref {
+    unsigned start, end;
+    bool count;           /* nscalars */
+} ndg_scalar_ref;
+
 /*
  * A template analyzed for one parameter set: with each of an op's parameters defined exactly as the
  * generated file defines them, so that bindings, tensor arguments and #if branches are those the
@@ -163,10 +180,11 @@ typedef struct ndg_template {
     int noperands;        /* 1 + the highest operand index bound */
     int nparams;
     ndg_tparam *params;   /* declared by the template (from its defaults) */
-    int ncalls, nloops, nrenames, nundefs, nmacros, ndeps;
+    int ncalls, nloops, nrenames, nundefs, nmacros, ndeps, nscalar_refs;
     ndg_call *calls;
     ndg_loop *loops;
     ndg_rename *renames;  /* in offset order */
+    ndg_scalar_ref *scalar_refs;
     char **undefs;        /* macros the template text defines: #undef after each variant */
     char **macros;        /* macros defined by the template and its own headers: generated code avoids them */
     char **deps;          /* files the template includes, outside system headers */

@@ -16,7 +16,9 @@
  * they are applied in offset order, skipping any edit inside the one before. Generated code that spans
  * lines is followed by a #line directive, so the template's lines stay true after it.
  */
+#include <assert.h>
 #include <ctype.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -587,9 +589,9 @@ static const struct {
     {NDG_PART_REDUCE, helper_part_reduce, 0},
 };
 
-/* Every kind has a helper but those rewritten in place: nda_same_paging (a constant) and the iterator's
- * nda_iter_page and nda_iter_ptr (the loop nest's variables). */
-_Static_assert(sizeof helpers / sizeof *helpers == NDG_CALL_KINDS - 3, "a call kind of calls.def has no helper");
+/* Every kind has a helper but those rewritten in place: nda_same_paging (a constant), the iterator's
+ * nda_iter_page and nda_iter_ptr (the loop nest's variables) and nda_scalar (an index or a constant). */
+_Static_assert(sizeof helpers / sizeof *helpers == NDG_CALL_KINDS - 4, "a call kind of calls.def has no helper");
 
 /* Emits the helpers in `need` (bits of ndg_call_kind) and those they call. */
 static void emit_operand_helpers(ndg_buf *b, const char *P, int k, const ndg_operand *op, const nd_dist *d,
@@ -1102,12 +1104,110 @@ static void indent_at(const ndg_template *t, unsigned at, char *out, size_t len)
     out[n] = '\0';
 }
 
+/* ---------------------------------------------------------------- launch scalars */
+
+/* The declared scalar a nda_scalar call names, or -1 (ndg_rewrite refuses the variant then). */
+static int scalar_index(const ndg_op *op, const char *name)
+{
+    for (int i = 0; i < op->decl.n; ++i)
+        if (strcmp(op->decl.d[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+/* Whether the target fixed every launch scalar, the list's too: then the kernel reads none from args. */
+static bool all_scalars_fixed(const ndg_variant *v)
+{
+    const ndg_target *t = v->target;
+    int list = nd_scalars_list(&v->op->decl), named = list < 0 ? v->op->decl.n : list;
+    if (!t || !t->nscalars || (list >= 0 && t->nscalars <= named))
+        return false;
+    for (int i = 0; i < named; ++i)
+        if (isnan(t->scalars[i]))
+            return false;
+    return true;
+}
+
+/* A double literal that reads back as x: "1e-05", "2.0", "(-0.5)". */
+static void double_literal(ndg_buf *b, double x)
+{
+    char text[40];
+    snprintf(text, sizeof text, "%.17g", x);
+    for (int digits = 15; digits < 17; ++digits) {
+        char shorter[40];
+        snprintf(shorter, sizeof shorter, "%.*g", digits, x);
+        if (strtod(shorter, NULL) == x) {
+            memcpy(text, shorter, sizeof text);
+            break;
+        }
+    }
+    ndg_buf_printf(b, "%s%s%s%s", x < 0 ? "(" : "", text, strpbrk(text, ".e") ? "" : ".0", x < 0 ? ")" : "");
+}
+
+/* nda_scalar(args, "name"): the constant the target fixed, else args->scalars[i] with i known. */
+static void scalar_edit(const ndg_variant *v, const ndg_call *c, edit *e)
+{
+    int i = scalar_index(v->op, c->scalar);
+    const ndg_target *t = v->target;
+    assert(i >= 0); /* ndg_rewrite checked every name */
+    if (i < t->nscalars && !isnan(t->scalars[i]))
+        double_literal(&e->text, t->scalars[i]);
+    else
+        ndg_buf_printf(&e->text, "%s->scalars[%d]", c->tensor_expr, i);
+}
+
+/* The fixed launch scalars as a constant array the kernel reads for args->scalars. */
+static void emit_fixed_scalars(ndg_buf *out, const ndg_variant *v)
+{
+    ndg_buf_printf(out, "/* the launch scalars target %d fixed: args->scalars and args->nscalars read these */\n"
+                        "static const double %sscalars[%d] = {", (int)(v->target - v->op->targets) + 1, v->prefix,
+                   v->target->nscalars);
+    for (int i = 0; i < v->target->nscalars; ++i) {
+        ndg_buf_printf(out, "%s", i ? ", " : "");
+        double_literal(out, v->target->scalars[i]);
+    }
+    ndg_buf_printf(out, "};\n");
+}
+
+/* args->scalars and args->nscalars, when the target fixed them all. */
+static void scalar_ref_edit(const ndg_variant *v, const ndg_scalar_ref *r, edit *e)
+{
+    memset(e, 0, sizeof *e);
+    e->start = r->start;
+    e->end = r->end;
+    if (r->count)
+        ndg_buf_printf(&e->text, "%d", v->target->nscalars);
+    else
+        ndg_buf_printf(&e->text, "%sscalars", v->prefix);
+}
+
+/* A name no declared scalar has, or a list read as one value: at the call, in the template. */
+static int check_scalar_names(const ndg_template *t, const ndg_op *op, nd_error *err)
+{
+    for (int i = 0; i < t->ncalls; ++i) {
+        const ndg_call *c = &t->calls[i];
+        if (c->kind != NDG_SCALAR)
+            continue;
+        int k = scalar_index(op, c->scalar);
+        if (k < 0)
+            return nd_fail(err, "%s:%d:%d: nda_scalar: op '%s' declares no scalar '%s' (it declares: %s)", t->path,
+                           c->line, c->col, op->name, c->scalar, op->scalars ? op->scalars : "none");
+        if (op->decl.d[k].type == ND_SCALAR_AXES || op->decl.d[k].type == ND_SCALAR_PERM)
+            return nd_fail(err, "%s:%d:%d: nda_scalar: '%s' of op '%s' is a list; read it as args->scalars[k] for k "
+                                "from %d to args->nscalars", t->path, c->line, c->col, c->scalar, op->name, k);
+    }
+    return 0;
+}
+
 static void call_edit(const ndg_template *t, const ndg_variant *v, const ndg_call *c, edit *e)
 {
     const char *P = v->prefix;
     memset(e, 0, sizeof *e);
     e->start = c->start;
-    if (c->kind == NDG_ITER_PAGE || c->kind == NDG_ITER_PTR) {
+    if (c->kind == NDG_SCALAR) {
+        e->end = c->end;
+        scalar_edit(v, c, e);
+    } else if (c->kind == NDG_ITER_PAGE || c->kind == NDG_ITER_PTR) {
         e->end = c->end;
         if (c->kind == NDG_ITER_PAGE)
             ndg_buf_printf(&e->text, "%spage%d", P, c->loop);
@@ -1208,7 +1308,7 @@ static int fold_edits(const ndg_template *t, const ndg_variant *v, const ndg_cal
 static int collect_edits(const ndg_template *t, const ndg_variant *v, edit **out)
 {
     int n = 0;
-    edit *e = calloc((size_t)(2 * t->ncalls + 2 * t->nloops + t->nrenames + 1), sizeof *e);
+    edit *e = calloc((size_t)(2 * t->ncalls + 2 * t->nloops + t->nrenames + t->nscalar_refs + 1), sizeof *e);
     for (int i = 0; i < t->nrenames; ++i)
         rename_edit(t, v, &t->renames[i], &e[n++]);
     if (!v->target)
@@ -1223,6 +1323,8 @@ static int collect_edits(const ndg_template *t, const ndg_variant *v, edit **out
         if (!folded && !skipped)
             call_edit(t, v, &t->calls[i], &e[n++]);
     }
+    for (int i = 0; i < t->nscalar_refs && all_scalars_fixed(v); ++i)
+        scalar_ref_edit(v, &t->scalar_refs[i], &e[n++]);
     for (int i = 0; i < t->nloops; ++i) {
         const ndg_loop *L = &t->loops[i];
         loop_plan p = plan_loop(t, v, i);
@@ -1359,6 +1461,10 @@ int ndg_rewrite(ndg_buf *out, const ndg_template *t, const ndg_variant *v, nd_er
     const ndg_op *op = v->op;
     size_t begin = out->len;
     ndg_buf_printf(out, "\n/* ==== op %s, %s kernel %s */\n", op->name, v->target ? "specialized" : "generic", v->symbol);
+    if (check_scalar_names(t, op, err))
+        return -1;
+    if (all_scalars_fixed(v) && t->nscalar_refs)
+        emit_fixed_scalars(out, v);
     if (v->target) { /* helpers first: no macro of the template is defined yet */
         unsigned need[NDG_MAX_OPERANDS] = {0};
         for (int i = 0; i < t->ncalls; ++i) { /* calls that keep their arguments and call a helper */

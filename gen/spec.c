@@ -19,6 +19,7 @@
 #include <lua.h>
 #include <lualib.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <limits.h>
 #include <string.h>
@@ -753,16 +754,80 @@ static int convert_fixed(ctx *c, const char *v, ndg_target *target)
                    "parameter but the tensor shape)", v);
 }
 
+/* One fixed value of a target's `scalars` table (at the top of the stack) for declared scalar d, into
+ * v[0] (a named scalar) or v[0..n) (a list, a sequence of axes); *n gets how many. */
+static int fixed_value(ctx *c, const ndg_op *op, const nd_scalar_decl *d, double *v, int *n)
+{
+    lua_State *L = c->L;
+    nd_error perr;
+    if (d->type != ND_SCALAR_AXES && d->type != ND_SCALAR_PERM) {
+        if (!lua_isnumber(L, -1))
+            return FAIL(c, "scalars: '%s' must be a number, not a %s", d->name, type_name(L, -1));
+        *v = lua_tonumber(L, -1);
+        *n = 1;
+        return nd_scalar_check_value(d, op->name, *v, &perr) ? FAIL(c, "scalars: %s", perr.msg) : 0;
+    }
+    int len = lua_istable(L, -1) ? (int)lua_rawlen(L, -1) : -1;
+    if (len < 1 || len > ND_MAX_RANK)
+        return FAIL(c, "scalars: '%s' must be a list of 1 to %d axes, such as {0, 2}", d->name, ND_MAX_RANK);
+    for (int i = 0; i < len; ++i) {
+        int isnum = lua_rawgeti(L, -1, i + 1) == LUA_TNUMBER;
+        v[i] = lua_tonumber(L, -1);
+        lua_pop(L, 1);
+        if (!isnum)
+            return FAIL(c, "scalars: '%s' must be a list of axes (integers)", d->name);
+    }
+    *n = len;
+    return 0;
+}
+
+/* A target's `scalars = {eps = 1e-5, axes = {0, 2}}`: launch scalars its kernel takes as constants. */
+static int convert_fixed_scalars(ctx *c, int t, const ndg_op *op, ndg_target *target)
+{
+    lua_State *L = c->L;
+    const nd_scalars *s = &op->decl;
+    int list = nd_scalars_list(s), named = list < 0 ? s->n : list, rc = 0;
+    if (field(L, t, "scalars") == LUA_TNIL) {
+        lua_pop(L, 1);
+        return 0;
+    }
+    if (!s->n || !lua_istable(L, -1)) {
+        lua_pop(L, 1);
+        return s->n ? FAIL(c, "scalars: give a table of name = value, such as {eps = 1e-5}")
+                    : FAIL(c, "scalars: op '%s' declares no scalars", op->name);
+    }
+    for (int i = 0; i < named; ++i)
+        target->scalars[i] = NAN;
+    target->nscalars = named;
+    lua_pushnil(L);
+    while (!rc && lua_next(L, -2)) { /* the table, a key, its value */
+        int k = -1, n = 0;
+        for (int i = 0; i < s->n && lua_type(L, -2) == LUA_TSTRING; ++i)
+            k = strcmp(s->d[i].name, lua_tostring(L, -2)) == 0 ? i : k;
+        if (k < 0)
+            rc = FAIL(c, "scalars: '%s' is not a scalar op '%s' declares",
+                      lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "(a key not a name)", op->name);
+        else
+            rc = fixed_value(c, op, &s->d[k], &target->scalars[k], &n);
+        if (!rc && k == list)
+            target->nscalars = named + n;
+        lua_pop(L, rc ? 2 : 1); /* on failure the key too: the walk ends */
+    }
+    lua_pop(L, 1);
+    return rc ? -1 : 0;
+}
+
 static int convert_target(ctx *c, int t, const ndg_op *op, ndg_target *target)
 {
     lua_State *L = c->L;
     int abs = lua_absindex(L, t);
-    lua_pushnil(L); /* every key must name an operand, or be 'all' */
+    lua_pushnil(L); /* every key must name an operand, or be 'all', 'fixed' or 'scalars' */
     while (lua_next(L, abs)) {
         bool is_fixed = lua_type(L, -1) == LUA_TSTRING && lua_type(L, -2) == LUA_TSTRING &&
                         strcmp(lua_tostring(L, -2), "fixed") == 0;
         lua_pop(L, 1);
-        bool known = is_fixed || (lua_type(L, -1) == LUA_TSTRING && strcmp(lua_tostring(L, -1), "all") == 0);
+        bool known = is_fixed || (lua_type(L, -1) == LUA_TSTRING && (strcmp(lua_tostring(L, -1), "all") == 0 ||
+                                                                     strcmp(lua_tostring(L, -1), "scalars") == 0));
         for (int i = 0; i < op->noperands && !known && lua_type(L, -1) == LUA_TSTRING; ++i)
             known = strcmp(op->operands[i].name, lua_tostring(L, -1)) == 0;
         if (!known) {
@@ -782,7 +847,7 @@ static int convert_target(ctx *c, int t, const ndg_op *op, ndg_target *target)
     for (int i = 0; i < op->noperands; ++i)
         if (convert_target_operand(c, abs, op, i, &target->dist[i]))
             return -1;
-    return 0;
+    return convert_fixed_scalars(c, abs, op, target);
 }
 
 static int convert_targets(ctx *c, int t, ndg_op *op)
@@ -815,57 +880,27 @@ static int convert_targets(ctx *c, int t, ndg_op *op)
     return rc;
 }
 
-/* Named launch scalars: "eps" or "eps, alpha", C identifiers, each once; kept as "eps,alpha". */
-static int named_scalars(ctx *c, ndg_op *op)
-{
-    static const char ident[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_";
-    ndg_buf b = {0};
-    int rc = 0, count = 0;
-    for (const char *p = op->scalars; !rc;) {
-        p += strspn(p, " ");
-        size_t n = strspn(p, ident);
-        if (!n || (*p >= '0' && *p <= '9') || n > NDG_MAX_NAME) {
-            rc = FAIL(c, "scalars '%s': expected perm(INPUT), axes(INPUT) or names such as \"eps, alpha\"", op->scalars);
-            break;
-        }
-        for (const char *q = b.data; q && *q && !rc; q += strcspn(q, ","), q += *q == ',')
-            if (strcspn(q, ",") == n && strncmp(q, p, n) == 0)
-                rc = FAIL(c, "scalars '%s': '%.*s' is named twice", op->scalars, (int)n, p);
-        ndg_buf_printf(&b, "%s%.*s", count++ ? "," : "", (int)n, p);
-        p += n;
-        p += strspn(p, " ");
-        if (*p == '\0')
-            break;
-        if (*p++ != ',' && !rc)
-            rc = FAIL(c, "scalars '%s': expected perm(INPUT), axes(INPUT) or names such as \"eps, alpha\"", op->scalars);
-    }
-    if (rc) {
-        ndg_buf_free(&b);
-        return rc;
-    }
-    free(op->scalars);
-    op->scalars = b.data;
-    return 0;
-}
-
-/* scalars = "perm(x)" (a permutation of x's axes), "axes(x)" (distinct axes of x), x an input; or the
- * names of scalars the kernel reads as args->scalars[0], [1], ... in that order. */
+/* scalars = "eps: f32 in (0, 1], axes: axes(x)" (nd_scalars_parse): kept canonical, as libraries record
+ * it; a list's input must be an input of the op. */
 static int check_scalars(ctx *c, ndg_op *op)
 {
-    const char *s = op->scalars, *open = s ? strchr(s, '(') : NULL;
-    if (!s)
+    nd_error perr;
+    if (!op->scalars)
         return 0;
-    if (!open)
-        return named_scalars(c, op);
-    size_t n = strlen(s), kind = (size_t)(open - s);
-    if (s[n - 1] != ')' || !((kind == 4 && strncmp(s, "perm", 4) == 0) || (kind == 4 && strncmp(s, "axes", 4) == 0)))
-        return FAIL(c, "scalars '%s': expected perm(INPUT), axes(INPUT) or names such as \"eps, alpha\"", s);
-    for (int i = 0; i < op->noperands; ++i) {
-        const char *name = op->operands[i].name;
-        if (!op->operands[i].output && strlen(name) == n - kind - 2 && strncmp(open + 1, name, n - kind - 2) == 0)
-            return 0;
-    }
-    return FAIL(c, "scalars '%s': the name in parentheses must be an input of op '%s'", s, op->name);
+    if (nd_scalars_parse(op->scalars, &op->decl, &perr))
+        return FAIL(c, "%s", perr.msg);
+    int list = nd_scalars_list(&op->decl);
+    bool input = list < 0;
+    for (int i = 0; i < op->noperands && !input; ++i)
+        input = !op->operands[i].output && strcmp(op->operands[i].name, op->decl.d[list].of) == 0;
+    if (!input)
+        return FAIL(c, "scalars '%s': the list's input '%s' must be an input of op '%s'", op->scalars,
+                    op->decl.d[list].of, op->name);
+    char text[1024];
+    nd_scalars_text(&op->decl, text, sizeof text);
+    free(op->scalars);
+    op->scalars = op->decl.n ? strdup(text) : NULL;
+    return 0;
 }
 
 /* requires = "same_paging(in, out)" or a list of such: kept as "same_paging(in,out);..." once each
@@ -909,6 +944,18 @@ static int convert_requires(ctx *c, int t, ndg_op *op)
     return rc;
 }
 
+/* A target's fixed list of axes against its input's and output's shapes, as each launch is checked. */
+static int fixed_list_check(const ndg_op *op, const ndg_target *t, nd_error *err)
+{
+    int list = nd_scalars_list(&op->decl), x = -1, out = op->noperands - 1;
+    if (list < 0 || t->nscalars <= list)
+        return 0;
+    for (int i = 0; i < op->noperands; ++i)
+        x = strcmp(op->operands[i].name, op->decl.d[list].of) == 0 ? i : x;
+    return nd_scalars_check_list(&op->decl.d[list], op->name, op->operands[out].name, &t->dist[x].spec,
+                                 &t->dist[out].spec, t->scalars + list, t->nscalars - list, err);
+}
+
 /* Every target against the op's contract: the indices' ranks, axis sizes and broadcasting, and what
  * the template requires; the same check the runtime makes at each launch. */
 static int check_targets(ctx *c, const ndg_op *op)
@@ -920,7 +967,8 @@ static int check_targets(ctx *c, const ndg_op *op)
         indices[i] = op->operands[i].index;
         outputs += op->operands[i].output;
     }
-    nd_op_sig sig = {op->name, op->noperands, outputs, names, indices, op->scalars, op->requires};
+    bool list = nd_scalars_list(&op->decl) >= 0; /* the output's shape comes from the scalars */
+    nd_op_sig sig = {op->name, op->noperands, outputs, names, indices, list ? op->scalars : NULL, op->requires};
     for (int t = 0; t < op->ntargets; ++t) {
         const nd_dist *d[NDG_MAX_OPERANDS];
         nd_error perr;
@@ -932,6 +980,8 @@ static int check_targets(ctx *c, const ndg_op *op)
             size_t skip = strncmp(perr.msg, prefix, strlen(prefix)) == 0 ? strlen(prefix) : 0;
             return FAIL(c, "target %d: %s", t + 1, perr.msg + skip);
         }
+        if (fixed_list_check(op, &op->targets[t], &perr))
+            return FAIL(c, "target %d: scalars: %s", t + 1, perr.msg);
     }
     return 0;
 }
@@ -1042,8 +1092,10 @@ static int convert_op(ctx *c, int t, const ndg_spec_env *env, ndg_op *op)
         char what[128];
         snprintf(what, sizeof what, "operand '%.64s': ", op->operands[i].name);
         rc = check_name(c, what, op->operands[i].name);
-        if (!rc && strcmp(op->operands[i].name, "all") == 0)
-            rc = FAIL(c, "operand 'all': the name is reserved: a target's 'all' gives every operand's distribution");
+        static const char *const reserved[] = {"all", "fixed", "scalars"}; /* a target's other keys */
+        for (int k = 0; k < 3 && !rc; ++k)
+            if (strcmp(op->operands[i].name, reserved[k]) == 0)
+                rc = FAIL(c, "operand '%s': the name is reserved for a target's '%s' key", reserved[k], reserved[k]);
         for (int j = 0; j < i && !rc; ++j)
             if (strcmp(op->operands[i].name, op->operands[j].name) == 0)
                 rc = FAIL(c, "operand '%s': the name is used twice", op->operands[i].name);

@@ -34,7 +34,7 @@ expect mixed_dtypes.lua      "^${s}mixed_dtypes.lua:1: op 'add': operands 'a' \(
 
 expect via_include.lua       "^${s}via_include.lua:3: op 'mm': target 1: axis 'k' is 6 in operand 'a' but 5 in operand 'b'$"
 
-expect scalars_twice.lua     "^${s}scalars_twice.lua:1: op 'scale': scalars 'alpha, beta, alpha': 'alpha' is named twice$"
+expect scalars_twice.lua     "^${s}scalars_twice.lua:1: op 'scale': scalars 'alpha, beta, alpha': 'alpha' is declared twice$"
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -15,8 +15,11 @@
 #ifndef ND_ACCESSOR_H
 #define ND_ACCESSOR_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "nd_dist/model.h"
@@ -26,7 +29,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever nda_tensor, nda_core, nda_args, the registry or the kernel signature change. */
-#define NDA_ABI_VERSION 8u
+#define NDA_ABI_VERSION 9u
 
 /* Per-core traffic of one launch; padded to a cache line so cores on different threads never share. */
 typedef struct nda_stats {
@@ -68,6 +71,8 @@ typedef struct nda_args {
     const nda_tensor *tensors;
     int nscalars;
     const double *scalars;
+    const char *scalar_names; /* the op's declared scalars in order, "eps,axes"; NULL when the launch
+                                 gave none (nd_launch of a bare function) */
 } nda_args;
 
 typedef void nda_kernel_fn(const nda_core *core, const nda_args *args);
@@ -127,8 +132,9 @@ typedef struct nda_kernel_entry {
     const char *const *indices;      /* index notation of each operand, such as "bik" or "..." */
     const char *const *dtypes;       /* dtype of each operand: "f32", "bf16", "i32", "u8" */
     int noutputs;                    /* the last noutputs operands are outputs */
-    const char *scalars;             /* launch scalars: "perm(x)", "axes(x)", or names "eps,alpha" read as
-                                        args->scalars[0], [1], ...; NULL: none (a launch giving any is refused) */
+    const char *scalars;             /* launch scalars: the declaration (nd_scalars_parse), canonical, such as
+                                        "eps: f32 in (0, 1], axes: axes(x)"; NULL: none (a launch giving any
+                                        is refused) */
     uint32_t partial;                /* bit i: operand i may be Partial (a pending sum over copies) */
     const char *requires;            /* what the template assumes beyond the indices: nd_op_sig.requires */
     uint64_t partial_reduce;         /* bit 8i + r: operand i may be Partial pending nd_reduce r */
@@ -143,6 +149,12 @@ typedef struct nda_kernel_entry {
     const char *const *patterns;     /* "pattern": each operand's pattern signature; else NULL */
     const int *shape_classes;        /* "pattern": [noperands], operand i's shape equals operand
                                         shape_classes[i]'s; else NULL */
+    /* Launch scalars the kernel has as constants (its target's `scalars`): it serves only launches whose
+     * value i equals scalar_values[i] wherever that is not NaN, and when the declaration's list is
+     * fixed (nscalar_values exceeds the named scalars) only launches of exactly nscalar_values values.
+     * 0 and NULL: none fixed. */
+    int nscalar_values;
+    const double *scalar_values;
 } nda_kernel_entry;
 
 /* A distribution signature (nd_dist_signature) with its shape left out, "shape=*": what a "pattern"
@@ -217,6 +229,32 @@ static inline void ndstat_writes(const nda_core *core, int64_t pages, int64_t re
 static inline const nda_tensor *nda_operand(const nda_args *args, int i)
 {
     return &args->tensors[i];
+}
+
+/* Stops the process: a kernel read a scalar its launch did not name (see nda_scalar). */
+static inline _Noreturn void ndrt_scalar_missing(const nda_args *args, const char *name)
+{
+    fprintf(stderr, "ndgen kernel: launch scalar '%s' is not among the launch's named scalars (%s); launch "
+                    "through nd_run or nd_launch_entry, which pass the op's declared names\n",
+            name, args->scalar_names ? args->scalar_names : "none given");
+    abort();
+}
+
+/* The launch scalar the op's spec declares as name (`scalars = "eps: f32 ..."`), as a double: a
+ * template reads its scalars by name, never by position. A specialized kernel has it as
+ * args->scalars[i] with i known, or as the constant its target fixed. The generator refuses a name the
+ * op does not declare, and a list (read a list as args->scalars[k], after the named scalars). */
+static inline double nda_scalar(const nda_args *args, const char *name)
+{
+    size_t n = strlen(name);
+    int i = 0;
+    for (const char *p = args->scalar_names; p && *p; ++i) {
+        size_t len = strcspn(p, ",");
+        if (len == n && memcmp(p, name, n) == 0 && i < args->nscalars)
+            return args->scalars[i];
+        p += len + (p[len] == ',');
+    }
+    ndrt_scalar_missing(args, name);
 }
 
 /* ---------------------------------------------------------------- lookup */

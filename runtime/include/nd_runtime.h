@@ -68,9 +68,15 @@ typedef struct nd_launch_stats {
     nda_stats total;
 } nd_launch_stats;
 
-/* Runs kernel once on every virtual core with args built from tensors[] and scalars[]. */
+/* Runs kernel once on every virtual core with args built from tensors[] and scalars[]. The kernel is
+ * given no scalar names: one that reads a scalar by name (nda_scalar) stops the process; launch those
+ * with nd_launch_entry or nd_run. */
 int nd_launch(nd_device *dev, nda_kernel_fn *kernel, nd_tensor *const *tensors, int ntensors,
               const double *scalars, int nscalars, nd_launch_stats *stats, nd_error *err);
+/* nd_launch of a registry entry's kernel, given the names of its op's declared scalars. It checks no
+ * more than nd_launch: nd_run checks the launch against the op first. */
+int nd_launch_entry(nd_device *dev, const nda_kernel_entry *e, nd_tensor *const *tensors, int ntensors,
+                    const double *scalars, int nscalars, nd_launch_stats *stats, nd_error *err);
 
 /* Runs fn(ctx, i) for every i in [0, n) on the device's threads, as a launch runs its cores: for
  * host-side work measured beside kernels, such as references and bandwidth probes. */

@@ -419,8 +419,8 @@ static void sum_stats(const nda_stats *per_core, int64_t n, nda_stats *total)
     }
 }
 
-int nd_launch(nd_device *dev, nda_kernel_fn *kernel, nd_tensor *const *tensors, int ntensors,
-              const double *scalars, int nscalars, nd_launch_stats *stats, nd_error *err)
+static int launch(nd_device *dev, nda_kernel_fn *kernel, nd_tensor *const *tensors, int ntensors,
+                  const double *scalars, int nscalars, const char *names, nd_launch_stats *stats, nd_error *err)
 {
     nda_tensor views[MAX_LAUNCH_TENSORS];
     bool copies = false;
@@ -436,7 +436,7 @@ int nd_launch(nd_device *dev, nda_kernel_fn *kernel, nd_tensor *const *tensors, 
     }
     nd_device_procs *procs = dev->procs;
     int64_t lo = procs ? procs->core_lo : 0, hi = procs ? procs->core_hi : dev->ncores;
-    launch_job job = {dev, lo, kernel, {ntensors, views, nscalars, scalars}, tensors, copies};
+    launch_job job = {dev, lo, kernel, {ntensors, views, nscalars, scalars, names}, tensors, copies};
     memset(dev->stats, 0, (size_t)dev->ncores * sizeof *dev->stats);
     if (procs) /* every process's writes before the launch are visible to every core */
         procs->fence(dev);
@@ -456,4 +456,21 @@ int nd_launch(nd_device *dev, nda_kernel_fn *kernel, nd_tensor *const *tensors, 
         sum_stats(dev->stats, dev->ncores, &stats->total);
     }
     return 0;
+}
+
+int nd_launch(nd_device *dev, nda_kernel_fn *kernel, nd_tensor *const *tensors, int ntensors,
+              const double *scalars, int nscalars, nd_launch_stats *stats, nd_error *err)
+{
+    return launch(dev, kernel, tensors, ntensors, scalars, nscalars, NULL, stats, err);
+}
+
+int nd_launch_entry(nd_device *dev, const nda_kernel_entry *e, nd_tensor *const *tensors, int ntensors,
+                    const double *scalars, int nscalars, nd_launch_stats *stats, nd_error *err)
+{
+    char names[ND_MAX_SCALARS * ND_SCALAR_NAME];
+    if (!e)
+        return nd_fail(err, "launch: no registry entry");
+    if (nd_op_scalar_names(e, names, sizeof names, err))
+        return -1;
+    return launch(dev, e->fn, tensors, ntensors, scalars, nscalars, names, stats, err);
 }

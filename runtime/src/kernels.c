@@ -2,6 +2,7 @@
 #include <assert.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -279,25 +280,52 @@ static bool pattern_matches(const nda_kernel_entry *e, nd_tensor *const *tensors
     return true;
 }
 
+/* The launch's scalars; n < 0 when the caller does not say them (nd_kernels_pick). */
+typedef struct launch_scalars {
+    const double *v;
+    int n;
+} launch_scalars;
+
+/* A kernel that fixed scalar values (nda_kernel_entry.scalar_values) serves only launches giving them;
+ * when its list is fixed, exactly that many values. Unknown scalars are served only by kernels fixing none. */
+static bool scalars_serve(const nda_kernel_entry *e, launch_scalars sc)
+{
+    if (!e->nscalar_values)
+        return true;
+    nd_scalars decl;
+    if (sc.n < 0 || nd_scalars_parse(e->scalars, &decl, NULL))
+        return false;
+    int list = nd_scalars_list(&decl), named = list < 0 ? decl.n : list;
+    if (e->nscalar_values > named ? sc.n != e->nscalar_values : sc.n < e->nscalar_values)
+        return false;
+    for (int i = 0; i < e->nscalar_values; ++i)
+        if (!isnan(e->scalar_values[i]) && e->scalar_values[i] != sc.v[i])
+            return false;
+    return true;
+}
+
 /* The op's entries for these tensors' dtypes: its generic one, the one specialized for sigs, and the
  * other specialized ones (for a helpful error). */
 typedef struct scan_result {
     int generic, special; /* entry indices, -1: none */
     int pattern;          /* the first "pattern" kernel serving them, -1: none */
+    int other_scalars;    /* a kernel for them that fixed other scalar values, -1: none */
     int ncands;
     const nda_kernel_entry *cands[256];
 } scan_result;
 
 static void scan(const nd_kernels *k, const char *op, nd_tensor *const *tensors, int n, char sigs[][2048],
-                 scan_result *r)
+                 launch_scalars sc, scan_result *r)
 {
-    r->generic = r->special = r->pattern = -1;
+    r->generic = r->special = r->pattern = r->other_scalars = -1;
     r->ncands = 0;
     for (int i = 0; i < k->n; ++i) {
         const nda_kernel_entry *e = k->entries[i];
         if (strcmp(e->op, op) != 0 || e->noperands != n || !dtypes_match(e, tensors, n))
             continue;
-        if (!e->signatures)
+        if (e->signatures && !scalars_serve(e, sc))
+            r->other_scalars = i;
+        else if (!e->signatures)
             r->generic = r->generic < 0 ? i : r->generic;
         else if (is_pattern_entry(e)) /* never "exact", even on the target it was generated from */
             r->pattern = r->pattern < 0 && pattern_matches(e, tensors, sigs, n) ? i : r->pattern;
@@ -312,7 +340,7 @@ static void scan(const nd_kernels *k, const char *op, nd_tensor *const *tensors,
  * gives no kernel (the compiler failed, the cache folder was refused or unusable, the library does not
  * load): how->jit is ND_JIT_FAILED, and its note and err say why. */
 static int specialize(nd_kernels *k, const char *op, nd_tensor *const *tensors, int n, char sigs[][2048],
-                      scan_result *r, nd_kernel_pick *how, nd_error *err)
+                      launch_scalars sc, scan_result *r, nd_kernel_pick *how, nd_error *err)
 {
     char path[4096];
     nd_error jerr;
@@ -329,7 +357,7 @@ static int specialize(nd_kernels *k, const char *op, nd_tensor *const *tensors, 
         snprintf(how->jit_note, sizeof how->jit_note, "%.*s", (int)sizeof how->jit_note - 1, jerr.msg);
         return 1;
     }
-    scan(k, op, tensors, n, sigs, r);
+    scan(k, op, tensors, n, sigs, sc, r);
     if (r->special < 0)
         return nd_failc(err, ND_ENOENT, "jit: op '%s': the library %s has no kernel for these distributions", op,
                         path);
@@ -337,8 +365,8 @@ static int specialize(nd_kernels *k, const char *op, nd_tensor *const *tensors, 
 }
 
 /* The entry to run: op and dtypes first, then the exact distributions (or the generic kernel). */
-static int pick_entry(nd_kernels *k, const char *op, nd_tensor *const *tensors, int ntensors, nd_variant want,
-                      const nda_kernel_entry **out, nd_kernel_pick *how, nd_error *err)
+static int pick_entry(nd_kernels *k, const char *op, nd_tensor *const *tensors, int ntensors, launch_scalars sc,
+                      nd_variant want, const nda_kernel_entry **out, nd_kernel_pick *how, nd_error *err)
 {
     int named = 0, arity = -1, typed = 0;
     for (int i = 0; i < k->n; ++i) {
@@ -364,7 +392,7 @@ static int pick_entry(nd_kernels *k, const char *op, nd_tensor *const *tensors, 
     }
     for (int i = 0; i < ntensors; ++i)
         nd_dist_signature(nd_tensor_dist(tensors[i]), sigs[i], sizeof sigs[i]);
-    scan(k, op, tensors, ntensors, sigs, r);
+    scan(k, op, tensors, ntensors, sigs, sc, r);
     /* every entry of an op carries the same indices */
     int any = r->generic >= 0 ? r->generic : r->special;
     assert(any >= 0 || r->ncands > 0); /* typed: some entry takes these dtypes */
@@ -380,11 +408,14 @@ static int pick_entry(nd_kernels *k, const char *op, nd_tensor *const *tensors, 
         return 0;
     }
     if (!rc && want != ND_VARIANT_GENERIC && r->special < 0 && r->generic >= 0 && k->jit) {
-        rc = specialize(k, op, tensors, ntensors, sigs, r, how, err);
+        rc = specialize(k, op, tensors, ntensors, sigs, sc, r, how, err);
         if (rc > 0) /* the compiler failed: AUTO runs the generic kernel, SPECIALIZED fails with its message */
             rc = want == ND_VARIANT_SPECIALIZED ? -1 : 0;
     }
-    if (!rc && want == ND_VARIANT_SPECIALIZED && r->special < 0)
+    if (!rc && want == ND_VARIANT_SPECIALIZED && r->special < 0 && r->other_scalars >= 0)
+        rc = nd_failc(err, ND_ENOENT, "op '%s': the kernel specialized for these distributions (%s) fixed other "
+                                      "scalar values than the launch gives", op, k->entries[r->other_scalars]->symbol);
+    else if (!rc && want == ND_VARIANT_SPECIALIZED && r->special < 0)
         rc = no_match(op, r->cands, r->ncands, sigs, ntensors, err);
     if (!rc && (want == ND_VARIANT_GENERIC || r->special < 0) && r->generic < 0)
         rc = nd_failc(err, ND_ENOENT, "op '%s': no generic kernel is registered", op);
@@ -398,11 +429,11 @@ static int pick_entry(nd_kernels *k, const char *op, nd_tensor *const *tensors, 
     return rc;
 }
 
-int nd_kernels_pick(nd_kernels *k, const char *op, nd_tensor *const *tensors, int ntensors, nd_variant want,
-                    nd_kernel_pick *out, nd_error *err)
+static int pick(nd_kernels *k, const char *op, nd_tensor *const *tensors, int ntensors, launch_scalars sc,
+                nd_variant want, nd_kernel_pick *out, nd_error *err)
 {
     const nda_kernel_entry *e = NULL;
-    if (pick_entry(k, op, tensors, ntensors, want, &e, out, err))
+    if (pick_entry(k, op, tensors, ntensors, sc, want, &e, out, err))
         return -1;
     out->fn = e->fn;
     out->symbol = e->symbol;
@@ -410,6 +441,12 @@ int nd_kernels_pick(nd_kernels *k, const char *op, nd_tensor *const *tensors, in
     out->entry = e;
     out->fixed = !e->signatures ? "none" : is_pattern_entry(e) ? "pattern" : "all";
     return 0;
+}
+
+int nd_kernels_pick(nd_kernels *k, const char *op, nd_tensor *const *tensors, int ntensors, nd_variant want,
+                    nd_kernel_pick *out, nd_error *err)
+{
+    return pick(k, op, tensors, ntensors, (launch_scalars){NULL, -1}, want, out, err);
 }
 
 /* Every page of an output needs a writer: in DRAM, device core c writes bank c of the list. */
@@ -434,11 +471,12 @@ int nd_run(const nd_launch_desc *l, nd_error *err)
     if (l->ntensors < 0 || (l->ntensors && !l->tensors) || l->nscalars < 0 || (l->nscalars && !l->scalars))
         return nd_fail(err, "op '%s': %d tensors and %d scalars, but %s", l->op, l->ntensors, l->nscalars,
                        l->ntensors < 0 || l->nscalars < 0 ? "counts cannot be negative" : "no array holds them");
-    nd_kernel_pick local, *pick = l->pick ? l->pick : &local;
-    if (nd_kernels_pick(l->kernels, l->op, l->tensors, l->ntensors, l->variant, pick, err) ||
-        check_writers(pick->entry, l->device, l->tensors, l->ntensors, err) ||
-        nd_op_check_scalars(pick->entry, l->tensors, l->ntensors, l->scalars, l->nscalars, err))
+    nd_kernel_pick local, *p = l->pick ? l->pick : &local;
+    launch_scalars sc = {l->scalars, l->nscalars};
+    if (pick(l->kernels, l->op, l->tensors, l->ntensors, sc, l->variant, p, err) ||
+        check_writers(p->entry, l->device, l->tensors, l->ntensors, err) ||
+        nd_op_check_scalars(p->entry, l->tensors, l->ntensors, l->scalars, l->nscalars, err))
         return -1;
-    assert(pick->fn && pick->entry && pick->entry->noperands == l->ntensors);
-    return nd_launch(l->device, pick->fn, l->tensors, l->ntensors, l->scalars, l->nscalars, l->stats, err);
+    assert(p->fn && p->entry && p->entry->noperands == l->ntensors);
+    return nd_launch_entry(l->device, p->entry, l->tensors, l->ntensors, l->scalars, l->nscalars, l->stats, err);
 }

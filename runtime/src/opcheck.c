@@ -47,93 +47,55 @@ int nd_op_check(const nda_kernel_entry *e, nd_tensor *const *tensors, int n, nd_
                                               "reduce_scatter", e->op, e->operands[i], nd_reduce_name(s->reduce),
                             reduce_list(buf, sizeof buf, takes));
     }
-    nd_op_sig sig = {e->op, e->noperands, e->noutputs, e->operands, e->indices, e->scalars, e->requires};
+    nd_op_sig sig = {e->op, e->noperands, e->noutputs, e->operands, e->indices, nd_op_axis_rule(e), e->requires};
     return nd_op_check_shapes(&sig, d, err);
 }
 
-/* ---------------------------------------------------------------- axis scalars */
+/* ---------------------------------------------------------------- scalars */
 
-/* The scalars as distinct axes of a rank-r tensor; -1 when they are not. */
-static int read_axes(const double *scalars, int n, int r, int *axes)
+/* The entry's declaration, parsed; the generator wrote it canonical, so a failure is a corrupt library. */
+static int declared(const nda_kernel_entry *e, nd_scalars *s, nd_error *err)
 {
-    bool seen[ND_MAX_RANK] = {false};
-    for (int i = 0; i < n; ++i) {
-        double v = scalars[i];
-        if (v != (double)(int)v || v < 0 || v >= r || seen[(int)v])
-            return -1;
-        axes[i] = (int)v;
-        seen[axes[i]] = true;
-    }
+    if (nd_scalars_parse(e->scalars, s, err))
+        return nd_failc(err, ND_EINVAL, "op '%s': the library's scalar declaration '%s' does not parse", e->op,
+                        e->scalars);
     return 0;
 }
 
-static const char *scalar_text(char *buf, size_t len, const double *s, int n)
+const char *nd_op_axis_rule(const nda_kernel_entry *e)
 {
-    size_t k = (size_t)snprintf(buf, len, "[");
-    for (int i = 0; i < n && k < len; ++i)
-        k += (size_t)snprintf(buf + k, len - k, i ? ",%g" : "%g", s[i]);
-    if (k < len)
-        snprintf(buf + k, len - k, "]");
-    return buf;
+    nd_scalars s;
+    return e->scalars && nd_scalars_parse(e->scalars, &s, NULL) == 0 && nd_scalars_list(&s) >= 0 ? e->scalars : NULL;
 }
 
-static int operand_named(const nda_kernel_entry *e, const char *name, size_t len)
+static int operand_named(const nda_kernel_entry *e, const char *name)
 {
     for (int i = 0; i < e->noperands; ++i)
-        if (strlen(e->operands[i]) == len && strncmp(e->operands[i], name, len) == 0)
+        if (strcmp(e->operands[i], name) == 0)
             return i;
     return -1;
-}
-
-/* Named scalars, "eps,alpha": exactly one value each. */
-static int check_named(const nda_kernel_entry *e, int nscalars, nd_error *err)
-{
-    int want = 1;
-    for (const char *p = e->scalars; *p; ++p)
-        want += *p == ',';
-    if (nscalars != want)
-        return nd_fail(err, "op '%s' takes %d scalar%s (%s), but the launch gives %d", e->op, want, want == 1 ? "" : "s",
-                       e->scalars, nscalars);
-    return 0;
 }
 
 int nd_op_check_scalars(const nda_kernel_entry *e, nd_tensor *const *tensors, int n, const double *scalars,
                         int nscalars, nd_error *err)
 {
-    if (!e->scalars)
-        return nscalars ? nd_fail(err, "op '%s' takes no scalars, but the launch gives %d", e->op, nscalars) : 0;
-    if (!strchr(e->scalars, '('))
-        return check_named(e, nscalars, err);
-    const char *open = strchr(e->scalars, '(');
-    int x = operand_named(e, open + 1, strlen(open + 1) - 1);
-    assert(x >= 0 && x < n && n == e->noperands); /* the generator checked the rule names an operand */
-    bool perm = strncmp(e->scalars, "perm", 4) == 0;
-    const nd_dist_spec *in = &nd_tensor_dist(tensors[x])->spec, *out = &nd_tensor_dist(tensors[n - 1])->spec;
-    int axes[ND_MAX_RANK], r = in->rank;
-    int64_t want[ND_MAX_RANK], keep[ND_MAX_RANK];
-    char a[256], b[256], c[256], d[256];
-    if (nscalars > r || read_axes(scalars, nscalars, r, axes) || (perm && nscalars != r) || (!perm && nscalars == 0))
-        return nd_fail(err, "op '%s': scalars %s are not %s of the %d axes of '%s'", e->op,
-                       scalar_text(a, sizeof a, scalars, nscalars), perm ? "a permutation" : "distinct axes", r,
-                       e->operands[x]);
-    int nw = 0;
-    for (int i = 0; i < r; ++i) {
-        bool reduced = false;
-        for (int k = 0; k < nscalars && !perm; ++k)
-            reduced |= axes[k] == i;
-        keep[i] = reduced ? 1 : in->shape[i];
-        if (perm)
-            want[nw++] = in->shape[axes[i]];
-        else if (!reduced)
-            want[nw++] = in->shape[i];
-    }
-    bool ok = out->rank == nw && memcmp(out->shape, want, (size_t)nw * sizeof *want) == 0;
-    ok = ok || (!perm && out->rank == r && memcmp(out->shape, keep, (size_t)r * sizeof *keep) == 0);
-    if (!ok)
-        return nd_fail(err, "op '%s': output '%s' has shape %s, but %s '%s' by %s gives %s%s%s", e->op,
-                       e->operands[n - 1], nd_shape_text(a, sizeof a, out->shape, out->rank),
-                       perm ? "permuting" : "reducing", e->operands[x], scalar_text(b, sizeof b, scalars, nscalars),
-                       nd_shape_text(c, sizeof c, want, nw), perm ? "" : ", or with keepdims ",
-                       perm ? "" : nd_shape_text(d, sizeof d, keep, r));
+    nd_scalars s;
+    if (declared(e, &s, err) || nd_scalars_check(&s, e->op, scalars, nscalars, err))
+        return -1;
+    int list = nd_scalars_list(&s);
+    if (list < 0)
+        return 0;
+    int x = operand_named(e, s.d[list].of);
+    assert(x >= 0 && x < n && n == e->noperands); /* the generator checked the list names an operand */
+    return nd_scalars_check_list(&s.d[list], e->op, e->operands[n - 1], &nd_tensor_dist(tensors[x])->spec,
+                                 &nd_tensor_dist(tensors[n - 1])->spec, scalars + list, nscalars - list, err);
+}
+
+int nd_op_scalar_names(const nda_kernel_entry *e, char *buf, size_t len, nd_error *err)
+{
+    nd_scalars s;
+    if (declared(e, &s, err))
+        return -1;
+    nd_scalars_names(&s, buf, len);
     return 0;
 }

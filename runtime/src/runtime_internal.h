@@ -33,9 +33,14 @@ void nd_pool_run(nd_pool *p, int64_t n, void (*fn)(void *ctx, int64_t i), void *
 
 /* ---- opcheck.c: tensors against an op's index notation and dtypes; messages name op and operand. */
 int nd_op_check(const nda_kernel_entry *e, nd_tensor *const *tensors, int n, nd_error *err);
-/* The launch scalars against the op's axis rule ("perm(x)", "axes(x)"), and the output shape they imply. */
+/* The launch scalars against the op's declaration (count, types, ranges), and for a list of axes
+ * ("axes(x)", "perm(x)") the output shape it implies. */
 int nd_op_check_scalars(const nda_kernel_entry *e, nd_tensor *const *tensors, int n, const double *scalars,
                         int nscalars, nd_error *err);
+/* The entry's declaration when it has a list of axes (the output's shape comes from it), else NULL. */
+const char *nd_op_axis_rule(const nda_kernel_entry *e);
+/* The declared scalars' names, "eps,axes", which kernels look values up by (nda_scalar). */
+int nd_op_scalar_names(const nda_kernel_entry *e, char *buf, size_t len, nd_error *err);
 
 /* ---- jit.c: on-demand specialized libraries in a cache folder of the user's own. */
 typedef struct nd_jit_cc nd_jit_cc;

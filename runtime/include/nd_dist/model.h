@@ -397,6 +397,76 @@ int nd_op_check_shapes(const nd_op_sig *s, const nd_dist *const *d, nd_error *er
 int nd_op_requires_parse(const char *text, const char *const *operands, int noperands, nd_op_require *out,
                          nd_error *err);
 
+/* ---------------------------------------------------------------- launch scalars (scalars.c) */
+
+/*
+ * An op's launch scalars, as its spec declares them (`scalars = "eps: f32 in (0, 1], axes: axes(x)"`),
+ * shared by the generator (the spec, a target's fixed values, templates' nda_scalar names) and the
+ * runtime (every launch). Values travel as doubles; a declaration says what each must be.
+ *
+ * The types, one row each: name, what a value must be, and the default range (the type's own).
+ * AXES and PERM are lists over an input's axes (distinct axes; a permutation of all of them); a list
+ * takes the rest of the launch's values, so it is declared last and at most once.
+ */
+#define ND_SCALAR_TYPES(X)                                                                        \
+    X(F32, "f32", "a finite float", -3.4028234663852886e38, 3.4028234663852886e38)               \
+    X(F64, "f64", "a finite double", -1.7976931348623157e308, 1.7976931348623157e308)            \
+    X(I32, "i32", "an integer of int32_t", -2147483648.0, 2147483647.0)                          \
+    X(I64, "i64", "an integer of int64_t exact in a double", -9007199254740992.0, 9007199254740992.0) \
+    X(BOOL, "bool", "0 or 1", 0.0, 1.0)                                                           \
+    X(AXES, "axes", "distinct axes of the input", 0.0, 0.0)                                       \
+    X(PERM, "perm", "a permutation of the input's axes", 0.0, 0.0)
+
+typedef enum nd_scalar_type {
+#define ND_SCALAR_ENUM(T, name, what, lo, hi) ND_SCALAR_##T,
+    ND_SCALAR_TYPES(ND_SCALAR_ENUM)
+#undef ND_SCALAR_ENUM
+    ND_SCALAR_TYPE_COUNT
+} nd_scalar_type;
+
+enum { ND_MAX_SCALARS = 16, ND_SCALAR_NAME = 32 };
+
+typedef struct nd_scalar_decl {
+    char name[ND_SCALAR_NAME];   /* a C identifier */
+    nd_scalar_type type;
+    double lo, hi;               /* the range: the declared one, or the type's own */
+    bool lo_open, hi_open;       /* ( or ], that is lo < v rather than lo <= v */
+    char of[ND_SCALAR_NAME];     /* AXES and PERM: the input whose axes they are; else "" */
+} nd_scalar_decl;
+
+typedef struct nd_scalars {
+    int n;
+    nd_scalar_decl d[ND_MAX_SCALARS];
+} nd_scalars;
+
+/* "f32" for ND_SCALAR_F32; "?" outside the enum. */
+const char *nd_scalar_type_name(nd_scalar_type t);
+/*
+ * Parses a declaration: items "NAME: TYPE [RANGE]" separated by commas, RANGE one of
+ * "in [lo, hi]" (either bracket open or closed, inf allowed), "> lo", ">= lo", "< hi", "<= hi"; TYPE
+ * a row of ND_SCALAR_TYPES, AXES and PERM written "axes(INPUT)" and "perm(INPUT)". Two shorthands:
+ * "NAME" alone is an f64, and "axes(x)" / "perm(x)" alone is a list named axes / perm. NULL or ""
+ * declares none. The canonical text (nd_scalars_text) parses back to the same declaration.
+ */
+int nd_scalars_parse(const char *text, nd_scalars *out, nd_error *err);
+/* The canonical text, "eps: f32 in (0, inf), axes: axes(x)"; "" for none. */
+void nd_scalars_text(const nd_scalars *s, char *buf, size_t len);
+/* The declared names, comma-separated ("eps,axes"): what a launch gives kernels (nda_args). */
+void nd_scalars_names(const nd_scalars *s, char *buf, size_t len);
+/* The index of the list-typed scalar (AXES or PERM), or -1. */
+int nd_scalars_list(const nd_scalars *s);
+/* A launch's values against the declaration: their count (one per scalar, a list taking the rest:
+ * at least one value), types and ranges. A list's values need the input's and output's shapes
+ * (nd_scalars_check_list). Errors say the op, the scalar and the rule. */
+int nd_scalars_check(const nd_scalars *s, const char *op, const double *v, int nv, nd_error *err);
+/* One value of a named (not list) scalar: its type, as the kernel sees it, and its range. */
+int nd_scalar_check_value(const nd_scalar_decl *d, const char *op, double v, nd_error *err);
+/* A list's values against its input and the output (named out_name): distinct axes in [0, rank), all
+ * of them for PERM; the output's shape is the input's permuted, or reduced over the axes (without or
+ * with kept dims of 1). The runtime checks every launch with it, the generator every fixed list. */
+int nd_scalars_check_list(const nd_scalar_decl *d, const char *op, const char *out_name, const nd_dist_spec *in,
+                          const nd_dist_spec *out, const double *v, int nv, nd_error *err);
+
 #ifdef __cplusplus
 }
 #endif
