@@ -1159,9 +1159,8 @@ static void scalar_edit(const ndg_variant *v, const ndg_call *c, edit *e)
 /* The fixed launch scalars as a constant array the kernel reads for args->scalars. */
 static void emit_fixed_scalars(ndg_buf *out, const ndg_variant *v)
 {
-    ndg_buf_printf(out, "/* the launch scalars target %d fixed: args->scalars and args->nscalars read these */\n"
-                        "static const double %sscalars[%d] = {", (int)(v->target - v->op->targets) + 1, v->prefix,
-                   v->target->nscalars);
+    ndg_buf_printf(out, "/* the launch scalars its target fixed: args->scalars and args->nscalars read these */\n"
+                        "static const double %sscalars[%d] = {", v->prefix, v->target->nscalars);
     for (int i = 0; i < v->target->nscalars; ++i) {
         ndg_buf_printf(out, "%s", i ? ", " : "");
         double_literal(out, v->target->scalars[i]);

@@ -754,6 +754,14 @@ static int convert_fixed(ctx *c, const char *v, ndg_target *target)
                    "parameter but the tensor shape)", v);
 }
 
+/* A model message without its leading "op 'NAME': ", which the spec's own prefix already says. */
+static const char *without_op(const ndg_op *op, const char *msg)
+{
+    char prefix[NDG_MAX_NAME + 16];
+    snprintf(prefix, sizeof prefix, "op '%s': ", op->name);
+    return strncmp(msg, prefix, strlen(prefix)) == 0 ? msg + strlen(prefix) : msg;
+}
+
 /* One fixed value of a target's `scalars` table (at the top of the stack) for declared scalar d, into
  * v[0] (a named scalar) or v[0..n) (a list, a sequence of axes); *n gets how many. */
 static int fixed_value(ctx *c, const ndg_op *op, const nd_scalar_decl *d, double *v, int *n)
@@ -765,7 +773,7 @@ static int fixed_value(ctx *c, const ndg_op *op, const nd_scalar_decl *d, double
             return FAIL(c, "scalars: '%s' must be a number, not a %s", d->name, type_name(L, -1));
         *v = lua_tonumber(L, -1);
         *n = 1;
-        return nd_scalar_check_value(d, op->name, *v, &perr) ? FAIL(c, "scalars: %s", perr.msg) : 0;
+        return nd_scalar_check_value(d, op->name, *v, &perr) ? FAIL(c, "scalars: %s", without_op(op, perr.msg)) : 0;
     }
     int len = lua_istable(L, -1) ? (int)lua_rawlen(L, -1) : -1;
     if (len < 1 || len > ND_MAX_RANK)
@@ -974,14 +982,10 @@ static int check_targets(ctx *c, const ndg_op *op)
         nd_error perr;
         for (int i = 0; i < op->noperands; ++i)
             d[i] = &op->targets[t].dist[i];
-        if (nd_op_check_shapes(&sig, d, &perr)) {
-            char prefix[128];
-            snprintf(prefix, sizeof prefix, "op '%s': ", op->name);
-            size_t skip = strncmp(perr.msg, prefix, strlen(prefix)) == 0 ? strlen(prefix) : 0;
-            return FAIL(c, "target %d: %s", t + 1, perr.msg + skip);
-        }
+        if (nd_op_check_shapes(&sig, d, &perr))
+            return FAIL(c, "target %d: %s", t + 1, without_op(op, perr.msg));
         if (fixed_list_check(op, &op->targets[t], &perr))
-            return FAIL(c, "target %d: scalars: %s", t + 1, perr.msg);
+            return FAIL(c, "target %d: scalars: %s", t + 1, without_op(op, perr.msg));
     }
     return 0;
 }

@@ -77,5 +77,17 @@ expect two_kernels.lua      "^${t}two_kernels.c:9:6: a second external function"
 expect direct_model.lua     "^${t}direct_model.c:7:16: nd_layout_locate_id: templates reach distributions only through nda_"
 expect iter_misuse.lua      "^${t}iter_misuse.c:8:23: use the iterator only as nda_iter_page"
 
+# Typed launch scalars (issue 15): declarations, names templates read, values targets fix.
+expect scalar_unknown.lua   "^${t}scalar_unknown.c:10:31: nda_scalar: op 'x' declares no scalar 'gamma' \(it declares: eps: f32\)$"
+expect scalar_nonliteral.lua "^${t}scalar_nonliteral.c:11:31: nda_scalar's name must be a string literal naming a declared scalar"
+expect scalar_type.lua      "^${s}scalar_type.lua:2: op 'x': scalars 'eps: f16': unknown type \(f32, f64, i32, i64, bool, axes\(INPUT\), perm\(INPUT\)\) at ' f16'"
+expect scalar_range.lua     "^${s}scalar_range.lua:2: op 'x': scalars 'eps: f32 in \(1, 0\)': the range of 'eps' holds no value$"
+expect scalar_list_last.lua "^${s}scalar_list_last.lua:2: op 'x': scalars 'axes: axes\(a\), eps: f32': the list 'axes' takes the rest of a launch's values, so it must be the last scalar"
+expect scalar_fixed_range.lua "^${s}scalar_fixed_range.lua:2: op 'x': target 1: scalars: scalar 'eps' = 0 is outside \(0, inf\), the range its spec declares$"
+expect scalar_fixed_name.lua "^${s}scalar_fixed_name.lua:2: op 'x': target 1: scalars: 'epsilon' is not a scalar op 'x' declares$"
+expect scalar_fixed_int.lua "^${s}scalar_fixed_int.lua:2: op 'x': target 1: scalars: scalar 'n' = 1.5 is not an integer of int32_t \(i32\)$"
+expect scalar_fixed_none.lua "^${s}scalar_fixed_none.lua:2: op 'x': target 1: scalars: op 'x' declares no scalars$"
+expect scalar_fixed_axes.lua "^${s}scalar_fixed_axes.lua:2: op 'x': target 1: scalars: scalars \[0,0\] are not distinct axes of the 2 axes of 'a'$"
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -118,7 +118,9 @@ typedef struct nd_kernel_pick {
     nd_jit_outcome jit;
     char jit_note[192];            /* for a JIT outcome: "built <key>", "rebuilt <key>: <why>", ... */
     const char *fixed;             /* what the kernel fixed: "all" (exact), "pattern" (all but the shape) or
-                                      "none" (generic). AUTO and SPECIALIZED take the exact kernel, else the
+                                      "none" (generic). AUTO and SPECIALIZED take the exact kernel (of two,
+                                      the one fixing more launch scalars; one fixing other values than the
+                                      launch's is never taken), else the
                                       first registered pattern kernel that serves the launch, else (the JIT,
                                       then) the generic one */
 } nd_kernel_pick;

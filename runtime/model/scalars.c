@@ -175,7 +175,7 @@ static int item(cursor *c, nd_scalar_decl *d)
     if (type_of(c, d))
         return -1;
     if (d->lo > d->hi || (d->lo == d->hi && (d->lo_open || d->hi_open)))
-        return bad(c, "the range holds no value");
+        return nd_fail(c->err, "scalars '%s': the range of '%s' holds no value", c->text, d->name);
     return 0;
 }
 

@@ -304,6 +304,15 @@ static bool scalars_serve(const nda_kernel_entry *e, launch_scalars sc)
     return true;
 }
 
+/* How many launch scalars a kernel has as constants. */
+static int fixed_count(const nda_kernel_entry *e)
+{
+    int n = 0;
+    for (int i = 0; i < e->nscalar_values; ++i)
+        n += !isnan(e->scalar_values[i]);
+    return n;
+}
+
 /* The op's entries for these tensors' dtypes: its generic one, the one specialized for sigs, and the
  * other specialized ones (for a helpful error). */
 typedef struct scan_result {
@@ -329,8 +338,8 @@ static void scan(const nd_kernels *k, const char *op, nd_tensor *const *tensors,
             r->generic = r->generic < 0 ? i : r->generic;
         else if (is_pattern_entry(e)) /* never "exact", even on the target it was generated from */
             r->pattern = r->pattern < 0 && pattern_matches(e, tensors, sigs, n) ? i : r->pattern;
-        else if (matches(e, sigs, n))
-            r->special = r->special < 0 ? i : r->special;
+        else if (matches(e, sigs, n)) /* of two, the one fixing more scalars; else the first registered */
+            r->special = r->special < 0 || fixed_count(e) > fixed_count(k->entries[r->special]) ? i : r->special;
         else if (r->ncands < 256)
             r->cands[r->ncands++] = e;
     }

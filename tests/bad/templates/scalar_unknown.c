@@ -1,0 +1,16 @@
+/* Reads a scalar its op does not declare (scalar_unknown.lua), and one by a name not a literal. */
+#include <stdint.h>
+
+#include "nd_accessor.h"
+
+void scalar_unknown(const nda_core *core, const nda_args *args)
+{
+    const nda_tensor *a = nda_operand(args, 0);
+    const nda_tensor *out = nda_operand(args, 1);
+    const float gain = (float)nda_scalar(args, "gamma");
+    for (nda_iter it = nda_iter_local(core, out); nda_iter_valid(&it); nda_iter_next(&it)) {
+        const float *x = nda_page_read(core, a, nda_iter_page(&it));
+        float *y = (float *)nda_iter_ptr(&it);
+        y[0] = gain * x[0];
+    }
+}
