@@ -47,7 +47,7 @@ if [ "$nblocks" -ge 5 ]; then ok; else bad "README's Adding an op has $nblocks s
 echo "test_install: walkthrough done in $((SECONDS - t0)) s"
 if [ ! -e "$tmp/src" ]; then ok; else bad "the copied source tree is still there"; fi
 p=$HOME/ndgen proj=$HOME/myops
-if [ "$(grep -c '^16 passed, 0 failed' "$tmp/walk.log")" = 2 ]; then ok; else bad "run_softplus, CMake and Makefile builds: $(grep passed "$tmp/walk.log")"; fi
+if [ "$(grep -c '^17 passed, 0 failed' "$tmp/walk.log")" = 2 ]; then ok; else bad "run_softplus, CMake and Makefile builds: $(grep passed "$tmp/walk.log")"; fi
 if grep -q "NO REFERENCE CHECKED: op 'softplus'" "$tmp/walk.log"; then ok; else bad "walkthrough: softplus compare does not say NO REFERENCE CHECKED"; fi
 if grep -q "the reference (rms_norm_ref)" "$tmp/walk.log"; then ok; else bad "walkthrough: rms_norm not checked against rms_norm_ref"; fi
 if [ "$(grep -c "built: built" "$tmp/walk.log")" = 2 ]; then ok; else bad "walkthrough: two kernels specialized on demand: $(grep "^kernels:" "$tmp/walk.log")"; fi
@@ -138,7 +138,7 @@ if [ "$(pkg-config --variable=templatedir ndgen)" -ef "$p/share/ndgen/templates"
 if cmp --op relu --shape 40,80 --shard 8,80 --grid 5x1 | jq -e '.match and .jit == "built"' >/dev/null
 then ok; else bad "on-demand relu after moving the prefix"; fi
 make -C "$tmp/proj" B="$tmp/make2" >"$tmp/log" 2>&1 && out=$("$tmp/make2/run_softplus" "$tmp/make2/libmyops.so" 2>&1) &&
-  echo "$out" | grep -q "^16 passed, 0 failed" && ok || bad "Makefile build after moving the prefix: $(tail -5 "$tmp/log") $out"
+  echo "$out" | grep -q "^17 passed, 0 failed" && ok || bad "Makefile build after moving the prefix: $(tail -5 "$tmp/log") $out"
 
 echo "test_install: $pass passed, $fail failed in $((SECONDS - t0)) s"
 [ "$fail" = 0 ]

@@ -106,7 +106,10 @@ static int run_rms_norm(nd_device *dev, nd_kernels *k, nd_tensor **t)
     int refused = nd_run(&(nd_launch_desc){.device = dev, .kernels = k, .op = "rms_norm", .tensors = t, .ntensors = 2},
                          &err) != 0;
     printf("rms_norm without eps: %s\n", refused ? err.msg : "ran, but should have been refused");
-    return failed + !refused;
+    int out_of_range = nd_run(&(nd_launch_desc){.device = dev, .kernels = k, .op = "rms_norm", .tensors = t,
+                                                .ntensors = 2, .scalars = (double[]){0}, .nscalars = 1}, &err) != 0;
+    printf("rms_norm with eps = 0: %s\n", out_of_range ? err.msg : "ran, but should have been refused");
+    return failed + !refused + !out_of_range;
 }
 
 int main(int argc, char **argv)
@@ -159,7 +162,7 @@ int main(int argc, char **argv)
     nd_tensor_free(t[0]);
     nd_tensor_free(t[1]);
     failed += run_square(dev, k, &spec);
-    printf("%d passed, %d failed\n", 16 - failed, failed);
+    printf("%d passed, %d failed\n", 17 - failed, failed);
     nd_kernels_close(k);
     nd_device_close(dev);
     return failed != 0;

@@ -3,7 +3,7 @@
  * Owner computes: each core fills the pages of y it holds, row by row (eltwise_rows.h, one of ndgen's
  * installed templates), and reads the whole last-axis row of x wherever it lives.
  *
- * Operands: 0 x (input), 1 y (output), f32, one shape. Scalars: args->scalars[0] is eps.
+ * Operands: 0 x (input), 1 y (output), f32, one shape. Scalars: eps (read by name).
  */
 #include <math.h>
 #include <stdint.h>
@@ -15,7 +15,7 @@ void rms_norm(const nda_core *core, const nda_args *args)
 {
     const nda_tensor *x = nda_operand(args, 0);
     const nda_tensor *y = nda_operand(args, 1);
-    const float eps = (float)args->scalars[0];
+    const float eps = (float)nda_scalar(args, "eps");
     const int r = nda_rank(y);
     const int64_t n = nda_dim(y, r - 1);
     int64_t od[ROWS_MAX_RANK], pd[ROWS_MAX_RANK];
