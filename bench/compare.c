@@ -290,7 +290,7 @@ int nr_compare(nd_kernels *k, const nr_case *c, const nr_settings *s, nr_result 
         return -1;
     describe(c, &su, r);
     r->threads = nd_device_threads(su.dev);
-    int rc = check(k, &su, &v, r, err);
+    int rc = check(k, &su, &v, r, err) || nr_procs_capture(su.dev, r, err); /* the last launch: specialized */
     jit_notice(k);
     if (!rc) {
         r->local_pages = v.stats.total.local_pages_read;

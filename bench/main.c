@@ -158,6 +158,19 @@ int nr_parse_common(int argc, char **argv, int *i, nr_case *c, nr_settings *s, n
 /* The report (report.c) with what was checked against what said plainly: JSON gains
  * "reference_checked" and "reference_name" after "match"; the table's results line names the reference, or
  * says that none was checked and drops the reference row. */
+/* "processes": the job's size, and per process the bytes its cores read (procs.c). */
+static void print_procs_json(const nr_result *r)
+{
+    printf("  \"processes\": %d,\n  \"per_process\": [", r->processes);
+    for (int i = 0; i < r->processes && r->processes > 1; ++i) {
+        const nr_proc *p = &r->procs[i];
+        printf("%s\n    {\"cores\": [%lld, %lld], \"local_bytes\": %lld, \"other_core_bytes\": %lld, "
+               "\"other_process_bytes\": %lld}", i ? "," : "", (long long)p->core_lo, (long long)p->core_hi,
+               (long long)p->local_bytes, (long long)p->remote_bytes, (long long)p->other_process_bytes);
+    }
+    printf("%s],\n", r->processes > 1 ? "\n  " : "");
+}
+
 static void print_result(const nr_result *r, bool json)
 {
     char *text = NULL;
@@ -177,6 +190,7 @@ static void print_result(const nr_result *r, bool json)
         next = next ? next + 1 : NULL;
         int n = next ? (int)(next - line) : (int)strlen(line);
         if (json && strncmp(line, "  \"match\":", 10) == 0) {
+            print_procs_json(r);
             printf("%.*s  \"reference_checked\": %s,\n  \"reference_name\": ", n, line, r->has_reference ? "true" : "false");
             printf(r->has_reference ? "\"%s\",\n" : "null,\n  \"reference_note\": \"%s\",\n",
                    r->has_reference ? r->reference_name : none);
@@ -192,6 +206,8 @@ static void print_result(const nr_result *r, bool json)
             printf("%.*s", n, line);
         }
     }
+    if (!json)
+        nr_print_procs(stdout, r);
     fputs(json ? "\n" : "", stdout);
     free(text);
 }
@@ -228,7 +244,7 @@ int nr_compare_main(int argc, char **argv)
     return r.match ? 0 : 1;
 }
 
-int main(int argc, char **argv)
+static int run_command(int argc, char **argv)
 {
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         fputs(usage, argc < 2 ? stderr : stdout);
@@ -244,4 +260,16 @@ int main(int argc, char **argv)
         return nr_bench_main(argc - 1, argv + 1);
     fprintf(stderr, "ndrun: %s: unknown command; see ndrun --help\n", argv[1]);
     return 2;
+}
+
+int main(int argc, char **argv)
+{
+    nd_error err;
+    if (nr_procs_init(&argc, &argv, &err)) {
+        fprintf(stderr, "ndrun: %s\n", err.msg);
+        return 2;
+    }
+    int rc = run_command(argc, argv);
+    nr_procs_finish();
+    return rc;
 }

@@ -126,6 +126,15 @@ typedef struct nr_timing {
     int repeats;
 } nr_timing;
 
+/* One process's share of a run under an MPI launcher (procs.c): bytes its cores read. */
+enum { NR_MAX_PROCS = 64 };
+typedef struct nr_proc {
+    int64_t core_lo, core_hi;     /* the device cores it ran */
+    int64_t local_bytes;          /* from each reading core's own pages */
+    int64_t remote_bytes;         /* from other cores' pages, in this process or another */
+    int64_t other_process_bytes;  /* of those, from other processes' pages; -1 when not counted */
+} nr_proc;
+
 typedef struct nr_result {
     char label[128], family[32], op[64], dtype[8];
     char shapes[256];          /* every operand's shape, "256x256,256x256->256x256" */
@@ -145,6 +154,8 @@ typedef struct nr_result {
     int threads;
     bool has_reference;        /* false: the op's spec gives none, so only generic against specialized was checked */
     char reference_name[64];   /* "from EXPR" or the reference function's name */
+    int processes;             /* 1, or the MPI job's size */
+    nr_proc procs[NR_MAX_PROCS];
 } nr_result;
 
 int nr_compare(nd_kernels *k, const nr_case *c, const nr_settings *s, nr_result *r, nd_error *err);
@@ -156,6 +167,18 @@ enum { NR_LIMIT_FMA = -1 };
 int nr_limit_kind(const nr_result *r);
 double nr_limit(const nr_result *r);
 const char *nr_limit_name(const nr_result *r);
+
+/* ---- procs.c: ndrun under an MPI launcher (SPMD, rank 0 prints). */
+/* MPI_Init when an MPI launcher started this process in a job of several; silences rank > 0's stdout. */
+int nr_procs_init(int *argc, char ***argv, nd_error *err);
+void nr_procs_finish(void);
+int nr_procs_rank(void);
+/* nd_device_open, or over every process of the job when under a launcher. */
+int nr_open_device(const nd_device_config *cfg, nd_device **out, nd_error *err);
+/* r->processes and r->procs from the device's last launch. */
+int nr_procs_capture(nd_device *dev, nr_result *r, nd_error *err);
+/* The per-process lines of the table, when there are several processes. */
+void nr_print_procs(FILE *fp, const nr_result *r);
 
 /* ---- report.c: tables and JSON. */
 void nr_print_table(FILE *fp, const nr_result *r);

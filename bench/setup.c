@@ -401,7 +401,7 @@ static int open_device(nr_setup *su, const nr_settings *s, nd_error *err)
     nd_device_config cfg;
     if (device_config(su, s, &cfg, err) || check_memory(su, s->probes, (int64_t)cfg.grid_x * cfg.grid_y, err))
         return -1;
-    return nd_device_open(&cfg, &su->dev, err);
+    return nr_open_device(&cfg, &su->dev, err);
 }
 
 static uint64_t next_random(uint64_t *state)

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# test_mpi_ndrun.sh MPIRUN NDRUN - ndrun compare under an MPI launcher: one result printed (rank 0),
+# generic, specialized and reference agreeing, and per process the bytes its core read, against the
+# count written out here for a reshard of [64,64] from row blocks to column blocks over P cores, one per
+# process: each core reads every input row of its columns, a whole row page of 256 bytes each, of which
+# the 64/P rows its own row block holds are local and the rest live in the other processes.
+set -u
+mpirun=$1 ndrun=$2
+source "$(dirname "$0")/cli.sh"
+
+# holds FILE 'JQ-EXPRESSION' WHAT: the JSON in FILE satisfies the expression
+holds() {
+  if jq -e "$2" "$1" >/dev/null; then ok; else bad "$3: jq '$2' is false: $(jq -c . "$1" | cut -c1-400)"; fi
+}
+
+for np in 1 2 4; do
+  rows=$((64 / np))
+  if ! "$mpirun" -np "$np" --oversubscribe "$ndrun" compare --op reshard --shape 64,64 --shard "$rows",64 \
+       --grid "${np}x1" --operand out --shard 64,"$rows" --no-probes --min-time 0.001 --json >"$tmp/out" 2>"$tmp/err"; then
+    bad "-np $np: exit status $?: $(tail -3 "$tmp/err")"; continue
+  fi
+  [ "$(grep -c '"processes"' "$tmp/out")" = 1 ] && ok || bad "-np $np: $(grep -c '"processes"' "$tmp/out") results printed, want 1"
+  holds "$tmp/out" ".match == true and .reference_checked == true and .processes == $np" "-np $np: match and processes"
+  if [ "$np" -gt 1 ]; then
+    local_b=$((rows * 256)) other_b=$(((64 - rows) * 256))
+    holds "$tmp/out" "[.per_process[] | select(.local_bytes == $local_b and .other_process_bytes == $other_b and
+      .other_core_bytes == $other_b)] | length == $np" \
+      "-np $np: each process reads $local_b bytes of its own and $other_b of the others'"
+    holds "$tmp/out" "[.per_process[] | .cores[1] - .cores[0]] | all(. == 1)" "-np $np: one core per process"
+  fi
+done
+# The table prints the per-process lines once.
+"$mpirun" -np 2 --oversubscribe "$ndrun" compare --op reshard --shape 64,64 --shard 32,64 --grid 2x1 \
+  --operand out --shard 64,32 --no-probes --min-time 0.001 >"$tmp/table" 2>&1
+[ "$(grep -c '^processes: 2' "$tmp/table")" = 1 ] && grep -q "process 1: cores \[1, 2), own pages 8192, other cores' pages 8192, of which in other processes 8192" "$tmp/table" \
+  && ok || bad "table: $(grep -A3 '^processes' "$tmp/table")"
+finish
