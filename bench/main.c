@@ -29,6 +29,8 @@ static const char compare_usage[] =
     "interleaved rounds, beside STREAM-style copy and add bandwidth and the f32 multiply-add peak\n"
     "measured in the same run (and OpenBLAS sgemm for an f32 matmul, when built with it).\n"
     "Exit status: 0 when all agree, 1 when they do not or on error, 2 on a usage error.\n"
+    "Under mpirun -np R (an ndrun built with MPI): the same comparison on a device whose cores are divided\n"
+    "among the R processes; rank 0 prints, adding each process's cores and the bytes its cores read.\n"
     "\n";
 
 static const char kernels_help[] =
