@@ -61,18 +61,12 @@ void all_reduce(const nda_core *core, const nda_args *args)
 {
     const nda_tensor *in = nda_operand(args, 0);
     const nda_tensor *out = nda_operand(args, 1);
-    const int64_t parts = nda_parts(in), r = nda_rank(out);
+    const int64_t parts = nda_parts(in);
     const int op = nda_part_reduce(in);
-    const int64_t n = nda_page_bytes(out) / (int64_t)sizeof(NDT_T);
     float acc[AR_MAX_PAGE];
-    int64_t od[ROWS_MAX_RANK], pd[ROWS_MAX_RANK], id[ROWS_MAX_RANK], ip[ROWS_MAX_RANK];
-    for (int i = 0; i < r; ++i) {
-        od[i] = nda_dim(out, i);
-        pd[i] = nda_page_dim(out, i);
-        id[i] = nda_dim(in, i);
-        ip[i] = nda_page_dim(in, i);
-    }
+    /* Each path declares what only it uses, so a specialized kernel keeps one path and no unused name. */
     if (nda_same_paging(in, out)) { /* page by page, in slices of acc */
+        const int64_t n = nda_page_bytes(out) / (int64_t)sizeof(NDT_T);
         for (nda_iter it = nda_iter_local(core, out); nda_iter_valid(&it); nda_iter_next(&it)) {
             NDT_T *y = (NDT_T *)nda_iter_ptr(&it);
             for (int64_t base = 0; base < n; base += AR_MAX_PAGE) {
@@ -85,6 +79,14 @@ void all_reduce(const nda_core *core, const nda_args *args)
             }
         }
         return;
+    }
+    const int64_t r = nda_rank(out);
+    int64_t od[ROWS_MAX_RANK], pd[ROWS_MAX_RANK], id[ROWS_MAX_RANK], ip[ROWS_MAX_RANK];
+    for (int i = 0; i < r; ++i) {
+        od[i] = nda_dim(out, i);
+        pd[i] = nda_page_dim(out, i);
+        id[i] = nda_dim(in, i);
+        ip[i] = nda_page_dim(in, i);
     }
     for (nda_iter it = nda_iter_local(core, out); nda_iter_valid(&it); nda_iter_next(&it)) { /* row by row */
         NDT_T *y = (NDT_T *)nda_iter_ptr(&it);

@@ -19,6 +19,11 @@ sq="--mesh tp=8 --shape i=64,k=32,j=64 --grid 8x1"
 check "'bx,xy->by' --in \"X=pspec:P(None, None, unreduced={'tp'})\" --in 'W=pspec:P()' $mm --mesh tp=8" \
   '.steps[0].partial and .steps[0].reduce == "sum" and .steps[0].parts == 8 and .collectives == ["all_reduce"]
    and .bytes == 458752 and .steps[0].max_core_bytes == 57344 and .steps[0].input_bytes == 0'
+#    The plan counts the direct algorithm and gives the two-phase one beside it: reduce_scatter then
+#    all_gather reads 2 * 7/8 of the 8192-byte block per core, 14336, 114688 in all.
+check "'bx,xy->by' --in \"X=pspec:P(None, None, unreduced={'tp'})\" --in 'W=pspec:P()' $mm --mesh tp=8" \
+  '.steps[0].algorithm == "direct" and .steps[0].two_phase_max_core_bytes == 14336
+   and .steps[0].two_phase_bytes == 114688'
 #    A pending avg is linear too, and keeps its op: the all_reduce averages.
 check "'bx,xy->by' --in 'X=placements:[Partial(avg)]' --in 'W=pspec:P()' $mm --mesh 8" \
   '.steps[0].reduce == "avg" and .bytes == 458752'

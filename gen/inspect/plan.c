@@ -295,6 +295,11 @@ typedef struct alt {
     int64_t input_bytes;
     const char *gather;     /* "all_gather" when the way reads a split letter whole, else NULL */
     const char *collective; /* what resolves the result: NULL, all_reduce, reduce_scatter, all_gather */
+    /* The bytes count ndgen's collective kernels as they are: direct, each core reading what it lacks from
+     * the cores holding it (an all_reduce: the other P-1 parts of its block). For an all_reduce, the same
+     * totals if it ran as reduce_scatter then all_gather (two launches, 2(P-1)/P of each block per core,
+     * the volume of a ring or of recursive halving and doubling); -1 otherwise. */
+    int64_t two_phase_bytes, two_phase_max_core;
     placed computed;        /* the result as the way computes it */
     placed result;          /* after the collective */
     char key[160];          /* the result's notation: ties are broken by it, so that the operands' order
@@ -559,6 +564,14 @@ static int add_alt(step *s, const char *way, const char *what, const int64_t *in
     }
     a->gather = gather;
     a->collective = collective && *collective ? collective : NULL;
+    a->two_phase_bytes = a->two_phase_max_core = -1;
+    int64_t parts = ways(computed->partial, computed->npartial);
+    for (int64_t v = 0; a->collective && strcmp(a->collective, "all_reduce") == 0 && v < env->devices; ++v) {
+        int64_t share = nd_size_mul(2 * (parts - 1), block_volume(result, v)) / parts; /* elements */
+        int64_t core = nd_size_add(in[v], nd_size_mul(share, env->elem_bytes));
+        a->two_phase_bytes = nd_size_add(v ? a->two_phase_bytes : 0, core);
+        a->two_phase_max_core = core > a->two_phase_max_core ? core : a->two_phase_max_core;
+    }
     a->computed = *computed;
     a->result = *result;
     if (!notation_text(result, a->key, sizeof a->key))
@@ -802,6 +815,13 @@ static void text_step(FILE *fp, const step *s, int i, bool all)
         fprintf(fp, "  (Partial: a pending %s of %" PRId64 " parts)", nd_reduce_name(c->computed.reduce), parts);
     fprintf(fp, "\n  plan: %s\n  collective: %s; bytes moved: %" PRId64 " (inputs %" PRId64 "), at most %" PRId64
             " by one core\n", c->what, collectives_of(c, names, sizeof names), c->bytes, c->input_bytes, c->max_core);
+    if (c->collective || c->gather)
+        fprintf(fp, "  algorithm: direct, as ndgen's collective kernels run: each core reads what it lacks from the "
+                    "cores holding it%s\n", c->collective && strcmp(c->collective, "all_reduce") == 0
+                                               ? " (the other P-1 parts of its block)" : "");
+    if (c->two_phase_bytes >= 0)
+        fprintf(fp, "  as reduce_scatter then all_gather (two launches, 2(P-1)/P of each block per core): %" PRId64
+                    " bytes, at most %" PRId64 " by one core\n", c->two_phase_bytes, c->two_phase_max_core);
     for (int a = 0; all && a < s->nalts; ++a)
         fprintf(fp, "    %d. %12" PRId64 " bytes, %10" PRId64 " on the busiest core  %s\n", a + 1, s->alts[a].bytes,
                 s->alts[a].max_core, s->alts[a].what);
@@ -834,6 +854,10 @@ static void json_step(FILE *fp, const step *s, bool all)
     json_name(fp, c->gather);
     fputs(", \"collective\": ", fp);
     json_name(fp, c->collective);
+    fprintf(fp, ", \"algorithm\": %s", c->collective || c->gather ? "\"direct\"" : "null");
+    if (c->two_phase_bytes >= 0)
+        fprintf(fp, ", \"two_phase_bytes\": %" PRId64 ", \"two_phase_max_core_bytes\": %" PRId64, c->two_phase_bytes,
+                c->two_phase_max_core);
     fprintf(fp, ", \"bytes\": %" PRId64 ", \"input_bytes\": %" PRId64 ", \"max_core_bytes\": %" PRId64 ", \"result\": ",
             c->bytes, c->input_bytes, c->max_core);
     put_notation(fp, &c->result, true);
