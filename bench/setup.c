@@ -153,9 +153,11 @@ static int named_scalars(const nr_case *c, const nda_kernel_entry *e, const nd_s
                          nr_setup *su, nd_error *err)
 {
     const char *given = c->scalars;
+    if (!named && given && !decl->n)
+        return nd_fail(err, "--scalars %s: op '%s' takes no launch scalars", given, e->op);
     if (!named)
-        return given ? nd_fail(err, "--scalars %s: op '%s' takes no named launch scalars (it takes %s)", given, e->op,
-                               e->scalars ? e->scalars : "none") : 0;
+        return given ? nd_fail(err, "--scalars %s: op '%s' takes only the list %s, given with --%s", given, e->op,
+                               e->scalars, decl->d[0].type == ND_SCALAR_PERM ? "perm" : "axes") : 0;
     if (!given)
         return nd_fail(err, "op '%s' takes the launch scalars %s: give their values with --scalars, such as "
                             "--scalars %s=1", e->op, e->scalars, decl->d[0].name);
@@ -173,7 +175,7 @@ static int named_scalars(const nr_case *c, const nda_kernel_entry *e, const nd_s
         for (int i = 0; i < named && !known; ++i)
             known = strlen(decl->d[i].name) == eq && strncmp(decl->d[i].name, q, eq) == 0;
         if (!known)
-            return nd_fail(err, "--scalars %s: op '%s' has no named scalar '%.*s' (it takes %s)", given, e->op, (int)eq,
+            return nd_fail(err, "--scalars %s: op '%s' has no scalar '%.*s' (it takes %s)", given, e->op, (int)eq,
                            q, e->scalars);
         q += item + (q[item] == ',');
     }

@@ -104,7 +104,8 @@ check_err() { # expected message, ndrun arguments
     bad "accepted: $*"
   elif echo "$msg" | grep -q -- "$want"; then ok; else bad "for '$*': got '$msg', expected '$want'"; fi
 }
-check_err "op 'rms_norm' takes the launch scalars eps: give their values with --scalars" --op rms_norm
+check_err "op 'rms_norm' takes the launch scalars eps: f32 in (0, 1]: give their values with --scalars" --op rms_norm
+check_err "scalar 'eps' = 2 is outside (0, 1], the range its spec declares" --op rms_norm --scalars eps=2
 check_err "'abc' is not a finite number" --op rms_norm --scalars eps=abc
 check_err "has no scalar 'alpha'" --op rms_norm --scalars eps=1,alpha=2
 check_err "gives twice the scalar 'eps'" --op rms_norm --scalars eps=1,eps=2

@@ -10,37 +10,6 @@
 -- moves nothing either, since each core contracts its own slice of y. All communication is the one
 -- all_reduce. `ndgen plan` says the same (see README.md, "Sharding front ends").
 include "common.lua"
+include "examples/megatron_mlp.lua"
 
-local B, X, Y, Z = 8, 128, 256, 64
-
-local function on8(shape, notation, text, mesh)
-  return { shape = shape, grid = "8x1", [notation] = text, mesh = mesh }
-end
-
-local x_rep = on8({ B, X }, "einshard", "... -> * ...")
-local w1 = on8({ X, Y }, "einshard", "x y -> x y*")
-local y_split = on8({ B, Y }, "einshard", "b y -> b y*")
-local w2 = on8({ Y, Z }, "einshard", "y z -> y* z")
-local z_partial = on8({ B, Z }, "placements", "[Partial(sum)]", "8")
-local z_rep = on8({ B, Z }, "einshard", "... -> * ...")
-
-op {
-  name = "matmul", template = "matmul.c", params = {},
-  inputs = { { name = "a", dtype = "f32", index = "ik" }, { name = "b", dtype = "f32", index = "kj" } },
-  outputs = { { name = "out", dtype = "f32", index = "ij", partial = true } },
-  targets = { { a = x_rep, b = w1, out = y_split }, { a = y_split, b = w2, out = z_partial } },
-}
-
-op {
-  name = "relu", template = "eltwise_unary.c", params = { EXPR = "((x) > 0.0f ? (x) : 0.0f)" },
-  inputs = { { name = "a", dtype = "f32" } },
-  outputs = { { name = "out", dtype = "f32" } },
-  targets = { { all = y_split } },
-}
-
-op {
-  name = "all_reduce", template = "all_reduce.c", params = {},
-  inputs = { { name = "in", dtype = "f32", partial = true } },
-  outputs = { { name = "out", dtype = "f32" } },
-  targets = { { ["in"] = z_partial, out = z_rep } },
-}
+megatron_mlp(8)
