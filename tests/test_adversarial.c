@@ -10,6 +10,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "device_setup.h"
 #include "nd_runtime.h"
 #include "testutil.h"
 
@@ -176,60 +177,22 @@ static void fill(uint8_t *x, nd_dtype t, int64_t n)
 
 /* ---------------------------------------------------------------- one target */
 
-typedef struct setup {
-    nd_device *dev;
-    nd_tensor *t[8];
-    nd_dist d[8];
-    int n;
-    int64_t elems;
-} setup;
+typedef td_setup setup;
 
 /* A device with every core and bank the target's operands name, and the operands on it. */
 static int make_setup(const nda_kernel_entry *e, setup *s, nd_error *err)
 {
-    nd_device_config cfg;
-    int64_t per_core = 0;
-    nd_device_config_init(&cfg);
-    cfg.grid_x = cfg.grid_y = cfg.dram_banks = 1;
-    cfg.threads = 2;
-    memset(s, 0, sizeof *s);
-    s->n = e->noperands;
-    for (int i = 0; i < s->n; ++i) {
-        int gx, gy;
-        if (nd_dist_from_signature(e->signatures[i], &s->d[i], &gx, &gy, err))
-            return -1;
-        if (s->d[i].spec.buffer == ND_DRAM) /* a core per bank, too: core c writes bank c */
-            cfg.dram_banks = gx > cfg.dram_banks ? gx : cfg.dram_banks;
-        else
-            cfg.grid_y = gy > cfg.grid_y ? gy : cfg.grid_y;
-        cfg.grid_x = gx > cfg.grid_x ? gx : cfg.grid_x;
-        per_core += s->d[i].bytes_per_core + 64;
-    }
-    cfg.l1_bytes = cfg.dram_bank_bytes = per_core + 4096;
-    if (nd_device_open(&cfg, &s->dev, err))
-        return -1;
-    for (int i = 0; i < s->n; ++i)
-        if (nd_tensor_alloc(s->dev, &s->d[i], &s->t[i], err))
-            return -1;
-    s->elems = 1;
-    for (int i = 0; i < s->d[s->n - 1].spec.rank; ++i)
-        s->elems *= s->d[s->n - 1].spec.shape[i];
-    return 0;
+    return td_setup_open(e->signatures, e->noperands, 2, s, err);
 }
 
-static void free_setup(setup *s)
-{
-    for (int i = 0; i < s->n; ++i)
-        nd_tensor_free(s->t[i]);
-    nd_device_close(s->dev);
-}
+static void free_setup(setup *s) { td_setup_free(s); }
 
 /* Runs the op as variant want on a zeroed output; returns the output and the per-core statistics. */
 static uint8_t *run(nd_kernels *k, setup *s, const char *op, nd_variant want, nd_kernel_pick *pick, nda_stats **stats)
 {
     nd_error err;
     nd_launch_stats ls;
-    int64_t bytes = s->elems * s->d[s->n - 1].elem_bytes;
+    int64_t bytes = s->elems[s->n - 1] * s->d[s->n - 1].elem_bytes;
     uint8_t *zero = calloc((size_t)bytes, 1), *out = calloc((size_t)bytes, 1);
     CHECK(nd_tensor_write(s->t[s->n - 1], zero, bytes, &err) == 0, "%s", err.msg);
     memset(&ls, 0, sizeof ls);
@@ -267,13 +230,13 @@ static void check_target(nd_kernels *k, const nda_kernel_entry *e, int r)
     }
     uint8_t *in[8];
     for (int i = 0; i + 1 < s.n; ++i) {
-        int64_t bytes = s.elems * s.d[i].elem_bytes;
+        int64_t bytes = s.elems[i] * s.d[i].elem_bytes;
         in[i] = malloc((size_t)bytes);
-        fill(in[i], s.d[i].spec.dtype, s.elems);
+        fill(in[i], s.d[i].spec.dtype, s.elems[i]);
         CHECK(nd_tensor_write(s.t[i], in[i], bytes, &err) == 0, "%s", err.msg);
     }
     const nd_dist *o = &s.d[s.n - 1];
-    uint8_t *want = calloc((size_t)(s.elems * o->elem_bytes), 1);
+    uint8_t *want = calloc((size_t)(s.elems[s.n - 1] * o->elem_bytes), 1);
     reference(refs[r].fn, want, in, s.d, s.n - 1);
     nd_kernel_pick pg, ps;
     nda_stats *sg, *ss;
@@ -283,7 +246,7 @@ static void check_target(nd_kernels *k, const nda_kernel_entry *e, int r)
           ps.symbol);
     const uint8_t *outs[2] = {g, sp};
     for (int v = 0; v < 2; ++v) {
-        int64_t at = first_difference(outs[v], want, s.elems, o->elem_bytes);
+        int64_t at = first_difference(outs[v], want, s.elems[s.n - 1], o->elem_bytes);
         CHECK(at < 0, "%s kernel %s: element %" PRId64 " is %g, the reference says %g", v ? "specialized" : "generic",
               v ? ps.symbol : pg.symbol, at, at < 0 ? 0.0 : load(outs[v], at, o->spec.dtype),
               at < 0 ? 0.0 : load(want, at, o->spec.dtype));

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "device_setup.h"
 #include "kernels_check.h"
 #include "nd_runtime.h"
 #include "testutil.h"
@@ -351,56 +352,14 @@ static bool find_perm(const nd_dist_spec *in, const nd_dist_spec *out, int *perm
 
 /* ---------------------------------------------------------------- one target */
 
-typedef struct setup {
-    nd_device *dev;
-    nd_tensor *t[8];
-    nd_dist d[8];
-    int n;
-    int64_t elems[8]; /* per operand */
-} setup;
+typedef td_setup setup;
 
 static int make_setup(const nda_kernel_entry *e, const char *const *sigs, setup *s, nd_error *err)
 {
-    nd_device_config cfg;
-    int64_t per_core = 0;
-    nd_device_config_init(&cfg);
-    cfg.grid_x = cfg.grid_y = cfg.dram_banks = 1;
-    cfg.threads = 2;
-    memset(s, 0, sizeof *s);
-    s->n = e->noperands;
-    for (int i = 0; i < s->n; ++i) {
-        int gx, gy;
-        if (nd_dist_from_signature(sigs[i], &s->d[i], &gx, &gy, err))
-            return -1;
-        if (s->d[i].spec.buffer == ND_DRAM) { /* and a core per bank, to write DRAM outputs */
-            cfg.dram_banks = gx > cfg.dram_banks ? gx : cfg.dram_banks;
-            cfg.grid_x = gx > cfg.grid_x ? gx : cfg.grid_x;
-        } else {
-            cfg.grid_x = gx > cfg.grid_x ? gx : cfg.grid_x;
-            cfg.grid_y = gy > cfg.grid_y ? gy : cfg.grid_y;
-        }
-        per_core += s->d[i].bytes_per_core + 64;
-    }
-    cfg.l1_bytes = cfg.dram_bank_bytes = per_core + 4096;
-    if (nd_device_open(&cfg, &s->dev, err))
-        return -1;
-    for (int i = 0; i < s->n; ++i)
-        if (nd_tensor_alloc(s->dev, &s->d[i], &s->t[i], err))
-            return -1;
-    for (int k = 0; k < s->n; ++k) {
-        s->elems[k] = 1;
-        for (int i = 0; i < s->d[k].spec.rank; ++i)
-            s->elems[k] *= s->d[k].spec.shape[i];
-    }
-    return 0;
+    return td_setup_open(sigs, e->noperands, 2, s, err);
 }
 
-static void free_setup(setup *s)
-{
-    for (int i = 0; i < s->n; ++i)
-        nd_tensor_free(s->t[i]);
-    nd_device_close(s->dev);
-}
+static void free_setup(setup *s) { td_setup_free(s); }
 
 /* acc[j] combined with element j of part by reduce op r (first: acc = part), in f32, as DTensor
  * defines each op: written out here, independently of the collective under test. */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device_setup.h"
 #include "nd_runtime_mpi.h"
 #include "testutil.h"
 
@@ -88,52 +89,20 @@ static bool find_perm(const nd_dist_spec *in, const nd_dist_spec *out, double *s
     return best >= 0;
 }
 
-typedef struct setup {
-    nd_device *dev;
-    nd_tensor *t[8];
-    nd_dist d[8];
-    int n;
-    int64_t elems[8];
-} setup;
+typedef td_setup setup;
 
+/* The target's operands on a device over the job's processes (mpi) or on one process. */
 static int make_setup(const nda_kernel_entry *e, bool mpi, setup *s, nd_error *err)
 {
     nd_device_config cfg;
-    int64_t per_core = 0;
-    nd_device_config_init(&cfg);
-    cfg.grid_x = cfg.grid_y = cfg.dram_banks = 1;
-    cfg.threads = 1;
-    memset(s, 0, sizeof *s);
-    s->n = e->noperands;
-    for (int i = 0; i < s->n; ++i) {
-        int gx, gy;
-        if (nd_dist_from_signature(e->signatures[i], &s->d[i], &gx, &gy, err))
-            return -1;
-        if (s->d[i].spec.buffer == ND_DRAM)
-            cfg.dram_banks = gx > cfg.dram_banks ? gx : cfg.dram_banks;
-        cfg.grid_x = gx > cfg.grid_x ? gx : cfg.grid_x;
-        if (s->d[i].spec.buffer != ND_DRAM)
-            cfg.grid_y = gy > cfg.grid_y ? gy : cfg.grid_y;
-        per_core += s->d[i].bytes_per_core + 64;
-        s->elems[i] = 1;
-        for (int k = 0; k < s->d[i].spec.rank; ++k)
-            s->elems[i] *= s->d[i].spec.shape[k];
-    }
-    cfg.l1_bytes = cfg.dram_bank_bytes = per_core + 4096;
+    if (td_setup_config(e->signatures, e->noperands, 1, s, &cfg, err))
+        return -1;
     if (mpi ? nd_device_open_mpi(&cfg, NULL, MPI_COMM_WORLD, &s->dev, err) : nd_device_open(&cfg, &s->dev, err))
         return -1;
-    for (int i = 0; i < s->n; ++i)
-        if (nd_tensor_alloc(s->dev, &s->d[i], &s->t[i], err))
-            return -1;
-    return 0;
+    return td_setup_alloc(s, err);
 }
 
-static void free_setup(setup *s)
-{
-    for (int i = 0; i < s->n; ++i)
-        nd_tensor_free(s->t[i]);
-    nd_device_close(s->dev);
-}
+static void free_setup(setup *s) { td_setup_free(s); }
 
 /* Multiples of 1/4 in [-8, 8] (positive for ops whose reference needs it): exact in f32 and bf16. */
 static void random_fill(uint8_t *x, const nd_dist *d, int64_t elems, uint64_t *seed)

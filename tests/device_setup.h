@@ -1,0 +1,28 @@
+/* device_setup.h - the kernel tests' device: one that holds a target's operands, and the operands on it. */
+#ifndef ND_DEVICE_SETUP_H
+#define ND_DEVICE_SETUP_H
+
+#include "nd_runtime.h"
+
+enum { TD_OPERANDS = 8 };
+
+typedef struct td_setup {
+    nd_device *dev;
+    nd_tensor *t[TD_OPERANDS];
+    nd_dist d[TD_OPERANDS];
+    int n;
+    int64_t elems[TD_OPERANDS]; /* per operand */
+} td_setup;
+
+/* The operands' distributions from their signatures sigs[0..n) into s (no device yet), and a device
+ * configuration holding them: every core and DRAM bank they name, a core per bank (core c writes bank
+ * c), and L1 and banks large enough for all of them at once. */
+int td_setup_config(const char *const *sigs, int n, int threads, td_setup *s, nd_device_config *cfg, nd_error *err);
+/* Allocates every operand on s->dev. */
+int td_setup_alloc(td_setup *s, nd_error *err);
+/* td_setup_config, nd_device_open, td_setup_alloc. */
+int td_setup_open(const char *const *sigs, int n, int threads, td_setup *s, nd_error *err);
+/* Frees the operands and closes the device; a half-made setup too. */
+void td_setup_free(td_setup *s);
+
+#endif
