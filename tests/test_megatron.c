@@ -8,9 +8,10 @@
 #include <string.h>
 
 #include "nd_runtime.h"
+#include "megatron_ref.h"
 #include "testutil.h"
 
-enum { B = 8, X = 128, Y = 256, Z = 64, CORES = 8 };
+enum { B = MEG_B, X = MEG_X, Y = MEG_Y, Z = MEG_Z, CORES = 8 };
 
 typedef struct model {
     nd_device *dev;
@@ -56,25 +57,6 @@ static void fill(float *v, int n)
 {
     for (int i = 0; i < n; ++i)
         v[i] = (float)rng_range(&test_seed, -2, 2) / 2.0f;
-}
-
-static void reference(const float *x, const float *w1, const float *w2, float *z)
-{
-    static float h[B * Y];
-    for (int b = 0; b < B; ++b)
-        for (int j = 0; j < Y; ++j) {
-            double s = 0;
-            for (int k = 0; k < X; ++k)
-                s += (double)x[b * X + k] * w1[k * Y + j];
-            h[b * Y + j] = s > 0 ? (float)s : 0.0f;
-        }
-    for (int b = 0; b < B; ++b)
-        for (int j = 0; j < Z; ++j) {
-            double s = 0;
-            for (int k = 0; k < Y; ++k)
-                s += (double)h[b * Y + k] * w2[k * Z + j];
-            z[b * Z + j] = (float)s;
-        }
 }
 
 /* One launch; returns the bytes its cores read from other cores. */
@@ -133,7 +115,7 @@ int main(int argc, char **argv)
     fill(x, B * X);
     fill(w1, X * Y);
     fill(w2, Y * Z);
-    reference(x, w1, w2, z);
+    megatron_reference(x, w1, w2, z);
     CHECK(nd_tensor_write(m.x, x, sizeof x, &err) == 0 && nd_tensor_write(m.w1, w1, sizeof w1, &err) == 0 &&
               nd_tensor_write(m.w2, w2, sizeof w2, &err) == 0, "%s", err.msg);
     forward(&m, k, ND_VARIANT_SPECIALIZED, z);

@@ -14,9 +14,10 @@
 #include <string.h>
 
 #include "nd_runtime_mpi.h"
+#include "megatron_ref.h"
 #include "testutil.h"
 
-enum { B = 8, X = 128, Y = 256, Z = 64 };
+enum { B = MEG_B, X = MEG_X, Y = MEG_Y, Z = MEG_Z };
 
 static int rank, nprocs;
 
@@ -64,25 +65,6 @@ static void release(model *m)
     for (size_t i = 0; i < sizeof all / sizeof *all; ++i)
         nd_tensor_free(all[i]);
     nd_device_close(m->dev);
-}
-
-static void reference(const float *x, const float *w1, const float *w2, float *z)
-{
-    static float h[B * Y];
-    for (int b = 0; b < B; ++b)
-        for (int j = 0; j < Y; ++j) {
-            double s = 0;
-            for (int k = 0; k < X; ++k)
-                s += (double)x[b * X + k] * w1[k * Y + j];
-            h[b * Y + j] = s > 0 ? (float)s : 0.0f;
-        }
-    for (int b = 0; b < B; ++b)
-        for (int j = 0; j < Z; ++j) {
-            double s = 0;
-            for (int k = 0; k < Y; ++k)
-                s += (double)h[b * Y + k] * w2[k * Z + j];
-            z[b * Z + j] = (float)s;
-        }
 }
 
 typedef struct traffic {
@@ -194,7 +176,7 @@ int main(int argc, char **argv)
     fill(x, B * X);
     fill(w1, X * Y);
     fill(w2, Y * Z);
-    reference(x, w1, w2, z);
+    megatron_reference(x, w1, w2, z);
     int64_t total = strtoll(argv[3], NULL, 10), busiest = strtoll(argv[4], NULL, 10);
     CHECK(total > 0 && busiest > 0, "plan figures %s and %s: expected positive byte counts", argv[3], argv[4]);
     run_lib(argv[1], 8, x, w1, w2, z, 0, 0);
