@@ -617,14 +617,15 @@ static void emit_locations(ndg_buf *b, const ndg_spec *spec, const ndg_emit_opti
                  installed ? "ndk_template_dirs_installed" : "NULL");
 }
 
-/* A target's fixed launch scalars, exact (%.17g reads back as the same double); NAN where not fixed. */
+/* A target's fixed launch scalars, exact to the bit (hexadecimal floats keep -0.0 apart from 0.0, which
+ * the pick tells apart); NAN where not fixed. */
 static void emit_fixed_scalars(ndg_buf *b, const ndg_target *t, int op, int target)
 {
     if (!t->nscalars)
         return;
     ndg_buf_printf(b, "static const double ndk_scalars_%d_%d[] = {", op, target);
     for (int k = 0; k < t->nscalars; ++k)
-        ndg_buf_printf(b, isnan(t->scalars[k]) ? "%sNAN" : "%s%.17g", k ? ", " : "", t->scalars[k]);
+        ndg_buf_printf(b, isnan(t->scalars[k]) ? "%sNAN" : "%s%a", k ? ", " : "", t->scalars[k]);
     ndg_buf_printf(b, "};\n");
 }
 

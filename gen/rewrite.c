@@ -1128,7 +1128,7 @@ static bool all_scalars_fixed(const ndg_variant *v)
     return true;
 }
 
-/* A double literal that reads back as x: "1e-05", "2.0", "(-0.5)". */
+/* A double literal that reads back as x, sign and all: "1e-05", "2.0", "(-0.5)", "(-0.0)". */
 static void double_literal(ndg_buf *b, double x)
 {
     char text[40];
@@ -1141,7 +1141,8 @@ static void double_literal(ndg_buf *b, double x)
             break;
         }
     }
-    ndg_buf_printf(b, "%s%s%s%s", x < 0 ? "(" : "", text, strpbrk(text, ".e") ? "" : ".0", x < 0 ? ")" : "");
+    bool minus = signbit(x); /* -0.0 too: its sign is part of the value */
+    ndg_buf_printf(b, "%s%s%s%s", minus ? "(" : "", text, strpbrk(text, ".e") ? "" : ".0", minus ? ")" : "");
 }
 
 /* nda_scalar(args, "name"): the constant the target fixed, else args->scalars[i] with i known. */

@@ -139,7 +139,12 @@ static void refusals(void)
     rc = run("axpb_fixed_only", t, own, 3, ND_VARIANT_AUTO, ROWS * COLS, &s, &err);
     CHECK(rc == 0 && strcmp(s.pick.symbol, "nd_axpb_fixed_only__f32__t0") == 0, "its own values: %s",
           rc ? err.msg : s.pick.symbol);
-    passed += 3;
+    double zero[3] = {1, 0.0, 1}, minus_zero[3] = {1, -0.0, 1}; /* fixed values match to the bit */
+    rc = run("axpb_negative_zero", t, zero, 3, ND_VARIANT_AUTO, ROWS * COLS, &s, &err);
+    CHECK(rc == 0 && !s.pick.specialized, "beta 0.0 took %s, fixed for -0.0", rc ? err.msg : s.pick.symbol);
+    rc = run("axpb_negative_zero", t, minus_zero, 3, ND_VARIANT_AUTO, ROWS * COLS, &s, &err);
+    CHECK(rc == 0 && s.pick.specialized, "beta -0.0: %s", rc ? err.msg : s.pick.symbol);
+    passed += 5;
     nd_tensor_free(t[0]);
     nd_tensor_free(t[1]);
 }

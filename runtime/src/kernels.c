@@ -298,8 +298,8 @@ static bool scalars_serve(const nda_kernel_entry *e, launch_scalars sc)
     int list = nd_scalars_list(&decl), named = list < 0 ? decl.n : list;
     if (e->nscalar_values > named ? sc.n != e->nscalar_values : sc.n < e->nscalar_values)
         return false;
-    for (int i = 0; i < e->nscalar_values; ++i)
-        if (!isnan(e->scalar_values[i]) && e->scalar_values[i] != sc.v[i])
+    for (int i = 0; i < e->nscalar_values; ++i) /* to the bit: -0.0 is not 0.0 to a kernel dividing by it */
+        if (!isnan(e->scalar_values[i]) && memcmp(&e->scalar_values[i], &sc.v[i], sizeof(double)) != 0)
             return false;
     return true;
 }
