@@ -40,6 +40,10 @@ else bad "compare --json matmul"; fi
 if $ndrun compare --op reduce_max --shape 6,10,12 --shard 3,5,12 --grid 2x2 --axes 0,2 --operand out --shard 5 \
      --dtype bf16 --min-time 0 --repeats 1 --json | jq -e '.match and .shapes == "6x10x12->10"' >/dev/null
 then ok; else bad "compare reduce_max bf16 over axes 0,2"; fi
+# Every axis reduced: one element, kept at the input's rank (issue 16), rows past 256.
+if $ndrun compare --op reduce_sum --shape 6,300 --shard 3,300 --grid 2x1 --axes 0,1 --no-probes \
+     --min-time 0 --repeats 1 --json | jq -e '.match and .reference_checked and .shapes == "6x300->1x1"' >/dev/null
+then ok; else bad "compare reduce_sum over every axis"; fi
 if $ndrun compare --op permute --shape 4,6,8 --shard 2,6,8 --grid 2x1 --perm 2,0,1 --operand out --shard 4,4,6 \
      --min-time 0 --repeats 1 --json | jq -e '.match and .shapes == "4x6x8->8x4x6"' >/dev/null
 then ok; else bad "compare permute 2,0,1"; fi
