@@ -135,11 +135,12 @@ static int given_value(const char *given, const char *name, double *v, int *foun
         if (eq >= item)
             return nd_fail(err, "--scalars %s: '%.*s' is not NAME=VALUE", given, (int)item, q);
         if (eq == len && strncmp(q, name, len) == 0) {
-            char text[64], *end;
-            snprintf(text, sizeof text, "%.*s", (int)(item - eq - 1), q + eq + 1);
+            const char *text = q + eq + 1; /* read in place: a copy could cut a long number short */
+            char *end;
             *v = strtod(text, &end);
-            if (!text[0] || *end || !isfinite(*v))
-                return nd_fail(err, "--scalars %s: %s: '%s' is not a finite number", given, name, text);
+            if (end == text || end != q + item || !isfinite(*v))
+                return nd_fail(err, "--scalars %s: %s: '%.*s' is not a finite number", given, name,
+                               (int)(item - eq - 1), text);
             ++*found;
         }
         q += item + (q[item] == ',');
