@@ -74,6 +74,9 @@ int main(void)
     refused("eps: f16", "unknown type");
     refused("eps: f32 in [1, 0]", "the range of 'eps' holds no value");
     refused("eps: f32 in (1, 1]", "the range of 'eps' holds no value");
+    refused("eps: f32 in [inf, inf]", "the range of 'eps' holds no value"); /* no finite value: its text */
+    refused("eps: f64 in [-inf, -inf]", "the range of 'eps' holds no value"); /* without a range took all */
+    refused("eps: f64 in [1e400, 1e500]", "the range of 'eps' holds no value");
     refused("eps: f32 in [0 1]", "expected , between the range's bounds");
     refused("eps: f32 in [0, nan]", "expected a number");
     refused("eps: f32 in 0, 1", "expected [ or ( after in");

@@ -174,7 +174,8 @@ static int item(cursor *c, nd_scalar_decl *d)
     }
     if (type_of(c, d))
         return -1;
-    if (d->lo > d->hi || (d->lo == d->hi && (d->lo_open || d->hi_open)))
+    /* [inf, inf] holds no finite value either: refused, as its canonical text (no range) would take all */
+    if (d->lo > d->hi || (d->lo == d->hi && (d->lo_open || d->hi_open)) || d->lo == INFINITY || d->hi == -INFINITY)
         return nd_fail(c->err, "scalars '%s': the range of '%s' holds no value", c->text, d->name);
     return 0;
 }
@@ -241,7 +242,7 @@ void nd_scalars_text(const nd_scalars *s, char *buf, size_t len)
             put(buf, len, &k, (const char *[]){"(", d->of, ")", NULL});
             continue;
         }
-        if (isinf(d->lo) && isinf(d->hi))
+        if (d->lo == -INFINITY && d->hi == INFINITY)
             continue;
         num_text(lo, sizeof lo, d->lo);
         num_text(hi, sizeof hi, d->hi);
