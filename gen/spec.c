@@ -772,6 +772,9 @@ static int fixed_value(ctx *c, const ndg_op *op, const nd_scalar_decl *d, double
         if (!lua_isnumber(L, -1))
             return FAIL(c, "scalars: '%s' must be a number, not a %s", d->name, type_name(L, -1));
         *v = lua_tonumber(L, -1);
+        if (lua_isinteger(L, -1) && !(*v >= -0x1p63 && *v < 0x1p63 && (lua_Integer)*v == lua_tointeger(L, -1)))
+            return FAIL(c, "scalars: '%s' = %lld is not exact in a double, as launch values travel", d->name,
+                        (long long)lua_tointeger(L, -1)); /* 2^53 + 1 would be fixed as 2^53 */
         *n = 1;
         return nd_scalar_check_value(d, op->name, *v, &perr) ? FAIL(c, "scalars: %s", without_op(op, perr.msg)) : 0;
     }
