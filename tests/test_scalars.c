@@ -94,6 +94,10 @@ int main(void)
     values("eps: f32 in (0, 1]", V(0.0), "scalar 'eps' = 0 is outside (0, 1]");
     values("eps: f32 in (0, 1]", V(1.5), "is outside (0, 1]");
     values("eps: f32 in (0, 1]", V(1e-50), "underflows to 0");
+    /* an f32 is checked as the kernel sees it, and a refusal says so when rounding moved it past a bound */
+    values("eps: f32 in (0, 0.1]", V(0.1), "scalar 'eps' = 0.1 (0.10000000149011612 as an f32) is outside (0, 0.1]");
+    values("eps: f32 < 0.1", V(0.0999999999), "= 0.0999999999 (0.10000000149011612 as an f32) is outside (-inf, 0.1)");
+    values("eps: f32 in [1, 2]", V(0.99999999), NULL); /* 1 as an f32 */
     values("eps: f32", V(4e38), "is not a finite float (f32)");
     values("eps: f32", V(NAN), "is not a finite float");
     values("eps: f64", V(1e300), NULL);

@@ -280,11 +280,16 @@ int nd_scalar_check_value(const nd_scalar_decl *d, const char *op, double v, nd_
         return nd_fail(err, "op '%s': scalar '%s' = %s is not %s (%s)%s", op, d->name, x, types[d->type].what,
                        types[d->type].name, v != 0 && seen == 0 ? ": it underflows to 0" : "");
     bool in = (d->lo_open ? seen > d->lo : seen >= d->lo) && (d->hi_open ? seen < d->hi : seen <= d->hi);
-    if (!in) {
+    if (!in) { /* an f32 rounded across a bound says so: 0.1 is 0.100000001 to the kernel, outside (0, 0.1] */
+        char f[32], as[64] = "";
+        if (seen != v) {
+            num_text(f, sizeof f, seen);
+            snprintf(as, sizeof as, " (%s as an f32)", f);
+        }
         num_text(lo, sizeof lo, d->lo);
         num_text(hi, sizeof hi, d->hi);
-        return nd_fail(err, "op '%s': scalar '%s' = %s is outside %s%s, %s%s, the range its spec declares", op, d->name,
-                       x, d->lo_open ? "(" : "[", lo, hi, d->hi_open ? ")" : "]");
+        return nd_fail(err, "op '%s': scalar '%s' = %s%s is outside %s%s, %s%s, the range its spec declares", op,
+                       d->name, x, as, d->lo_open ? "(" : "[", lo, hi, d->hi_open ? ")" : "]");
     }
     return 0;
 }
