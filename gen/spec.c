@@ -825,6 +825,11 @@ static int convert_fixed_scalars(ctx *c, int t, const ndg_op *op, ndg_target *ta
         lua_pop(L, rc ? 2 : 1); /* on failure the key too: the walk ends */
     }
     lua_pop(L, 1);
+    bool none = target->nscalars == named;
+    for (int i = 0; i < named && none; ++i)
+        none = isnan(target->scalars[i]);
+    if (none) /* `scalars = {}` fixes nothing: its kernel serves launches that give no values too */
+        target->nscalars = 0;
     return rc ? -1 : 0;
 }
 

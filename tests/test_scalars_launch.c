@@ -139,6 +139,13 @@ static void refusals(void)
     rc = run("axpb_fixed_only", t, own, 3, ND_VARIANT_AUTO, ROWS * COLS, &s, &err);
     CHECK(rc == 0 && strcmp(s.pick.symbol, "nd_axpb_fixed_only__f32__t0") == 0, "its own values: %s",
           rc ? err.msg : s.pick.symbol);
+    nd_kernel_pick pick; /* without values, only a kernel fixing none: `scalars = {}` fixes none */
+    rc = nd_kernels_pick(K, "axpb_fixes_none", t, 2, ND_VARIANT_SPECIALIZED, &pick, &err);
+    CHECK(rc == 0 && strcmp(pick.symbol, "nd_axpb_fixes_none__f32__t0") == 0, "scalars = {}: %s",
+          rc ? err.msg : pick.symbol);
+    rc = nd_kernels_pick(K, "axpb_fixed_only", t, 2, ND_VARIANT_SPECIALIZED, &pick, &err);
+    CHECK_ERROR(rc, err, ND_ENOENT, "fixed other scalar values");
+    passed += 2;
     double zero[3] = {1, 0.0, 1}, minus_zero[3] = {1, -0.0, 1}; /* fixed values match to the bit */
     rc = run("axpb_negative_zero", t, zero, 3, ND_VARIANT_AUTO, ROWS * COLS, &s, &err);
     CHECK(rc == 0 && !s.pick.specialized, "beta 0.0 took %s, fixed for -0.0", rc ? err.msg : s.pick.symbol);

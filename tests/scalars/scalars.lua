@@ -20,6 +20,7 @@ axpb("axpb", {
 })
 
 axpb("axpb_fixed_only", { { all = d, scalars = { alpha = 2, beta = 1, times = 2 } } })
+axpb("axpb_fixes_none", { { all = d, scalars = {} } }) -- as no scalars table: nd_kernels_pick takes it
 axpb("axpb_negative_zero", { { all = d, scalars = { alpha = 1, beta = -0.0, times = 1 } } }) -- not 0.0
 
 local rows = { shape = { 300, 520 }, shard = { 64, 520 }, grid = "2x2" }
