@@ -9,8 +9,10 @@
  *  - values outside the declaration are refused before anything runs (count, range, integer, f32
  *    underflow), with the scalar named;
  *  - reduce_sum with the axes fixed by a target reads constants, and equals the generic kernel;
- *  - a generic kernel reading a scalar by name launched without names (nd_launch) stops with a message.
- * Usage: test_scalars_launch LIB [cases [seed]]
+ *  - a generic kernel reading a scalar by name launched without names (nd_launch) stops with a message;
+ *  - a second library declaring axpb's scalars in another order (tests/scalars/reordered.lua) is refused
+ *    whole, so its kernel never reads beta as alpha: the launch on its distribution runs generic.
+ * Usage: test_scalars_launch LIB REORDERED_LIB [cases [seed]]
  */
 #include <math.h>
 #include <signal.h>
@@ -230,10 +232,51 @@ static void bare_launch(void)
     passed += WIFSIGNALED(status);
 }
 
+/* A library declaring another order of axpb's scalars, loaded after LIB: refused, and a launch on its
+ * target's distribution gives the values their declared meaning (the generic kernel runs). */
+static void reordered(const char *path)
+{
+    nd_kernels *other = NULL;
+    nd_tensor *t[2] = {NULL, NULL};
+    nd_error err;
+    int rc = nd_kernels_open(&other, &err) || nd_kernels_load(other, path, &err);
+    CHECK(rc == 0, "%s", err.msg);
+    for (int i = 0; i < (rc ? 0 : nd_kernels_count(other)); ++i) { /* its target's distribution */
+        const nda_kernel_entry *e = nd_kernels_entry(other, i);
+        for (int k = 0; k < 2 && e->signatures; ++k) {
+            nd_dist d;
+            int gx, gy;
+            rc |= nd_dist_from_signature(e->signatures[k], &d, &gx, &gy, &err) ||
+                  nd_dist_make(&d.spec, gx, gy, &d, &err) || nd_tensor_alloc(dev, &d, &t[k], &err);
+        }
+    }
+    CHECK(rc == 0 && t[0] && t[1], "tensors of %s: %s", path, err.msg);
+    if (rc == 0 && t[0] && t[1]) {
+        rc = nd_kernels_load(K, path, &err);
+        CHECK_ERROR(rc, err, ND_ESTALE, "op 'axpb' declares the launch scalars 'beta: f32 in [-10, 10], alpha: f32, "
+                                        "times: i32 in [1, 4]', but a library loaded before declares 'alpha: f32, ");
+        double sc[3] = {0.5, 3, 2}; /* alpha, beta, times as LIB declares them */
+        for (int64_t e = 0; e < ROWS * COLS; ++e)
+            in[e] = (float)(e % 97) / 8.0f;
+        rc = nd_tensor_write(t[0], in, ROWS * COLS * 4, &err) ||
+             run("axpb", t, sc, 3, ND_VARIANT_AUTO, ROWS * COLS, &s, &err);
+        CHECK(rc == 0, "%s", err.msg);
+        int64_t bad = -1;
+        for (int64_t e = 0; e < ROWS * COLS && bad < 0 && rc == 0; ++e)
+            bad = s.out[e] != (0.5f * in[e] + 3.0f) * 2.0f ? e : -1;
+        CHECK(rc == 0 && bad < 0, "%s: element %lld is %g, want %g", s.pick.symbol, (long long)bad,
+              bad < 0 ? 0.0 : (double)s.out[bad], bad < 0 ? 0.0 : (double)((0.5f * in[bad] + 3.0f) * 2.0f));
+        passed += 2;
+    }
+    nd_tensor_free(t[0]);
+    nd_tensor_free(t[1]);
+    nd_kernels_close(other);
+}
+
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: test_scalars_launch LIB [cases [seed]]\n");
+    if (argc < 3) {
+        fprintf(stderr, "usage: test_scalars_launch LIB REORDERED_LIB [cases [seed]]\n");
         return 2;
     }
     nd_error err;
@@ -244,11 +287,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "test_scalars_launch: %s\n", err.msg);
         return 1;
     }
-    char *sub[] = {argv[0], argc > 2 ? argv[2] : "30", argc > 3 ? argv[3] : "1500"};
+    char *sub[] = {argv[0], argc > 3 ? argv[3] : "30", argc > 4 ? argv[4] : "1500"};
     test_run_cases(3, sub, 0, 0, axpb_case);
     refusals();
     fixed_axes();
     bare_launch();
+    reordered(argv[2]);
     nd_device_close(dev);
     nd_kernels_close(K);
     return test_finish(passed);

@@ -154,6 +154,25 @@ static void prefix_of(const char *path, char *out, size_t len)
     snprintf(out, len, "%s", real[0] ? real : "/");
 }
 
+/* An op's entries all read the launch's values by one declaration: a library declaring other scalars
+ * for an op already loaded (an older build, or a JIT library from a spec edited since) would read them
+ * at other positions, so it is refused whole. */
+static int same_scalars(const nd_kernels *k, const nda_kernel_library *lib, const char *path, nd_error *err)
+{
+    for (int g = 0; g < lib->ngroups; ++g)
+        for (int i = 0; i < lib->groups[g]->nentries; ++i) {
+            const nda_kernel_entry *e = &lib->groups[g]->entries[i];
+            for (int j = 0; j < k->n; ++j) {
+                const char *a = e->scalars ? e->scalars : "", *b = k->entries[j]->scalars ? k->entries[j]->scalars : "";
+                if (strcmp(k->entries[j]->op, e->op) == 0 && strcmp(a, b) != 0)
+                    return nd_failc(err, ND_ESTALE, "%s: op '%s' declares the launch scalars '%s', but a library "
+                                                    "loaded before declares '%s'; an op reads its scalars by one "
+                                                    "declaration: regenerate the older library", path, e->op, a, b);
+            }
+        }
+    return 0;
+}
+
 int nd_kernels_load(nd_kernels *k, const char *path, nd_error *err)
 {
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -170,6 +189,10 @@ int nd_kernels_load(nd_kernels *k, const char *path, nd_error *err)
         dlclose(h);
         return nd_failc(err, ND_ESTALE, "%s: kernel ABI version %u, but this runtime reads version %u; regenerate "
                                         "the library with a matching ndgen", path, v, NDA_ABI_VERSION);
+    }
+    if (same_scalars(k, lib, path, err)) {
+        dlclose(h);
+        return -1;
     }
     void **libs = realloc(k->libs, (size_t)(k->nlibs + 1) * sizeof *libs);
     int before = k->n;
