@@ -960,7 +960,7 @@ static void loop_open_rt(ndg_buf *b, const char *P, const loop_plan *p, const ne
         if (q->write)
             ndg_buf_printf(b, "%sint64_t %swrites%d_%d = 0;\n", in1, P, n, q->operand);
     }
-    char nslots[512];
+    char nslots[1024]; /* room for eleven 63-character names: GCC -O3 checks it (format-truncation) */
     nslots_rt(nslots, sizeof nslots, l, self, L);
     ndg_buf_printf(b, "%sconst int64_t %snslots%d = %s < 0 ? 0 : %s;\n", in1, P, n, self, nslots);
     ndg_buf_printf(b, "%sfor (int64_t %s = 0; %s < %snslots%d; ++%s) {\n", in1, slot, slot, P, n, slot);
