@@ -154,8 +154,17 @@ static void prefix_of(const char *path, char *out, size_t len)
     snprintf(out, len, "%s", real[0] ? real : "/");
 }
 
-/* An op's entries all read the launch's values by one declaration: a library declaring other scalars
- * for an op already loaded (an older build, or a JIT library from a spec edited since) would read them
+/* Whether a launch could pick between a and b: one op, the same operands' dtypes. */
+static bool same_kind(const nda_kernel_entry *a, const nda_kernel_entry *b)
+{
+    bool same = strcmp(a->op, b->op) == 0 && a->noperands == b->noperands;
+    for (int i = 0; i < a->noperands && same; ++i)
+        same = strcmp(a->dtypes[i], b->dtypes[i]) == 0;
+    return same;
+}
+
+/* The kernels a launch picks among all read its values by one declaration: a library declaring other
+ * scalars for them (an older build, or a JIT library from a spec edited since) would read the values
  * at other positions, so it is refused whole. */
 static int same_scalars(const nd_kernels *k, const nda_kernel_library *lib, const char *path, nd_error *err)
 {
@@ -164,7 +173,7 @@ static int same_scalars(const nd_kernels *k, const nda_kernel_library *lib, cons
             const nda_kernel_entry *e = &lib->groups[g]->entries[i];
             for (int j = 0; j < k->n; ++j) {
                 const char *a = e->scalars ? e->scalars : "", *b = k->entries[j]->scalars ? k->entries[j]->scalars : "";
-                if (strcmp(k->entries[j]->op, e->op) == 0 && strcmp(a, b) != 0)
+                if (same_kind(e, k->entries[j]) && strcmp(a, b) != 0)
                     return nd_failc(err, ND_ESTALE, "%s: op '%s' declares the launch scalars '%s', but a library "
                                                     "loaded before declares '%s'; an op reads its scalars by one "
                                                     "declaration: regenerate the older library", path, e->op, a, b);
