@@ -6,11 +6,11 @@
  * contractions.
  *
  * The product of a class (output rows with the same panel operand and the same columns) is computed
- * in the GotoBLAS way: the rows' operand is packed MC rows at a time over all of k (CT_MR rows per
- * group, k-major), the other operand once per class in panels of CT_NR columns (k-major), and for each
- * KC-long step of k, for each panel of an NC-wide block of columns, every group of rows multiplies
- * that panel into an f32 block of the output. A panel step (KC x CT_NR) stays in L1 while the groups
- * stream through it from L2; the block of output stays in the last-level cache.
+ * in the GotoBLAS way: for each block of NC columns and each step of KC along k, the panel operand's
+ * block (KC x NC, in panels of CT_NR columns, k-major) is packed once and stays in L2 while every
+ * row of the class passes, MC rows at a time (packed row-major, KC long, so packing copies runs);
+ * each panel (KC x CT_NR, in L1) meets every group of CT_MR rows in turn, adding into f32
+ * accumulators for the class's rows, stored into the output once k is done.
  *
  * Results do not depend on the block sizes: each output element is one f32 sum over k in order, with
  * one multiply-add per k, carried exactly between k steps in f32. So the sizes may follow the caches
@@ -41,7 +41,9 @@ typedef float ct_vec __attribute__((vector_size(64), aligned(4), may_alias));
 
 /* Row i of the tile in two vectors: named variables, not an array, so they stay in registers. */
 #define CT_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
-#define CT_DECLARE(i) ct_vec c##i##a, c##i##b;
+#define CT_DECLARE(i)                                                                                   \
+    ct_vec c##i##a, c##i##b;                                                                            \
+    const float *restrict a##i = ap + (i) * lda;
 #define CT_LOAD(i)                                                                                      \
     if (add) {                                                                                          \
         c##i##a = *(const ct_vec *)(c + (i) * ldc);                                                     \
@@ -51,7 +53,7 @@ typedef float ct_vec __attribute__((vector_size(64), aligned(4), may_alias));
     }
 #define CT_STEP(i)                                                                                      \
     {                                                                                                   \
-        const float s = ap[k * CT_MR + (i)];                                                            \
+        const float s = a##i[k];                                                                        \
         c##i##a += s * b0;                                                                              \
         c##i##b += s * b1;                                                                              \
     }
@@ -59,9 +61,9 @@ typedef float ct_vec __attribute__((vector_size(64), aligned(4), may_alias));
     *(ct_vec *)(c + (i) * ldc) = c##i##a;                                                               \
     *(ct_vec *)(c + (i) * ldc + 16) = c##i##b;
 
-/* c[CT_MR][CT_NR] (row stride ldc) = (add ? c : 0) + ap (k-major, CT_MR a step) times bp (k-major,
- * CT_NR a step), over kc steps of k. */
-CT_FUSE static inline void ct_tile(int64_t kc, const float *restrict ap, const float *restrict bp, float *restrict c,
+/* c[CT_MR][CT_NR] (row stride ldc) = (add ? c : 0) + ap (CT_MR rows, row stride lda) times bp
+ * (k-major, CT_NR a step), over kc steps of k. */
+CT_FUSE static inline void ct_tile(int64_t kc, const float *ap, int64_t lda, const float *restrict bp, float *restrict c,
                                    int64_t ldc, int add)
 {
     CT_ROWS(CT_DECLARE)
@@ -77,11 +79,11 @@ CT_FUSE static inline void ct_tile(int64_t kc, const float *restrict ap, const f
 
 typedef struct ct_blocks {
     int64_t kc; /* steps of k: a panel step, kc x CT_NR floats, fills at most half of L1 */
-    int64_t mc; /* rows packed at a time: an mc x kc step of them fills at most half of L2 */
-    int64_t nc; /* columns (a multiple of CT_NR) per output block: mc x nc floats, at most a quarter of
-                   the last-level cache per core */
+    int64_t mc; /* rows packed at a time: mc x kc floats, at most a quarter of L2 */
+    int64_t nc; /* columns (a multiple of CT_NR) per block: kc x nc floats, at most half of L2 */
 } ct_blocks;
 
+static inline int64_t ct_round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 static inline int64_t ct_clamp(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
 
 /* A cache size the C library reports, or the fallback when it does not (sysconf gives 0 or -1). */
@@ -92,17 +94,16 @@ static inline int64_t ct_cache(int name, int64_t fallback)
 }
 
 /* Block sizes for the caches of the machine running the kernel. The fallbacks, for systems that do not
- * say, are the smallest caches of current x86-64 and Arm server cores (32 KiB L1d, 512 KiB L2, 1 MiB
- * of L3 per core), so blocks never outgrow a cache; the clamps keep steps long enough to amortize
- * loading and storing the accumulators (kc >= 64) and blocks small enough to bound the packs. */
+ * say, are the smallest caches of current x86-64 and Arm server cores (32 KiB L1d, 512 KiB L2), so
+ * blocks never outgrow a cache; the clamps keep steps long enough to amortize loading and storing the
+ * accumulators (kc >= 64) and blocks small enough to bound the packs. */
 static inline ct_blocks ct_blocks_here(void)
 {
     int64_t l1 = ct_cache(_SC_LEVEL1_DCACHE_SIZE, 32 << 10), l2 = ct_cache(_SC_LEVEL2_CACHE_SIZE, 512 << 10);
-    int64_t cores = ct_cache(_SC_NPROCESSORS_ONLN, 1), l3 = ct_cache(_SC_LEVEL3_CACHE_SIZE, cores << 20);
     ct_blocks b;
     b.kc = ct_clamp(l1 / 2 / (CT_NR * 4) / 16 * 16, 64, 512);
-    b.mc = ct_clamp(l2 / 2 / (b.kc * 4) / CT_MR * CT_MR, CT_MR, 1024);
-    b.nc = ct_clamp(l3 / cores / 4 / (b.mc * 4) / CT_NR * CT_NR, CT_NR, 8192);
+    b.mc = ct_clamp(l2 / 4 / (b.kc * 4) / CT_MR * CT_MR, CT_MR, 1024);
+    b.nc = ct_clamp(l2 / 2 / (b.kc * 4) / CT_NR * CT_NR, CT_NR, 8192);
     return b;
 }
 
@@ -162,15 +163,14 @@ static inline bool ct_push(ct_run **r, int64_t *n, int64_t *cap, const ct_run *r
 
 /* ---------------------------------------------------------------- the product */
 
-/* Buffers of one core's contraction: the packs and the block of output, 64-byte aligned. */
+/* Buffers of one core's contraction: the packs and the output's f32 accumulators, 64-byte aligned. */
 typedef struct ct_work {
     ct_blocks bl;
-    int64_t K, npanels; /* steps of k; panels of the panel operand that cover the output's columns */
-    float *apack;       /* mc rows: group g at apack + g * K * CT_MR */
-    float *bpack;       /* panel p at bpack + p * K * CT_NR */
-    float *cblock;      /* mc rows of ldc floats */
-    int64_t ldc;
-    unsigned char *packed; /* per panel: packed for the current class key */
+    int64_t K, npanels; /* steps of k; panels that cover the output's columns */
+    int64_t ncp;        /* panels per block of columns */
+    float *apack;       /* mc rows of kc floats, row-major: a block of the rows' operand */
+    float *bpack;       /* ncp panels of kc x CT_NR floats, k-major: a block of the panel operand */
+    float *cblock;      /* a class's rows, ncp * CT_NR floats each */
 } ct_work;
 
 static inline float *ct_alloc(int64_t floats)
@@ -181,79 +181,121 @@ static inline float *ct_alloc(int64_t floats)
 
 static inline void ct_work_free(ct_work *w)
 {
-    free(w->apack), free(w->bpack), free(w->cblock), free(w->packed);
+    free(w->apack), free(w->bpack), free(w->cblock);
 }
 
-/* Allocates for K steps of k and N output columns; false when out of memory (nothing held). */
-static inline bool ct_work_init(ct_work *w, int64_t K, int64_t N)
+/* Allocates for K steps of k, N output columns and classes of at most `rows` runs; false when out of
+ * memory (nothing held). */
+static inline bool ct_work_init(ct_work *w, int64_t K, int64_t N, int64_t rows)
 {
     w->bl = ct_blocks_here();
     w->K = K;
     w->npanels = (N + CT_NR - 1) / CT_NR;
-    w->ldc = w->bl.nc < w->npanels * CT_NR ? w->bl.nc : w->npanels * CT_NR;
-    w->apack = ct_alloc(w->bl.mc * K);
-    w->bpack = ct_alloc(w->npanels * K * CT_NR);
-    w->cblock = ct_alloc(w->bl.mc * w->ldc);
-    w->packed = calloc((size_t)w->npanels, 1);
-    if (w->apack && w->bpack && w->cblock && w->packed)
+    w->ncp = w->bl.nc / CT_NR < w->npanels ? w->bl.nc / CT_NR : w->npanels;
+    w->apack = ct_alloc(w->bl.mc * w->bl.kc);
+    w->bpack = ct_alloc(w->ncp * w->bl.kc * CT_NR);
+    w->cblock = ct_alloc(ct_round_up(rows, CT_MR) * w->ncp * CT_NR);
+    if (w->apack && w->bpack && w->cblock)
         return true;
     ct_work_free(w);
     return false;
 }
 
-/* The panels of the class of runs r: [*lo, *hi), those its columns touch. A run's columns lie within
- * the N the panels cover, but a compiler cannot see that once sizes are constants, and would warn
- * about (or assume) an index past the pack; the bound states it. */
-static inline void ct_panels(const ct_work *w, const ct_run *r, int64_t *lo, int64_t *hi)
+/*
+ * One step of the product, in the order the loops take them: for each class of runs [i, e), for each
+ * block of panels [jc, jc + np) among those its columns touch, for each step of k [pc, pc + kn), for
+ * each block of its rows [ic, ic + mr): the template packs the panel block when ic is 0 (once per
+ * step of k, for all the class's rows) and the rows, then calls ct_product, and stores the class's
+ * columns of the block after its last step (ct_stored).
+ */
+typedef struct ct_step {
+    int64_t i, e, p1;   /* the class, and the end of its panels */
+    int64_t jc, np, pc, kn, ic, mr;
+} ct_step;
+
+/* The panels the class's columns touch start at jc and end at p1. A run's columns lie within the N
+ * the panels cover, but a compiler cannot see that once sizes are constants, and would warn about (or
+ * assume) an index past the pack; the bound states it. */
+static inline void ct_class(const ct_work *w, const ct_run *r, int64_t n, ct_step *s)
 {
-    const int64_t end = (r->c0 + r->w + CT_NR - 1) / CT_NR;
-    *lo = r->c0 / CT_NR;
-    *hi = end < w->npanels ? end : w->npanels;
+    const int64_t end = (r[s->i].c0 + r[s->i].w + CT_NR - 1) / CT_NR;
+    s->e = s->i < n ? ct_class_end(r, n, s->i) : n;
+    s->jc = s->i < n ? r[s->i].c0 / CT_NR : 0;
+    s->p1 = end < w->npanels ? end : w->npanels;
+    s->np = s->p1 - s->jc < w->ncp ? s->p1 - s->jc : w->ncp;
+    s->pc = s->ic = 0;
+    s->kn = w->K < w->bl.kc ? w->K : w->bl.kc;
+    s->mr = s->e - s->i < w->bl.mc ? s->e - s->i : w->bl.mc;
 }
 
-/* cblock = the groups' packed rows (ngroups of CT_MR) times panels [p0, p0 + np) over all of k: for
- * each step of k, each panel (held in L1) meets every group in turn. */
-static inline void ct_product(const ct_work *w, int64_t ngroups, int64_t p0, int64_t np)
+static inline ct_step ct_first(const ct_work *w, const ct_run *r, int64_t n)
 {
-    const int64_t K = w->K, kc = w->bl.kc;
-    if (K == 0) /* an empty sum (a Partial output's empty part): zero */
-        memset(w->cblock, 0, (size_t)(ngroups * CT_MR * w->ldc) * sizeof(float));
-    for (int64_t k0 = 0; k0 < K; k0 += kc) {
-        const int64_t n = K - k0 < kc ? K - k0 : kc;
-        for (int64_t p = 0; p < np; ++p) {
-            const float *bp = w->bpack + (p0 + p) * K * CT_NR + k0 * CT_NR;
-            for (int64_t g = 0; g < ngroups; ++g)
-                ct_tile(n, w->apack + g * K * CT_MR + k0 * CT_MR, bp, w->cblock + g * CT_MR * w->ldc + p * CT_NR,
-                        w->ldc, k0 > 0);
-        }
+    ct_step s = {.i = 0};
+    if (n > 0)
+        ct_class(w, r, n, &s);
+    return s;
+}
+
+static inline void ct_next(const ct_work *w, const ct_run *r, int64_t n, ct_step *s)
+{
+    const int64_t rows = s->e - s->i;
+    if ((s->ic += s->mr) < rows) {
+        s->mr = rows - s->ic < w->bl.mc ? rows - s->ic : w->bl.mc;
+        return;
     }
+    s->ic = 0;
+    s->mr = rows < w->bl.mc ? rows : w->bl.mc;
+    if ((s->pc += s->kn) < w->K) {
+        s->kn = w->K - s->pc < w->bl.kc ? w->K - s->pc : w->bl.kc;
+        return;
+    }
+    s->pc = 0;
+    s->kn = w->K < w->bl.kc ? w->K : w->bl.kc;
+    if ((s->jc += s->np) < s->p1) {
+        s->np = s->p1 - s->jc < w->ncp ? s->p1 - s->jc : w->ncp;
+        return;
+    }
+    s->i = s->e;
+    if (s->i < n)
+        ct_class(w, r, n, s);
 }
 
-/* Stores the block into the runs (nrows of them from r): their columns that fall within the block's
- * [col, col + ncols), converted by NDT_STORE into the template's NDT_T. A macro, so that the
+/* Whether the step is the last of its block of columns: the class's columns there are complete. */
+static inline bool ct_stored(const ct_work *w, const ct_step *s)
+{
+    return s->ic + s->mr == s->e - s->i && s->pc + s->kn >= w->K;
+}
+
+/* The step's rows times its panels, added to the accumulators (set, at the first step of k): each
+ * panel (in L1) meets every group of CT_MR rows (in L2) in turn. */
+static inline void ct_product(const ct_work *w, const ct_step *s)
+{
+    const int64_t kc = w->bl.kc, ldc = w->ncp * CT_NR;
+    for (int64_t p = 0; p < s->np; ++p)
+        for (int64_t g = 0; g * CT_MR < s->mr; ++g) {
+            float *c = w->cblock + (s->ic + g * CT_MR) * ldc + p * CT_NR;
+            if ((g + 1) * CT_MR < s->mr) /* the next tile's accumulators, on their way while this one runs */
+                for (int i = CT_MR; i < 2 * CT_MR; ++i) {
+                    __builtin_prefetch(c + i * ldc, 1, 3);
+                    __builtin_prefetch(c + i * ldc + 16, 1, 3);
+                }
+            ct_tile(s->kn, w->apack + g * CT_MR * kc, kc, w->bpack + p * kc * CT_NR, c, ldc, s->pc > 0);
+        }
+}
+
+/* Stores the class's accumulators for the step's block of columns into its runs: their columns that
+ * fall within the block, converted by NDT_STORE into the template's NDT_T. A macro, so that the
  * template's types apply. */
-#define CT_STORE_RUNS(wk, r, nrows, col, ncols)                                                          \
-    for (int64_t ct_i = 0; ct_i < (nrows); ++ct_i) {                                                     \
+#define CT_STORE_RUNS(wk, r, s)                                                                         \
+    for (int64_t ct_i = (s)->i; ct_i < (s)->e; ++ct_i) {                                                 \
         const ct_run *ct_r = (r) + ct_i;                                                                \
-        const float *ct_c = (wk)->cblock + ct_i * (wk)->ldc;                                              \
-        const int64_t ct_lo = ct_r->c0 > (col) ? ct_r->c0 : (col);                                      \
-        const int64_t ct_hi = ct_r->c0 + ct_r->w < (col) + (ncols) ? ct_r->c0 + ct_r->w : (col) + (ncols); \
+        const int64_t ct_col = (s)->jc * CT_NR, ct_end = ct_col + (s)->np * CT_NR;                      \
+        const float *ct_c = (wk)->cblock + (ct_i - (s)->i) * (wk)->ncp * CT_NR;                         \
+        const int64_t ct_lo = ct_r->c0 > ct_col ? ct_r->c0 : ct_col;                                    \
+        const int64_t ct_hi = ct_r->c0 + ct_r->w < ct_end ? ct_r->c0 + ct_r->w : ct_end;                \
         NDT_T *ct_d = (NDT_T *)ct_r->dst;                                                               \
         for (int64_t ct_j = ct_lo; ct_j < ct_hi; ++ct_j)                                                \
-            ct_d[ct_j - ct_r->c0] = NDT_STORE(ct_c[ct_j - (col)]);                                      \
-    }
-
-/* Multiplies the packed rows of runs r (nrows of them) by the class's packed panels, and stores the
- * result into the runs, an NC-wide block of columns at a time. */
-#define CT_MULTIPLY_STORE(wk, r, nrows)                                                                  \
-    {                                                                                                   \
-        int64_t ct_lo, ct_hi;                                                                           \
-        ct_panels((wk), (r), &ct_lo, &ct_hi);                                                            \
-        for (int64_t ct_p = ct_lo; ct_p < ct_hi; ct_p += (wk)->ldc / CT_NR) {                            \
-            const int64_t ct_np = ct_hi - ct_p < (wk)->ldc / CT_NR ? ct_hi - ct_p : (wk)->ldc / CT_NR;    \
-            ct_product((wk), ((nrows) + CT_MR - 1) / CT_MR, ct_p, ct_np);                                \
-            CT_STORE_RUNS((wk), (r), (nrows), ct_p * CT_NR, ct_np * CT_NR)                               \
-        }                                                                                               \
+            ct_d[ct_j - ct_r->c0] = NDT_STORE(ct_c[ct_j - ct_col]);                                     \
     }
 
 #endif

@@ -118,16 +118,17 @@ static int64_t plan_key(const plan *p, const int64_t *x)
 }
 
 /*
- * Reading one operand into a pack: lanes (rows of runs, or columns of a panel) by k, lane l and step k
- * at pack[(l / width) * K * width + k * width + l % width]. The kernel reads at y, up to max elements,
- * stores them at dst with stride `stride`, and calls pack_next with how many it stored.
+ * Reading one operand into a pack: lanes by K steps of k from k0. Rows of runs are packed row-major,
+ * lane l and step k at pack[l * ld + k]; columns of a panel k-major, at pack[(l / CT_NR) * ld * CT_NR
+ * + k * CT_NR + l % CT_NR]. The kernel reads at y, up to max elements, stores them at dst with stride
+ * `stride`, and calls pack_next with how many it stored.
  */
 typedef struct pack {
     const plan *p;
     const side *s;
     int op;                 /* the operand: 0 a, 1 b */
     const ct_run *runs;     /* lanes are these runs' rows; NULL: columns j0 + l of coordinate base */
-    int64_t base[ROWS_MAX_RANK], j0, lanes, width, k0, K;
+    int64_t base[ROWS_MAX_RANK], j0, lanes, k0, K, ld;
     float *pack;
     bool across;            /* read across lanes (columns), one k at a time */
     int64_t l, k;           /* position */
@@ -149,14 +150,15 @@ static void pack_seek(pack *k)
         x[p->ro - 1] = k->j0 + k->l;
     for (int i = 0; i < k->s->rank; ++i)
         k->y[i] = k->s->dim[i] == 1 ? 0 : k->s->src[i] >= 0 ? x[k->s->src[i]] : q[-1 - k->s->src[i]];
-    k->dst = k->pack + (k->l / k->width) * k->K * k->width + k->k * k->width + k->l % k->width;
-    if (k->across) {
-        k->stride = 1;
-        k->max = rows_min(k->width - k->l % k->width, k->lanes - k->l);
-    } else {
-        k->stride = k->width;
+    if (k->runs)
+        k->dst = k->pack + k->l * k->ld + k->k;
+    else
+        k->dst = k->pack + (k->l / CT_NR) * k->ld * CT_NR + k->k * CT_NR + k->l % CT_NR;
+    k->stride = k->runs || k->across ? 1 : CT_NR;
+    if (k->across)
+        k->max = rows_min(CT_NR - k->l % CT_NR, k->lanes - k->l);
+    else
         k->max = k->s->along_k ? rows_min(k->K - k->k, p->red_size[p->nred - 1] - q[p->nred - 1]) : 1;
-    }
 }
 
 static bool pack_more(const pack *k) { return k->across ? k->k < k->K : k->l < k->lanes; }
@@ -173,16 +175,19 @@ static void pack_next(pack *k, int64_t n)
 
 /* Starts a pack of `lanes` lanes, zeroing the last group's missing lanes. */
 static pack pack_begin(const plan *p, int op, const ct_run *runs, const int64_t *base, int64_t j0, int64_t lanes,
-                       int64_t width, int64_t k0, int64_t K, float *dst)
+                       int64_t k0, int64_t K, int64_t ld, float *dst)
 {
-    pack k = {.p = p, .s = &p->s[op], .op = op, .runs = runs, .j0 = j0, .lanes = lanes, .width = width, .k0 = k0,
-              .K = K, .pack = dst};
+    pack k = {.p = p, .s = &p->s[op], .op = op, .runs = runs, .j0 = j0, .lanes = lanes, .k0 = k0, .K = K, .ld = ld,
+              .pack = dst};
     if (base)
         memcpy(k.base, base, sizeof k.base);
     k.across = !runs && k.s->along_j;
-    for (int64_t l = lanes; l % width; ++l)
-        for (int64_t s = 0; s < K; ++s)
-            dst[(l / width) * K * width + s * width + l % width] = 0.0f;
+    if (runs)
+        memset(dst + lanes * ld, 0, (size_t)((-lanes & (CT_MR - 1)) * ld) * sizeof(float));
+    else
+        for (int64_t l = lanes; l % CT_NR; ++l)
+            for (int64_t s = 0; s < K; ++s)
+                dst[(l / CT_NR) * ld * CT_NR + s * CT_NR + l % CT_NR] = 0.0f;
     if (pack_more(&k))
         pack_seek(&k);
     return k;
@@ -228,39 +233,32 @@ void einsum(const nda_core *core, const nda_args *args)
         } while (rows_next(&w));
     }
     ct_work wk;
-    if (!ok || nruns == 0 || !ct_work_init(&wk, k1 - k0, p.od[p.ro - 1])) { /* no memory: nothing is written; or nothing to write */
+    if (!ok || nruns == 0 || !ct_work_init(&wk, k1 - k0, p.od[p.ro - 1], nruns)) { /* no memory: nothing is
+                                                                                  written; or nothing to write */
         free(runs);
         return;
     }
     ct_sort_runs(runs, nruns);
-    for (int64_t i = 0, e; i < nruns; i = e) {
-        e = ct_class_end(runs, nruns, i);
-        int64_t plo, phi;
-        ct_panels(&wk, &runs[i], &plo, &phi);
-        if (i > 0 && runs[i].key != runs[i - 1].key) /* another batch: other panels */
-            memset(wk.packed, 0, (size_t)wk.npanels);
-        for (int64_t g0 = i; g0 < e; g0 += wk.bl.mc) {
-            const int64_t rows = rows_min(e - g0, wk.bl.mc);
-            pack job[2];
-            int njobs = 0;
-            if (memchr(wk.packed + plo, 0, (size_t)(phi - plo))) { /* the panels under these columns, once */
-                const int64_t cols = rows_min(phi * CT_NR, p.od[p.ro - 1]) - plo * CT_NR;
-                job[njobs++] = pack_begin(&p, p.panel, NULL, runs[i].x, plo * CT_NR, cols, CT_NR, k0, wk.K,
-                                          wk.bpack + plo * wk.K * CT_NR);
-                memset(wk.packed + plo, 1, (size_t)(phi - plo));
+    for (ct_step s = ct_first(&wk, runs, nruns); s.i < nruns; ct_next(&wk, runs, nruns, &s)) {
+        pack job[2]; /* the panel operand's block once per step of k, then the step's rows */
+        int njobs = 0;
+        if (s.ic == 0)
+            job[njobs++] = pack_begin(&p, p.panel, NULL, runs[s.i].x, s.jc * CT_NR,
+                                      rows_min((s.jc + s.np) * CT_NR, p.od[p.ro - 1]) - s.jc * CT_NR, k0 + s.pc, s.kn,
+                                      wk.bl.kc, wk.bpack);
+        job[njobs++] = pack_begin(&p, !p.panel, runs + s.i + s.ic, NULL, 0, s.mr, k0 + s.pc, s.kn, wk.bl.kc, wk.apack);
+        for (int j = 0; j < njobs; ++j)
+            for (pack *k = &job[j]; pack_more(k);) {
+                int64_t n;
+                const NDT_T *v = k->op ? nda_elem_read(core, b, k->y, &n) : nda_elem_read(core, a, k->y, &n);
+                n = rows_min(n, k->max);
+                for (int64_t e = 0; e < n; ++e)
+                    k->dst[e * k->stride] = NDT_LOAD(v[e]);
+                pack_next(k, n);
             }
-            job[njobs++] = pack_begin(&p, !p.panel, runs + g0, NULL, 0, rows, CT_MR, k0, wk.K, wk.apack);
-            for (int j = 0; j < njobs; ++j)
-                for (pack *k = &job[j]; pack_more(k);) {
-                    int64_t n;
-                    const NDT_T *v = k->op ? nda_elem_read(core, b, k->y, &n) : nda_elem_read(core, a, k->y, &n);
-                    n = rows_min(n, k->max);
-                    for (int64_t s = 0; s < n; ++s)
-                        k->dst[s * k->stride] = NDT_LOAD(v[s]);
-                    pack_next(k, n);
-                }
-            CT_MULTIPLY_STORE(&wk, runs + g0, rows)
-        }
+        ct_product(&wk, &s);
+        if (ct_stored(&wk, &s))
+            CT_STORE_RUNS(&wk, runs, &s)
     }
     ct_work_free(&wk);
     free(runs);

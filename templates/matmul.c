@@ -4,8 +4,8 @@
  *
  * The core's output rows are cut into runs (a row of one page: row i, columns c0..c0+w), sorted so
  * that runs over the same columns follow each other, whatever pages they lie in. b is packed once per
- * core in panels of CT_NR columns (k-major), the runs' rows of a MC at a time (CT_MR rows per group,
- * k-major), and contract.h multiplies them in cache-sized blocks with a register-blocked micro-kernel.
+ * core in panels of CT_NR columns (k-major), the runs' rows of a MC at a time, and contract.h
+ * multiplies them in cache-sized blocks with a register-blocked micro-kernel.
  * Reads of a and b go through nda_elem_read, so they may live on any core; what the kernel computes
  * does not depend on where they live, nor on the block sizes.
  *
@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "contract.h"
+#include "eltwise_rows.h"
 #include "nd_accessor.h"
 
 #ifndef NDT_T
@@ -54,49 +55,43 @@ void matmul(const nda_core *core, const nda_args *args)
                                &(ct_run){.c0 = c0, .w = w, .x = {r0 + r, c0}, .dst = (NDT_T *)nda_iter_ptr(&it) + r * pw});
     }
     ct_work wk;
-    if (!ok || nruns == 0 || !ct_work_init(&wk, K, N)) { /* no memory: nothing is written, which the result check
-                                                           shows; or nothing to write */
+    if (!ok || nruns == 0 || !ct_work_init(&wk, K, N, nruns)) { /* no memory: nothing is written, which the
+                                                                   result check shows; or nothing to write */
         free(runs);
         return;
     }
     ct_sort_runs(runs, nruns);
-    for (int64_t i = 0, e; i < nruns; i = e) {
-        e = ct_class_end(runs, nruns, i);
-        int64_t plo, phi;
-        ct_panels(&wk, &runs[i], &plo, &phi);
-        if (memchr(wk.packed + plo, 0, (size_t)(phi - plo))) { /* b's panels under these columns, packed once */
-            float *bp = wk.bpack + plo * K * CT_NR;
-            const int64_t cols = (phi < wk.npanels ? phi * CT_NR : N) - plo * CT_NR;
-            for (int64_t k = 0; k < K; ++k) {
-                for (int64_t j = cols; j < (phi - plo) * CT_NR; ++j) /* past the last column: zeros */
-                    bp[(j / CT_NR) * K * CT_NR + k * CT_NR + j % CT_NR] = 0.0f;
-                for (int64_t j = 0; j < cols;) {
-                    int64_t y[2] = {k0 + k, plo * CT_NR + j}, n;
+    for (ct_step s = ct_first(&wk, runs, nruns); s.i < nruns; ct_next(&wk, runs, nruns, &s)) {
+        if (s.ic == 0) { /* b's block: rows [pc, pc + kn) of its panels [jc, jc + np) */
+            const int64_t j1 = rows_min((s.jc + s.np) * CT_NR, N);
+            for (int64_t k = 0; k < s.kn; ++k) {
+                for (int64_t j = s.jc * CT_NR; j < j1;) { /* row k of b, up to a panel's end at a time */
+                    int64_t y[2] = {k0 + s.pc + k, j}, n;
                     const NDT_T *pb = nda_elem_read(core, b, y, &n);
-                    n = n < cols - j ? n : cols - j;
-                    for (int64_t e2 = 0; e2 < n; ++e2, ++j)
-                        bp[(j / CT_NR) * K * CT_NR + k * CT_NR + j % CT_NR] = NDT_LOAD(pb[e2]);
+                    float *bp = wk.bpack + (j / CT_NR - s.jc) * wk.bl.kc * CT_NR + k * CT_NR + j % CT_NR;
+                    n = rows_min(n, CT_NR - j % CT_NR);
+                    for (int64_t t = 0; t < n; ++t)
+                        bp[t] = NDT_LOAD(pb[t]);
+                    j += n;
                 }
+                for (int64_t j = j1; j % CT_NR; ++j) /* past the last column: zeros */
+                    wk.bpack[(j / CT_NR - s.jc) * wk.bl.kc * CT_NR + k * CT_NR + j % CT_NR] = 0.0f;
             }
-            memset(wk.packed + plo, 1, (size_t)(phi - plo));
         }
-        for (int64_t g0 = i; g0 < e; g0 += wk.bl.mc) { /* mc rows of a at a time, k-major in groups of CT_MR */
-            const int64_t rows = e - g0 < wk.bl.mc ? e - g0 : wk.bl.mc;
-            for (int64_t t = rows; t % CT_MR; ++t) /* the last group's missing rows: zeros */
-                for (int64_t k = 0; k < K; ++k)
-                    wk.apack[(t / CT_MR) * K * CT_MR + k * CT_MR + t % CT_MR] = 0.0f;
-            for (int64_t t = 0; t < rows; ++t) {
-                float *ap = wk.apack + (t / CT_MR) * K * CT_MR + t % CT_MR;
-                for (int64_t k = 0; k < K;) {
-                    int64_t y[2] = {runs[g0 + t].x[0], k0 + k}, n;
-                    const NDT_T *pa = nda_elem_read(core, a, y, &n);
-                    n = n < K - k ? n : K - k;
-                    for (int64_t e2 = 0; e2 < n; ++e2, ++k)
-                        ap[k * CT_MR] = NDT_LOAD(pa[e2]);
-                }
+        for (int64_t t = 0; t < ct_round_up(s.mr, CT_MR); ++t) { /* a's rows, [pc, pc + kn) of each; zeros past */
+            float *ap = wk.apack + t * wk.bl.kc;
+            for (int64_t k = 0; k < s.kn;) {
+                int64_t y[2] = {t < s.mr ? runs[s.i + s.ic + t].x[0] : 0, k0 + s.pc + k}, n = s.kn - k;
+                const NDT_T *pa = t < s.mr ? nda_elem_read(core, a, y, &n) : NULL;
+                n = rows_min(n, s.kn - k);
+                for (int64_t e = 0; e < n; ++e)
+                    ap[k + e] = pa ? NDT_LOAD(pa[e]) : 0.0f;
+                k += n;
             }
-            CT_MULTIPLY_STORE(&wk, runs + g0, rows)
         }
+        ct_product(&wk, &s);
+        if (ct_stored(&wk, &s))
+            CT_STORE_RUNS(&wk, runs, &s)
     }
     ct_work_free(&wk);
     free(runs);
