@@ -25,8 +25,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "eltwise_rows.h"
+
 /* CT_MR x CT_NR accumulators: 8 x 32 floats are 16 512-bit registers (of 32), or 32 256-bit ones. */
-enum { CT_MR = 8, CT_NR = 32, CT_MAX_RANK = 8 };
+enum { CT_MR = 8, CT_NR = 32 };
 
 /* 16 floats, loaded and stored through pointers of this type at any float alignment. */
 typedef float ct_vec __attribute__((vector_size(64), aligned(4), may_alias));
@@ -114,7 +116,7 @@ static inline ct_blocks ct_blocks_here(void)
  * so they multiply the same panels. */
 typedef struct ct_run {
     int64_t key, c0, w, order;
-    int64_t x[CT_MAX_RANK];
+    int64_t x[ROWS_MAX_RANK];
     void *dst;
 } ct_run;
 
@@ -219,8 +221,8 @@ typedef struct ct_step {
 static inline void ct_class(const ct_work *w, const ct_run *r, int64_t n, ct_step *s)
 {
     const int64_t end = (r[s->i].c0 + r[s->i].w + CT_NR - 1) / CT_NR;
-    s->e = s->i < n ? ct_class_end(r, n, s->i) : n;
-    s->jc = s->i < n ? r[s->i].c0 / CT_NR : 0;
+    s->e = ct_class_end(r, n, s->i);
+    s->jc = r[s->i].c0 / CT_NR;
     s->p1 = end < w->npanels ? end : w->npanels;
     s->np = s->p1 - s->jc < w->ncp ? s->p1 - s->jc : w->ncp;
     s->pc = s->ic = 0;
