@@ -186,9 +186,9 @@ static inline void ct_work_free(ct_work *w)
     free(w->apack), free(w->bpack), free(w->cblock);
 }
 
-/* Allocates for K steps of k, N output columns and classes of at most `rows` runs; false when out of
+/* Allocates for K steps of k, N output columns and classes of at most nrows runs; false when out of
  * memory (nothing held). */
-static inline bool ct_work_init(ct_work *w, int64_t K, int64_t N, int64_t rows)
+static inline bool ct_work_init(ct_work *w, int64_t K, int64_t N, int64_t nrows)
 {
     w->bl = ct_blocks_here();
     w->K = K;
@@ -196,7 +196,7 @@ static inline bool ct_work_init(ct_work *w, int64_t K, int64_t N, int64_t rows)
     w->ncp = w->bl.nc / CT_NR < w->npanels ? w->bl.nc / CT_NR : w->npanels;
     w->apack = ct_alloc(w->bl.mc * w->bl.kc);
     w->bpack = ct_alloc(w->ncp * w->bl.kc * CT_NR);
-    w->cblock = ct_alloc(ct_round_up(rows, CT_MR) * w->ncp * CT_NR);
+    w->cblock = ct_alloc(ct_round_up(nrows, CT_MR) * w->ncp * CT_NR);
     if (w->apack && w->bpack && w->cblock)
         return true;
     ct_work_free(w);
@@ -240,13 +240,13 @@ static inline ct_step ct_first(const ct_work *w, const ct_run *r, int64_t n)
 
 static inline void ct_next(const ct_work *w, const ct_run *r, int64_t n, ct_step *s)
 {
-    const int64_t rows = s->e - s->i;
-    if ((s->ic += s->mr) < rows) {
-        s->mr = rows - s->ic < w->bl.mc ? rows - s->ic : w->bl.mc;
+    const int64_t nrows = s->e - s->i;
+    if ((s->ic += s->mr) < nrows) {
+        s->mr = nrows - s->ic < w->bl.mc ? nrows - s->ic : w->bl.mc;
         return;
     }
     s->ic = 0;
-    s->mr = rows < w->bl.mc ? rows : w->bl.mc;
+    s->mr = nrows < w->bl.mc ? nrows : w->bl.mc;
     if ((s->pc += s->kn) < w->K) {
         s->kn = w->K - s->pc < w->bl.kc ? w->K - s->pc : w->bl.kc;
         return;
