@@ -191,6 +191,8 @@ void nr_chart_svg(FILE *fp, const nr_result *r, int n);
 /* ---- suite.c and main.c: the subcommands. */
 int nr_compare_main(int argc, char **argv);
 int nr_bench_main(int argc, char **argv);
+/* suite_contract.c: ndrun bench --contractions, the contraction cases beside the OpenBLAS peer. */
+int nr_bench_contract_main(int argc, char **argv);
 /* Opens the kernel libraries (the bundled one by default), with the JIT when s->jit. */
 int nr_open_kernels(const nr_settings *s, nd_kernels **out, nd_error *err);
 /* nr_parse_option plus --kernels, --spec-dir and --template-dir. */

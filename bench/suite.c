@@ -300,6 +300,7 @@ static int run_cases(nd_kernels *k, const bench_opts *b, const nr_settings *s, n
 
 int nr_bench_main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "--contractions")) return nr_bench_contract_main(argc, argv); /* suite_contract.c */
     bench_opts b = {.size = SIZE_FULL, .json_out = "ndrun-bench.json", .svg_out = "ndrun-bench.svg"};
     nr_settings s;
     nd_error err;

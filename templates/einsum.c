@@ -5,17 +5,23 @@
  * the output pages it holds, reading a and b wherever they live, including from other cores when a
  * reduced axis is sharded.
  *
- * Each output row (a run along the output's last axis) is accumulated in chunks: for every combination
- * of the reduced letters, the kernel gathers the row's values of a and of b, each a constant along
- * the row (the letter is not theirs), a contiguous run (it is their last axis) or a strided gather,
- * then adds their product: an inner loop the compiler vectorizes.
+ * Every contraction is a batch of matrix products, computed as matmul.c computes one (contract.h):
+ * the output's columns are its last axis, and the operand with that letter is the panel operand,
+ * packed in panels of CT_NR columns over k (every combination of the reduced letters, the last
+ * fastest); the other operand gives the rows. Output rows that share the panel operand's letters (a
+ * batch) and their columns form a class and multiply the same panels. When both operands have the
+ * column letter, no panel serves several columns: each output element is then a run of its own.
+ * Packing reads runs along k where an operand's last axis is the last reduced letter, across columns
+ * where it is the column letter, and one element at a time otherwise.
  *
- * Operands: 0 a, 1 b (inputs), 2 out (output). NDT_INDICES comes from the spec's index notation.
+ * Operands: 0 a, 1 b (inputs), 2 out (output). NDT_INDICES comes from the spec's index notation. When
+ * out is Partial, each copy computes its share of the sum over k, by the chunk rule.
  * Parameters: NDT_T stored type; NDT_LOAD(v) and NDT_STORE(v) conversions to and from f32.
  */
 #include <stdint.h>
 #include <string.h>
 
+#include "contract.h"
 #include "eltwise_rows.h"
 #include "nd_accessor.h"
 
@@ -32,51 +38,159 @@
 #define NDT_INDICES {"ik", "kj", "ij"}
 #endif
 
-enum { CHUNK = 256, MAX_LETTERS = 2 * ROWS_MAX_RANK };
+enum { MAX_LETTERS = 2 * ROWS_MAX_RANK };
 
-/* How one input's coordinate follows an output row. */
+/* How one operand's coordinate follows the output's and the reduced letters. */
 typedef struct side {
     int rank;
+    int64_t dim[ROWS_MAX_RANK];
     int src[ROWS_MAX_RANK]; /* per axis: >= 0, that output axis; < 0, reduced letter -1 - src */
-    int row_axis;           /* its axis for the row's letter, or -1 */
-    int step;               /* 0: constant along the row; 1: a contiguous run; -1: one element at a time */
+    bool along_k;           /* its last axis is the last reduced letter */
+    bool along_j;           /* its last axis is the output's last (the columns) */
 } side;
 
 typedef struct plan {
-    side a, b;
-    int nred;
-    int64_t red_size[MAX_LETTERS];
-    bool all[MAX_LETTERS];
+    side s[2];             /* a, b */
+    int panel;             /* the operand with the column letter whose panels are packed: 1 (b) unless only a has it */
+    bool narrow;           /* both operands have the column letter: runs of one element */
+    int ro, nred;
+    int64_t od[ROWS_MAX_RANK], pd[ROWS_MAX_RANK];
+    int64_t red_size[MAX_LETTERS], K; /* K: the combinations of the reduced letters */
 } plan;
 
-/* The letters of ix not in out, added to the reduced list (once each); sizes from dims. */
+/* Operand s's letters ix: those not in out are added to the reduced list red (once each). */
 static void plan_side(plan *p, side *s, const char *ix, const char *out, const int64_t *dims, char *red)
 {
-    const int ro = (int)strlen(out);
     s->rank = (int)strlen(ix);
-    s->row_axis = -1;
     for (int i = 0; i < s->rank; ++i) {
+        s->dim[i] = dims[i];
         const char *at = strchr(out, ix[i]);
         if (at) {
             s->src[i] = (int)(at - out);
-            s->row_axis = s->src[i] == ro - 1 ? i : s->row_axis;
             continue;
         }
         const char *known = memchr(red, ix[i], (size_t)p->nred);
         int k = known ? (int)(known - red) : p->nred++;
         red[k] = ix[i];
-        p->red_size[k] = dims[i];
-        p->all[k] = true;
+        p->red_size[k] = known && p->red_size[k] > dims[i] ? p->red_size[k] : dims[i];
         s->src[i] = -1 - k;
     }
-    s->step = s->row_axis < 0 ? 0 : s->row_axis == s->rank - 1 ? 1 : -1;
 }
 
-/* The input coordinate for the row's first element x (output coordinates) and reduced values q. */
-static void side_coord(const side *s, int64_t *y, const int64_t *x, const int64_t *q)
+/* How many of the operand's axes follow source src (an output axis, or -1 - a reduced letter). */
+static int count_src(const side *s, int src)
 {
+    int n = 0;
     for (int i = 0; i < s->rank; ++i)
-        y[i] = s->src[i] >= 0 ? x[s->src[i]] : q[-1 - s->src[i]];
+        n += s->src[i] == src;
+    return n;
+}
+
+static bool has_axis(const side *s, int axis) { return count_src(s, axis) > 0; }
+
+static void plan_init(plan *p, const char *const *ix, const int64_t *ad, const int64_t *bd, int ro)
+{
+    char red[MAX_LETTERS];
+    p->ro = ro;
+    p->nred = 0;
+    plan_side(p, &p->s[0], ix[0], ix[2], ad, red);
+    plan_side(p, &p->s[1], ix[1], ix[2], bd, red);
+    p->K = 1;
+    for (int k = 0; k < p->nred; ++k)
+        p->K *= p->red_size[k];
+    for (int o = 0; o < 2; ++o) {
+        side *s = &p->s[o];
+        const int last = s->src[s->rank - 1]; /* a run along it moves that letter alone, if no other axis has it */
+        s->along_k = p->nred > 0 && last == -p->nred && count_src(s, last) == 1;
+        s->along_j = last == ro - 1 && count_src(s, last) == 1;
+    }
+    p->panel = has_axis(&p->s[1], ro - 1) || !has_axis(&p->s[0], ro - 1);
+    p->narrow = has_axis(&p->s[0], ro - 1) && has_axis(&p->s[1], ro - 1);
+}
+
+/* The class of a run at output coordinate x: the panel operand's output letters but the columns. */
+static int64_t plan_key(const plan *p, const int64_t *x)
+{
+    int64_t key = 0;
+    for (int i = 0; i + 1 < p->ro; ++i)
+        key = key * p->od[i] + (has_axis(&p->s[p->panel], i) ? x[i] : 0);
+    return key;
+}
+
+/*
+ * Reading one operand into a pack: lanes by K steps of k from k0. Rows of runs are packed row-major,
+ * lane l and step k at pack[l * ld + k]; columns of a panel k-major, at pack[(l / CT_NR) * ld * CT_NR
+ * + k * CT_NR + l % CT_NR]. The kernel reads at y, up to max elements, stores them at dst with stride
+ * `stride`, and calls pack_next with how many it stored.
+ */
+typedef struct pack {
+    const plan *p;
+    const side *s;
+    int op;                 /* the operand: 0 a, 1 b */
+    const ct_run *runs;     /* lanes are these runs' rows; NULL: columns j0 + l of coordinate base */
+    int64_t base[ROWS_MAX_RANK], j0, lanes, k0, K, ld;
+    float *pack;
+    bool across;            /* read across lanes (columns), one k at a time */
+    int64_t l, k;           /* position */
+    int64_t y[ROWS_MAX_RANK], max, stride;
+    float *dst;
+} pack;
+
+/* The operand's coordinate at the position, and where and how much to read. */
+static void pack_seek(pack *k)
+{
+    const plan *p = k->p;
+    int64_t q[MAX_LETTERS], rest = k->k0 + k->k, x[ROWS_MAX_RANK];
+    for (int i = p->nred - 1; i >= 0; --i) {
+        q[i] = rest % p->red_size[i];
+        rest /= p->red_size[i];
+    }
+    memcpy(x, k->runs ? k->runs[k->l].x : k->base, sizeof x);
+    if (!k->runs)
+        x[p->ro - 1] = k->j0 + k->l;
+    for (int i = 0; i < k->s->rank; ++i)
+        k->y[i] = k->s->dim[i] == 1 ? 0 : k->s->src[i] >= 0 ? x[k->s->src[i]] : q[-1 - k->s->src[i]];
+    if (k->runs)
+        k->dst = k->pack + k->l * k->ld + k->k;
+    else
+        k->dst = k->pack + (k->l / CT_NR) * k->ld * CT_NR + k->k * CT_NR + k->l % CT_NR;
+    k->stride = k->runs || k->across ? 1 : CT_NR;
+    if (k->across)
+        k->max = rows_min(CT_NR - k->l % CT_NR, k->lanes - k->l);
+    else
+        k->max = k->s->along_k ? rows_min(k->K - k->k, p->red_size[p->nred - 1] - q[p->nred - 1]) : 1;
+}
+
+static bool pack_more(const pack *k) { return k->across ? k->k < k->K : k->l < k->lanes; }
+
+static void pack_next(pack *k, int64_t n)
+{
+    if (k->across && (k->l += n) == k->lanes)
+        k->l = 0, ++k->k;
+    else if (!k->across && (k->k += n) == k->K)
+        k->k = 0, ++k->l;
+    if (pack_more(k))
+        pack_seek(k);
+}
+
+/* Starts a pack of `lanes` lanes, zeroing the last group's missing lanes. */
+static pack pack_begin(const plan *p, int op, const ct_run *runs, const int64_t *base, int64_t j0, int64_t lanes,
+                       int64_t k0, int64_t K, int64_t ld, float *dst)
+{
+    pack k = {.p = p, .s = &p->s[op], .op = op, .runs = runs, .j0 = j0, .lanes = lanes, .k0 = k0, .K = K, .ld = ld,
+              .pack = dst};
+    if (base)
+        memcpy(k.base, base, sizeof k.base);
+    k.across = !runs && k.s->along_j;
+    if (runs)
+        memset(dst + lanes * ld, 0, (size_t)((-lanes & (CT_MR - 1)) * ld) * sizeof(float));
+    else
+        for (int64_t l = lanes; l % CT_NR; ++l)
+            for (int64_t s = 0; s < K; ++s)
+                dst[(l / CT_NR) * ld * CT_NR + s * CT_NR + l % CT_NR] = 0.0f;
+    if (pack_more(&k))
+        pack_seek(&k);
+    return k;
 }
 
 void einsum(const nda_core *core, const nda_args *args)
@@ -85,75 +199,67 @@ void einsum(const nda_core *core, const nda_args *args)
     const nda_tensor *b = nda_operand(args, 1);
     const nda_tensor *out = nda_operand(args, 2);
     static const char *const ix[] = NDT_INDICES;
-    const int ro = nda_rank(out);
-    int64_t ad[ROWS_MAX_RANK], bd[ROWS_MAX_RANK], od[ROWS_MAX_RANK], pd[ROWS_MAX_RANK];
+    int64_t ad[ROWS_MAX_RANK], bd[ROWS_MAX_RANK];
+    plan p;
     for (int i = 0; i < nda_rank(a); ++i)
         ad[i] = nda_dim(a, i);
     for (int i = 0; i < nda_rank(b); ++i)
         bd[i] = nda_dim(b, i);
-    for (int i = 0; i < ro; ++i) {
-        od[i] = nda_dim(out, i);
-        pd[i] = nda_page_dim(out, i);
+    for (int i = 0; i < nda_rank(out); ++i) {
+        p.od[i] = nda_dim(out, i);
+        p.pd[i] = nda_page_dim(out, i);
     }
-    plan p = {.nred = 0};
-    char red[MAX_LETTERS];
-    plan_side(&p, &p.a, ix[0], ix[2], ad, red);
-    plan_side(&p, &p.b, ix[1], ix[2], bd, red);
+    plan_init(&p, ix, ad, bd, nda_rank(out));
+    int64_t k0, k1; /* a Partial out holds one part of the sum over k: this core's copy adds [k0, k1) */
+    nda_part_range(core, out, p.K, &k0, &k1);
+    ct_run *runs = NULL;
+    int64_t nruns = 0, cap = 0;
+    bool ok = true;
     for (nda_iter it = nda_iter_local(core, out); nda_iter_valid(&it); nda_iter_next(&it)) {
-        int64_t pc[ROWS_MAX_RANK], x[ROWS_MAX_RANK] = {0}, off;
+        int64_t pc[ROWS_MAX_RANK] = {0}, off;
+        ct_run r = {0};
         rows w;
         nda_page_coord(out, nda_iter_page(&it), pc);
-        NDT_T *z = (NDT_T *)nda_iter_ptr(&it);
-        rows_begin(&w, ro, od, pd, pc);
+        rows_begin(&w, p.ro, p.od, p.pd, pc);
         do {
-            const int64_t len = rows_get(&w, x, &off);
-            for (int64_t j0 = 0; j0 < len;) {
-                const int64_t m = rows_min(CHUNK, len - j0);
-                float acc[CHUNK], av[CHUNK], bv[CHUNK];
-                int64_t q[MAX_LETTERS] = {0}, ya[ROWS_MAX_RANK], yb[ROWS_MAX_RANK];
-                for (int64_t e = 0; e < m; ++e)
-                    acc[e] = 0.0f;
-                do { /* every combination of the reduced letters */
-                    side_coord(&p.a, ya, x, q);
-                    side_coord(&p.b, yb, x, q);
-                    for (int64_t e = 0; e < (p.a.step ? m : 1);) {
-                        int64_t n;
-                        const NDT_T *pa = nda_elem_read(core, a, ya, &n);
-                        n = p.a.step == 1 ? rows_min(n, m - e) : 1;
-                        for (int64_t k = 0; k < n; ++k)
-                            av[e + k] = NDT_LOAD(pa[k]);
-                        e += n;
-                        if (p.a.step)
-                            ya[p.a.row_axis] += n;
-                    }
-                    for (int64_t e = 0; e < (p.b.step ? m : 1);) {
-                        int64_t n;
-                        const NDT_T *pb = nda_elem_read(core, b, yb, &n);
-                        n = p.b.step == 1 ? rows_min(n, m - e) : 1;
-                        for (int64_t k = 0; k < n; ++k)
-                            bv[e + k] = NDT_LOAD(pb[k]);
-                        e += n;
-                        if (p.b.step)
-                            yb[p.b.row_axis] += n;
-                    }
-                    if (!p.a.step) {
-                        const float s = av[0];
-                        for (int64_t e = 0; e < m; ++e)
-                            acc[e] += s * bv[e];
-                    } else if (!p.b.step) {
-                        const float s = bv[0];
-                        for (int64_t e = 0; e < m; ++e)
-                            acc[e] += av[e] * s;
-                    } else {
-                        for (int64_t e = 0; e < m; ++e)
-                            acc[e] += av[e] * bv[e];
-                    }
-                } while (rows_odometer(q, p.all, p.red_size, p.nred));
-                for (int64_t e = 0; e < m; ++e)
-                    z[off + j0 + e] = NDT_STORE(acc[e]);
-                j0 += m;
-                x[ro - 1] += m;
+            const int64_t len = rows_get(&w, r.x, &off), c0 = r.x[p.ro - 1];
+            r.key = plan_key(&p, r.x);
+            for (int64_t j = 0; j < len; j += r.w) { /* the row, or each element when narrow */
+                r.w = p.narrow ? 1 : len;
+                r.c0 = r.x[p.ro - 1] = c0 + j;
+                r.dst = (NDT_T *)nda_iter_ptr(&it) + off + j;
+                ok = ok && ct_push(&runs, &nruns, &cap, &r);
             }
         } while (rows_next(&w));
     }
+    ct_work wk;
+    if (!ok || nruns == 0 || !ct_work_init(&wk, k1 - k0, p.od[p.ro - 1], nruns)) { /* no memory: nothing is
+                                                                                  written; or nothing to write */
+        free(runs);
+        return;
+    }
+    ct_sort_runs(runs, nruns);
+    for (ct_step s = ct_first(&wk, runs, nruns); s.i < nruns; ct_next(&wk, runs, nruns, &s)) {
+        pack job[2]; /* the panel operand's block once per step of k, then the step's rows */
+        int njobs = 0;
+        if (s.ic == 0)
+            job[njobs++] = pack_begin(&p, p.panel, NULL, runs[s.i].x, s.jc * CT_NR,
+                                      rows_min((s.jc + s.np) * CT_NR, p.od[p.ro - 1]) - s.jc * CT_NR, k0 + s.pc, s.kn,
+                                      wk.bl.kc, wk.bpack);
+        job[njobs++] = pack_begin(&p, !p.panel, runs + s.i + s.ic, NULL, 0, s.mr, k0 + s.pc, s.kn, wk.bl.kc, wk.apack);
+        for (int j = 0; j < njobs; ++j)
+            for (pack *k = &job[j]; pack_more(k);) {
+                int64_t n;
+                const NDT_T *v = k->op ? nda_elem_read(core, b, k->y, &n) : nda_elem_read(core, a, k->y, &n);
+                n = rows_min(n, k->max);
+                for (int64_t e = 0; e < n; ++e)
+                    k->dst[e * k->stride] = NDT_LOAD(v[e]);
+                pack_next(k, n);
+            }
+        ct_product(&wk, &s);
+        if (ct_stored(&wk, &s))
+            CT_STORE_RUNS(&wk, runs, &s)
+    }
+    ct_work_free(&wk);
+    free(runs);
 }

@@ -1,0 +1,303 @@
+/*
+ * contract.h - the arithmetic every contraction template shares (matmul.c, einsum.c): output runs
+ * sorted into classes that share panels, block sizes from the caches, and a register-blocked
+ * micro-kernel over packed panels. No accessor calls here: reading operands into the packs stays in
+ * the templates, where ndgen finds and specializes the calls. Not for templates other than
+ * contractions.
+ *
+ * The product of a class (output rows with the same panel operand and the same columns) is computed
+ * in the GotoBLAS way: for each block of NC columns and each step of KC along k, the panel operand's
+ * block (KC x NC, in panels of CT_NR columns, k-major) is packed once and stays in L2 while every
+ * row of the class passes, MC rows at a time (packed row-major, KC long, so packing copies runs);
+ * each panel (KC x CT_NR, in L1) meets every group of CT_MR rows in turn, adding into f32
+ * accumulators for the class's rows, stored into the output once k is done.
+ *
+ * Results do not depend on the block sizes: each output element is one f32 sum over k in order, with
+ * one multiply-add per k, carried exactly between k steps in f32. So the sizes may follow the caches
+ * of the machine that runs the kernel, and the generic and specialized kernels still agree bit for bit.
+ */
+#ifndef CONTRACT_H
+#define CONTRACT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "eltwise_rows.h"
+
+/* CT_MR x CT_NR accumulators: 8 x 32 floats are 16 512-bit registers (of 32), or 32 256-bit ones. */
+enum { CT_MR = 8, CT_NR = 32 };
+
+/* 16 floats, loaded and stored through pointers of this type at any float alignment. */
+typedef float ct_vec __attribute__((vector_size(64), aligned(4), may_alias));
+
+/* The micro-kernel alone may fuse a multiply and an add: it is the one place products are summed,
+ * whatever the kernel variant, and fusing is what the hardware's peak counts. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define CT_FUSE __attribute__((optimize("fp-contract=fast")))
+#else
+#define CT_FUSE
+#endif
+
+/* Row i of the tile in two vectors: named variables, not an array, so they stay in registers. */
+#define CT_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#define CT_DECLARE(i)                                                                                   \
+    ct_vec c##i##a, c##i##b;                                                                            \
+    const float *restrict a##i = ap + (i) * lda;
+#define CT_LOAD(i)                                                                                      \
+    if (add) {                                                                                          \
+        c##i##a = *(const ct_vec *)(c + (i) * ldc);                                                     \
+        c##i##b = *(const ct_vec *)(c + (i) * ldc + 16);                                                \
+    } else {                                                                                            \
+        c##i##a = c##i##b = (ct_vec){0};                                                                \
+    }
+#define CT_STEP(i)                                                                                      \
+    {                                                                                                   \
+        const float s = a##i[k];                                                                        \
+        c##i##a += s * b0;                                                                              \
+        c##i##b += s * b1;                                                                              \
+    }
+#define CT_SAVE(i)                                                                                      \
+    *(ct_vec *)(c + (i) * ldc) = c##i##a;                                                               \
+    *(ct_vec *)(c + (i) * ldc + 16) = c##i##b;
+
+/* c[CT_MR][CT_NR] (row stride ldc) = (add ? c : 0) + ap (CT_MR rows, row stride lda) times bp
+ * (k-major, CT_NR a step), over kc steps of k. */
+CT_FUSE static inline void ct_tile(int64_t kc, const float *ap, int64_t lda, const float *restrict bp, float *restrict c,
+                                   int64_t ldc, int add)
+{
+    CT_ROWS(CT_DECLARE)
+    CT_ROWS(CT_LOAD)
+    for (int64_t k = 0; k < kc; ++k) {
+        const ct_vec b0 = *(const ct_vec *)(bp + k * CT_NR), b1 = *(const ct_vec *)(bp + k * CT_NR + 16);
+        CT_ROWS(CT_STEP)
+    }
+    CT_ROWS(CT_SAVE)
+}
+
+/* ---------------------------------------------------------------- block sizes */
+
+typedef struct ct_blocks {
+    int64_t kc; /* steps of k: a panel step, kc x CT_NR floats, fills at most half of L1 */
+    int64_t mc; /* rows packed at a time: mc x kc floats, at most a quarter of L2 */
+    int64_t nc; /* columns (a multiple of CT_NR) per block: kc x nc floats, at most half of L2 */
+} ct_blocks;
+
+static inline int64_t ct_round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+static inline int64_t ct_clamp(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+/* A cache size the C library reports, or the fallback when it does not (sysconf gives 0 or -1). */
+static inline int64_t ct_cache(int name, int64_t fallback)
+{
+    long v = sysconf(name);
+    return v > 0 ? (int64_t)v : fallback;
+}
+
+/* Block sizes for the caches of the machine running the kernel. The fallbacks, for systems that do not
+ * say, are the smallest caches of current x86-64 and Arm server cores (32 KiB L1d, 512 KiB L2), so
+ * blocks never outgrow a cache; the clamps keep steps long enough to amortize loading and storing the
+ * accumulators (kc >= 64) and blocks small enough to bound the packs. */
+static inline ct_blocks ct_blocks_here(void)
+{
+    int64_t l1 = ct_cache(_SC_LEVEL1_DCACHE_SIZE, 32 << 10), l2 = ct_cache(_SC_LEVEL2_CACHE_SIZE, 512 << 10);
+    ct_blocks b;
+    b.kc = ct_clamp(l1 / 2 / (CT_NR * 4) / 16 * 16, 64, 512);
+    b.mc = ct_clamp(l2 / 4 / (b.kc * 4) / CT_MR * CT_MR, CT_MR, 1024);
+    b.nc = ct_clamp(l2 / 2 / (b.kc * 4) / CT_NR * CT_NR, CT_NR, 8192);
+    return b;
+}
+
+/* ---------------------------------------------------------------- runs of output */
+
+/* One run of output: a row of one page, columns [c0, c0 + w) at dst, whose first element has output
+ * coordinate x. key numbers the run's class: runs of one class share the panel operand's coordinates,
+ * so they multiply the same panels. */
+typedef struct ct_run {
+    int64_t key, c0, w, order;
+    int64_t x[ROWS_MAX_RANK];
+    void *dst;
+} ct_run;
+
+static int ct_run_cmp(const void *p, const void *q)
+{
+    const ct_run *a = p, *b = q;
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    if (a->c0 != b->c0)
+        return a->c0 < b->c0 ? -1 : 1;
+    if (a->w != b->w)
+        return a->w < b->w ? -1 : 1;
+    return (a->order > b->order) - (a->order < b->order);
+}
+
+/* Runs grouped by class (key, then columns), in page order within a class. */
+static inline void ct_sort_runs(ct_run *r, int64_t n)
+{
+    qsort(r, (size_t)n, sizeof *r, ct_run_cmp);
+}
+
+/* The end of the class that starts at run i: the first run after it with another key or columns. */
+static inline int64_t ct_class_end(const ct_run *r, int64_t n, int64_t i)
+{
+    int64_t e = i + 1;
+    while (e < n && r[e].key == r[i].key && r[e].c0 == r[i].c0 && r[e].w == r[i].w)
+        ++e;
+    return e;
+}
+
+/* Appends a run to a growing array; false when out of memory (the array stays valid). */
+static inline bool ct_push(ct_run **r, int64_t *n, int64_t *cap, const ct_run *run)
+{
+    if (*n == *cap) {
+        int64_t c = *cap ? 2 * *cap : 256;
+        ct_run *g = realloc(*r, (size_t)c * sizeof *g);
+        if (!g)
+            return false;
+        *r = g, *cap = c;
+    }
+    (*r)[*n] = *run;
+    (*r)[*n].order = *n;
+    ++*n;
+    return true;
+}
+
+/* ---------------------------------------------------------------- the product */
+
+/* Buffers of one core's contraction: the packs and the output's f32 accumulators, 64-byte aligned. */
+typedef struct ct_work {
+    ct_blocks bl;
+    int64_t K, npanels; /* steps of k; panels that cover the output's columns */
+    int64_t ncp;        /* panels per block of columns */
+    float *apack;       /* mc rows of kc floats, row-major: a block of the rows' operand */
+    float *bpack;       /* ncp panels of kc x CT_NR floats, k-major: a block of the panel operand */
+    float *cblock;      /* a class's rows, ncp * CT_NR floats each */
+} ct_work;
+
+static inline float *ct_alloc(int64_t floats)
+{
+    size_t bytes = ((size_t)floats * sizeof(float) + 63) / 64 * 64;
+    return aligned_alloc(64, bytes ? bytes : 64);
+}
+
+static inline void ct_work_free(ct_work *w)
+{
+    free(w->apack), free(w->bpack), free(w->cblock);
+}
+
+/* Allocates for K steps of k, N output columns and classes of at most nrows runs; false when out of
+ * memory (nothing held). */
+static inline bool ct_work_init(ct_work *w, int64_t K, int64_t N, int64_t nrows)
+{
+    w->bl = ct_blocks_here();
+    w->K = K;
+    w->npanels = (N + CT_NR - 1) / CT_NR;
+    w->ncp = w->bl.nc / CT_NR < w->npanels ? w->bl.nc / CT_NR : w->npanels;
+    w->apack = ct_alloc(w->bl.mc * w->bl.kc);
+    w->bpack = ct_alloc(w->ncp * w->bl.kc * CT_NR);
+    w->cblock = ct_alloc(ct_round_up(nrows, CT_MR) * w->ncp * CT_NR);
+    if (w->apack && w->bpack && w->cblock)
+        return true;
+    ct_work_free(w);
+    return false;
+}
+
+/*
+ * One step of the product, in the order the loops take them: for each class of runs [i, e), for each
+ * block of panels [jc, jc + np) among those its columns touch, for each step of k [pc, pc + kn), for
+ * each block of its rows [ic, ic + mr): the template packs the panel block when ic is 0 (once per
+ * step of k, for all the class's rows) and the rows, then calls ct_product, and stores the class's
+ * columns of the block after its last step (ct_stored).
+ */
+typedef struct ct_step {
+    int64_t i, e, p1;   /* the class, and the end of its panels */
+    int64_t jc, np, pc, kn, ic, mr;
+} ct_step;
+
+/* The panels the class's columns touch start at jc and end at p1. A run's columns lie within the N
+ * the panels cover, but a compiler cannot see that once sizes are constants, and would warn about (or
+ * assume) an index past the pack; the bound states it. */
+static inline void ct_class(const ct_work *w, const ct_run *r, int64_t n, ct_step *s)
+{
+    const int64_t end = (r[s->i].c0 + r[s->i].w + CT_NR - 1) / CT_NR;
+    s->e = ct_class_end(r, n, s->i);
+    s->jc = r[s->i].c0 / CT_NR;
+    s->p1 = end < w->npanels ? end : w->npanels;
+    s->np = s->p1 - s->jc < w->ncp ? s->p1 - s->jc : w->ncp;
+    s->pc = s->ic = 0;
+    s->kn = w->K < w->bl.kc ? w->K : w->bl.kc;
+    s->mr = s->e - s->i < w->bl.mc ? s->e - s->i : w->bl.mc;
+}
+
+static inline ct_step ct_first(const ct_work *w, const ct_run *r, int64_t n)
+{
+    ct_step s = {.i = 0};
+    if (n > 0)
+        ct_class(w, r, n, &s);
+    return s;
+}
+
+static inline void ct_next(const ct_work *w, const ct_run *r, int64_t n, ct_step *s)
+{
+    const int64_t nrows = s->e - s->i;
+    if ((s->ic += s->mr) < nrows) {
+        s->mr = nrows - s->ic < w->bl.mc ? nrows - s->ic : w->bl.mc;
+        return;
+    }
+    s->ic = 0;
+    s->mr = nrows < w->bl.mc ? nrows : w->bl.mc;
+    if ((s->pc += s->kn) < w->K) {
+        s->kn = w->K - s->pc < w->bl.kc ? w->K - s->pc : w->bl.kc;
+        return;
+    }
+    s->pc = 0;
+    s->kn = w->K < w->bl.kc ? w->K : w->bl.kc;
+    if ((s->jc += s->np) < s->p1) {
+        s->np = s->p1 - s->jc < w->ncp ? s->p1 - s->jc : w->ncp;
+        return;
+    }
+    s->i = s->e;
+    if (s->i < n)
+        ct_class(w, r, n, s);
+}
+
+/* Whether the step is the last of its block of columns: the class's columns there are complete. */
+static inline bool ct_stored(const ct_work *w, const ct_step *s)
+{
+    return s->ic + s->mr == s->e - s->i && s->pc + s->kn >= w->K;
+}
+
+/* The step's rows times its panels, added to the accumulators (set, at the first step of k): each
+ * panel (in L1) meets every group of CT_MR rows (in L2) in turn. */
+static inline void ct_product(const ct_work *w, const ct_step *s)
+{
+    const int64_t kc = w->bl.kc, ldc = w->ncp * CT_NR;
+    for (int64_t p = 0; p < s->np; ++p)
+        for (int64_t g = 0; g * CT_MR < s->mr; ++g) {
+            float *c = w->cblock + (s->ic + g * CT_MR) * ldc + p * CT_NR;
+            if ((g + 1) * CT_MR < s->mr) /* the next tile's accumulators, on their way while this one runs */
+                for (int i = CT_MR; i < 2 * CT_MR; ++i) {
+                    __builtin_prefetch(c + i * ldc, 1, 3);
+                    __builtin_prefetch(c + i * ldc + 16, 1, 3);
+                }
+            ct_tile(s->kn, w->apack + g * CT_MR * kc, kc, w->bpack + p * kc * CT_NR, c, ldc, s->pc > 0);
+        }
+}
+
+/* Stores the class's accumulators for the step's block of columns into its runs: their columns that
+ * fall within the block, converted by NDT_STORE into the template's NDT_T. A macro, so that the
+ * template's types apply. */
+#define CT_STORE_RUNS(wk, r, s)                                                                         \
+    for (int64_t ct_i = (s)->i; ct_i < (s)->e; ++ct_i) {                                                 \
+        const ct_run *ct_r = (r) + ct_i;                                                                \
+        const int64_t ct_col = (s)->jc * CT_NR, ct_end = ct_col + (s)->np * CT_NR;                      \
+        const float *ct_c = (wk)->cblock + (ct_i - (s)->i) * (wk)->ncp * CT_NR;                         \
+        const int64_t ct_lo = ct_r->c0 > ct_col ? ct_r->c0 : ct_col;                                    \
+        const int64_t ct_hi = ct_r->c0 + ct_r->w < ct_end ? ct_r->c0 + ct_r->w : ct_end;                \
+        NDT_T *ct_d = (NDT_T *)ct_r->dst;                                                               \
+        for (int64_t ct_j = ct_lo; ct_j < ct_hi; ++ct_j)                                                \
+            ct_d[ct_j - ct_r->c0] = NDT_STORE(ct_c[ct_j - ct_col]);                                     \
+    }
+
+#endif
