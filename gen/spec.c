@@ -803,13 +803,12 @@ static int convert_target(ctx *c, int t, const ndg_op *op, ndg_target *target)
 {
     lua_State *L = c->L;
     int abs = lua_absindex(L, t);
-    lua_pushnil(L); /* every key must name an operand, or be 'all', 'fixed' or 'scalars' */
+    lua_pushnil(L);
     while (lua_next(L, abs)) {
-        bool is_fixed = lua_type(L, -1) == LUA_TSTRING && lua_type(L, -2) == LUA_TSTRING &&
-                        strcmp(lua_tostring(L, -2), "fixed") == 0;
-        lua_pop(L, 1);
-        bool known = is_fixed || (lua_type(L, -1) == LUA_TSTRING && (strcmp(lua_tostring(L, -1), "all") == 0 ||
-                                                                     strcmp(lua_tostring(L, -1), "scalars") == 0));
+        lua_pop(L, 1); /* every key must name an operand, or be 'all', 'fixed' or 'scalars' */
+        bool known = lua_type(L, -1) == LUA_TSTRING && (strcmp(lua_tostring(L, -1), "all") == 0 ||
+                                                        strcmp(lua_tostring(L, -1), "fixed") == 0 ||
+                                                        strcmp(lua_tostring(L, -1), "scalars") == 0);
         for (int i = 0; i < op->noperands && !known && lua_type(L, -1) == LUA_TSTRING; ++i)
             known = strcmp(op->operands[i].name, lua_tostring(L, -1)) == 0;
         if (!known) {
