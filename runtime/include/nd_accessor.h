@@ -162,19 +162,20 @@ typedef struct nda_kernel_entry {
  * Partial specialization: the sets of distribution parameters a kernel may fix (a target's `fixed`),
  * one row each, in pick order: at a launch the runtime takes the exact kernel, then a kernel of the
  * next row that serves the launch, and so on, then (the JIT, then) the generic kernel. Columns: the
- * enumerator, the name specs and ndrun use, and the parameters left to run time (NDA_FREE_*). Every
+ * enumerator, the name specs and ndrun use, the parameters left to run time (NDA_FREE_*), and what the
+ * set fixes, in words. Every
  * other parameter (rank, dtype, page box, shard shape, strategy, memory, copies) is fixed in every row;
  * docs/partial.md says why no set leaves one of them free. Not part of the template API.
  */
 #define NDA_FREE_SHAPE 1u /* the tensor shape, and what derives from it: tensor pages, shard grid, shards */
 #define NDA_FREE_GRID 2u  /* the core list: which cores, how many, their orientation */
-#define NDA_FIXED_SETS(X)                                                                                   \
-    X(ALL, "all", 0u)                                 /* every parameter: exactly the target's launches */ \
-    X(PATTERN, "pattern", NDA_FREE_SHAPE)             /* all but the shape: every size of a pattern */     \
-    X(SHARD, "shard", NDA_FREE_SHAPE | NDA_FREE_GRID) /* all but the shape and the grid */
+#define NDA_FIXED_SETS(X)                                                                     \
+    X(ALL, "all", 0u, "every parameter")                                                      \
+    X(PATTERN, "pattern", NDA_FREE_SHAPE, "all but the shape")                                \
+    X(SHARD, "shard", NDA_FREE_SHAPE | NDA_FREE_GRID, "all but the shape and the grid")
 
 typedef enum nda_fixed {
-#define NDA_FIXED_ENUM(e, name, free) NDA_FIXED_##e,
+#define NDA_FIXED_ENUM(e, name, free, what) NDA_FIXED_##e,
     NDA_FIXED_SETS(NDA_FIXED_ENUM)
 #undef NDA_FIXED_ENUM
     NDA_FIXED_COUNT
@@ -183,16 +184,25 @@ typedef enum nda_fixed {
 /* The set's name ("all", "pattern", ...), or NULL outside the table. */
 static inline const char *nda_fixed_name(int set)
 {
-#define NDA_FIXED_NAME(e, name, free) name,
+#define NDA_FIXED_NAME(e, name, free, what) name,
     static const char *const names[] = {NDA_FIXED_SETS(NDA_FIXED_NAME)};
 #undef NDA_FIXED_NAME
     return set >= 0 && set < NDA_FIXED_COUNT ? names[set] : NULL;
 }
 
+/* What the set fixes, in words ("all but the shape"), or NULL outside the table. */
+static inline const char *nda_fixed_what(int set)
+{
+#define NDA_FIXED_WHAT(e, name, free, what) what,
+    static const char *const whats[] = {NDA_FIXED_SETS(NDA_FIXED_WHAT)};
+#undef NDA_FIXED_WHAT
+    return set >= 0 && set < NDA_FIXED_COUNT ? whats[set] : NULL;
+}
+
 /* The set's parameters left to run time (NDA_FREE_* bits); 0 outside the table. */
 static inline unsigned nda_fixed_free(int set)
 {
-#define NDA_FIXED_FREE(e, name, free) free,
+#define NDA_FIXED_FREE(e, name, free, what) free,
     static const unsigned frees[] = {NDA_FIXED_SETS(NDA_FIXED_FREE)};
 #undef NDA_FIXED_FREE
     return set >= 0 && set < NDA_FIXED_COUNT ? frees[set] : 0u;
