@@ -10,7 +10,9 @@
  *     constant bounds over the shard's pages, with page ids and pointers advanced by increments;
  *   - a read or write of the loop's current page of another operand placed identically is known to be
  *     local: it becomes a pointer that advances with the loop, with no lookup.
- * The helpers count traffic exactly as the generic accessor does, so statistics agree too.
+ * The helpers count traffic exactly as the generic accessor does, so statistics agree too. A partial
+ * target (a set of NDA_FIXED_SETS past "all", docs/partial.md) keeps the same plan at full rank, with the
+ * parameters its set leaves free read from the descriptor: the shape, and the core count with the grid.
  *
  * Edits never overlap except by containment (a call given nda_iter_page(&it) contains that call), so
  * they are applied in offset order, skipping any edit inside the one before. Generated code that spans
