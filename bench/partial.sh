@@ -17,30 +17,23 @@
 #
 # valgrind 3.19 cannot decode AVX-512, so kernels and ndrun are built for x86-64-v3 (AVX2) in BUILD_DIR
 # (default build-instructions, shared with instructions.sh), configured if needed.
-set -eu
-src=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-build-instructions}
+NAME=partial.sh
+. "$(dirname "$0")/callgrind_build.sh"
 repeats=${REPEATS:-3}
-command -v valgrind >/dev/null || { echo "partial.sh: valgrind is not installed (apt-get install valgrind)" >&2; exit 2; }
 command -v jq >/dev/null || { echo "partial.sh: jq is not installed" >&2; exit 2; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-if [ ! -x "$build/bin/ndrun" ]; then
-  cmake -S "$src" -B "$build" -DBUILD_TESTING=OFF -DNDGEN_KERNEL_CFLAGS="-O3 -march=x86-64-v3" >/dev/null
-fi
-cmake --build "$build" -j2 --target ndrun >/dev/null
-ndrun=$build/bin/ndrun ndgen=$build/bin/ndgen
+ndgen=$build/bin/ndgen
 base="--no-probes --cache-dir $tmp/cache"
 
-# The cases: name, op, flags with SIZE where the two sizes differ, small and large SIZE, what pages are
+# The cases: name, op, flags with SIZE where the sizes differ, the small and large SIZE counted, the SIZE
+# timed (operands of 4 to 32 MiB), and what a page is
 cases=(
-  "add, row pages of 1 KiB|add|--shape SIZE,1024 --shard 64,256 --grid 4x2|96|192|rows"
-  "relu, 32x32 tiles|relu|--shape SIZE,512 --shard 64,128 --tile 32x32 --grid 4x2|96|192|tiles"
-  "reshard, rows to columns, other grid|reshard|--shape SIZE,1024 --operand a --shard 64,1024 --grid 2x2 --operand out --shard 64,256 --grid 4x1|96|192|rows"
-  "matmul 64x64 shards|matmul|--shape SIZE,256,256 --shard 64,64 --grid 2x2|128|256|rows"
-  "relu, rank 5, uneven edges|relu|--shape 3,5,7,9,SIZE --shard 2,2,4,4,64 --grid 4x2|96|192|rows"
-  "page_copy, rank 2, 1-element pages|page_copy|--shape SIZE,64 --shard 2,32 --page 1,1 --grid 2x1|64|128|one element"
-  "page_copy, rank 5, 1-element pages|page_copy|--shape 3,3,3,3,SIZE --shard 2,2,2,2,8 --page 1,1,1,1,1 --grid 2x1|16|32|one element"
+  "add, row pages|add|--shape SIZE,1024 --shard 64,256 --grid 4x2|96|192|4096|1 KiB rows"
+  "relu, tile pages|relu|--shape SIZE,512 --shard 64,128 --tile 32x32 --grid 4x2|96|192|8192|4 KiB 32x32 tiles"
+  "reshard, rows to columns on another grid|reshard|--shape SIZE,1024 --operand a --shard 64,1024 --grid 2x2 --operand out --shard 64,256 --grid 4x1|96|192|4096|4 KiB rows to 1 KiB rows"
+  "matmul, 64x64 shards|matmul|--shape SIZE,256,256 --shard 64,64 --grid 2x2|128|256|1024|256 B rows"
+  "relu, rank 5, uneven edges|relu|--shape 3,5,7,9,SIZE --shard 2,2,4,4,64 --grid 4x2|96|192|2000|256 B rows"
+  "page_copy, rank 2|page_copy|--shape SIZE,64 --shard 2,32 --page 1,1 --grid 2x1|64|128|16384|one element (4 B)"
+  "page_copy, rank 5, uneven edges|page_copy|--shape 3,3,3,3,SIZE --shard 2,2,2,2,8 --page 1,1,1,1,1 --grid 2x1|16|32|8192|one element (4 B)"
 )
 sets=(all pattern shard)
 
@@ -74,11 +67,11 @@ stats() { sort -g | awk '{ v[NR] = $1 } END { m = v[int((NR + 1) / 2)]; printf "
 machine=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
 echo "machine: $machine, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg) at the start; $(date -u +%Y-%m-%dT%H:%MZ)"
 echo
-echo "| case | pages | generic instr/page | exact | pattern | shard | time: exact vs generic | pattern vs exact | shard vs exact |"
+echo "| case (pages) | pages counted | instructions per page: generic | exact | pattern | shard | time: exact / generic | pattern / exact | shard / exact |"
 echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 for c in "${cases[@]}"; do
-  IFS='|' read -r name op f small large kind <<<"$c"
-  fs=$(flags "$f" "$small") fl=$(flags "$f" "$large")
+  IFS='|' read -r name op f small large timed kind <<<"$c"
+  fs=$(flags "$f" "$small") fl=$(flags "$f" "$large") ft=$(flags "$f" "$timed")
   ps=$(pages "$op" "$fs") pl=$(pages "$op" "$fl") dp=$((pl - ps))
   declare -A per=()
   for s in "${sets[@]}"; do
@@ -90,11 +83,11 @@ for c in "${cases[@]}"; do
   done
   a=$(count "$op" "$fs" all "nd_${op}__f32__generic") b=$(count "$op" "$fl" all "nd_${op}__f32__generic")
   gen=$(awk -v a="$a" -v b="$b" -v dp="$dp" -v l="$launches" 'BEGIN { printf "%.1f", (b - a) / (dp * l) }')
-  # time, on the large size with 2 threads: REPEATS runs per set, ratios of medians within each run
+  # time, on the timed size with 2 threads: REPEATS runs per set, ratios of medians within each run
   : >"$tmp/t"
   for ((r = 0; r < repeats; ++r)); do
     for s in "${sets[@]}"; do
-      $ndrun compare --op "$op" $fl --fixed "$s" $base --repeats 20 --min-time 0.3 --json |
+      $ndrun compare --op "$op" $ft --fixed "$s" $base --repeats 10 --min-time 0.3 --json |
         jq -r --arg s "$s" --arg r "$r" '"\($r) \($s) \(.specialized_s / .generic_s)"' >>"$tmp/t"
     done
   done

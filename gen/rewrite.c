@@ -194,6 +194,33 @@ static void rt_head(const operand_ctx *o)
     ndg_buf_printf(o->b, "    const nd_layout *const L = &t->dist->layout;\n    (void)L;\n");
 }
 
+/* Adds page coordinate `c` (a variable) of dim i to the shard number `shard` and the in-shard position
+ * `in`, dividing by the constant shard extent. */
+static void loc_dim_rt(const operand_ctx *o, int i)
+{
+    const nd_layout *l = &o->d->layout;
+    long long S = l->shard[i];
+    if (S == 1) {
+        ndg_buf_printf(o->b, "    shard += c * L->grid_stride[%d];\n", i);
+        return;
+    }
+    ndg_buf_printf(o->b, "    shard += c / %lld * L->grid_stride[%d];\n", S, i);
+    ndg_buf_printf(o->b, "    in += %s;\n", ex_op(ex_op(ex_name("c"), '%', S), '*', l->shard_stride[i]).s);
+}
+
+/* The nd_loc of shard `shard` at in-shard position `in`, as C text. */
+static void loc_rt(const operand_ctx *o, char *out, size_t len)
+{
+    const nd_layout *l = &o->d->layout;
+    long long SP = l->shard_pages;
+    ex N = ncores_ex(l, o->free, "L");
+    if (l->strategy == ND_ROUND_ROBIN)
+        snprintf(out, len, "(nd_loc){%s, %s + in}", ex_by(ex_name("shard"), '%', N).s,
+                 ex_op(ex_by(ex_name("shard"), '/', N), '*', SP).s);
+    else
+        snprintf(out, len, "(nd_loc){shard / L->shards_per_core, shard %% L->shards_per_core * %lld + in}", SP);
+}
+
 static void helper_locate_rt(const operand_ctx *o)
 {
     const nd_layout *l = &o->d->layout;
@@ -201,28 +228,15 @@ static void helper_locate_rt(const operand_ctx *o)
     rt_head(o);
     ndg_buf_printf(o->b, "    int64_t shard = 0, in = 0, c;\n");
     for (int i = l->rank - 1; i >= 0; --i) {
-        long long S = l->shard[i], ss = l->shard_stride[i];
         if (i > 0)
             ndg_buf_printf(o->b, "    c = page %% L->pages[%d];\n    page /= L->pages[%d];\n", i, i);
         else
             ndg_buf_printf(o->b, "    c = page;\n");
-        if (S == 1) {
-            ndg_buf_printf(o->b, "    shard += c * L->grid_stride[%d];\n", i);
-        } else {
-            ndg_buf_printf(o->b, "    shard += c / %lld * L->grid_stride[%d];\n", S, i);
-            ndg_buf_printf(o->b, "    in += c %% %lld%s", S, ss == 1 ? ";\n" : "");
-            if (ss != 1)
-                ndg_buf_printf(o->b, " * %lld;\n", ss);
-        }
+        loc_dim_rt(o, i);
     }
-    long long SP = l->shard_pages;
-    ex N = ncores_ex(l, o->free, "L");
-    if (l->strategy == ND_ROUND_ROBIN)
-        ndg_buf_printf(o->b, "    return (nd_loc){%s, %s + in};\n}\n", ex_by(ex_name("shard"), '%', N).s,
-                       ex_op(ex_by(ex_name("shard"), '/', N), '*', SP).s);
-    else
-        ndg_buf_printf(o->b, "    return (nd_loc){shard / L->shards_per_core, shard %% L->shards_per_core * %lld + in};\n}\n",
-                       SP);
+    char loc[1024];
+    loc_rt(o, loc, sizeof loc);
+    ndg_buf_printf(o->b, "    return %s;\n}\n", loc);
 }
 
 static void helper_page_coord_rt(const operand_ctx *o)
@@ -289,24 +303,23 @@ static void helper_dim_rt(const operand_ctx *o)
                    o->P, o->k);
 }
 
+/* An element's address from its coordinates: each page coordinate is a division by the constant page
+ * extent, placed as helper_locate_rt places it, with no page id (and no division by the run-time
+ * tensor pages) on the way; counted as the generic nda_elem_read counts its page. */
 static void helper_elem_read_rt(const operand_ctx *o)
 {
     const nd_dist_spec *s = &o->d->spec;
     int r = s->rank;
-    char pid[1024] = "";
     ex in = ex_k(0);
     int64_t pe = 1;
-    size_t n = 0;
     for (int i = r - 1; i >= 0; --i) {
         char c[32];
         snprintf(c, sizeof c, "coord[%d]", i);
-        ex q = ex_op(ex_name(c), '/', s->page[i]);
-        n += (size_t)snprintf(pid + n, sizeof pid - n, i == r - 1 ? "%s" : " + %s * L->page_stride[%d]", q.s, i);
         if (s->page[i] > 1)
             in = ex_add(ex_op(ex_op(ex_name(c), '%', s->page[i]), '*', pe), in);
         pe *= s->page[i];
     }
-    long long pw = s->page[r - 1];
+    long long pw = s->page[r - 1], pb = o->d->page_bytes;
     char last[32];
     snprintf(last, sizeof last, "coord[%d]", r - 1);
     ex to_page_end = pw == 1 ? ex_k(1) : ex_name("");
@@ -318,27 +331,42 @@ static void helper_elem_read_rt(const operand_ctx *o)
     rt_head(o);
     ndg_buf_printf(o->b,
         "    const int64_t to_page_end = %s, to_edge = t->dist->spec.shape[%d] - %s;\n"
-        "    *run = to_page_end < to_edge ? to_page_end : to_edge;\n"
-        "    const uint8_t *p = (const uint8_t *)%spage_read_%d(core, t, %s);\n",
-        to_page_end.s, r - 1, last, o->P, o->k, pid);
-    ex off = ex_op(in, '*', o->d->elem_bytes);
-    if (ex_is(&off, 0))
-        ndg_buf_printf(o->b, "    return p;\n}\n");
-    else
-        ndg_buf_printf(o->b, "    return p + %s;\n}\n", off.s);
+        "    *run = to_page_end < to_edge ? to_page_end : to_edge;\n    int64_t shard = 0, in = 0, c;\n",
+        to_page_end.s, r - 1, last);
+    for (int i = 0; i < r; ++i) {
+        char c[32];
+        snprintf(c, sizeof c, "coord[%d]", i);
+        ndg_buf_printf(o->b, "    c = %s;\n", ex_op(ex_name(c), '/', s->page[i]).s);
+        loc_dim_rt(o, i);
+    }
+    char loc[1024];
+    loc_rt(o, loc, sizeof loc);
+    ex off = ex_add(ex_op(ex_name("l.offset"), '*', pb), ex_op(in, '*', o->d->elem_bytes));
+    ndg_buf_printf(o->b,
+        "    const nd_loc l = %s;\n    const bool local = l.core == t->index_of[core->id];\n"
+        "    ndstat_reads(core, local, !local, %lld);\n    return t->base[l.core] + %s;\n}\n", loc, pb, off.s);
 }
 
-/* The helpers above replace these kinds' for a pattern target; the others use only fixed parameters. */
-static bool rt_helper(const operand_ctx *o, ndg_call_kind kind)
+/* The helpers above replace these kinds' for a partial target (the others use only fixed parameters),
+ * with the kinds whose helpers they call. */
+static const struct {
+    ndg_call_kind kind;
+    void (*emit)(const operand_ctx *);
+    unsigned needs;
+} rt_helpers[] = {
+    {NDG_LOCATE, helper_locate_rt, 0},     {NDG_PAGE_COORD, helper_page_coord_rt, 0},
+    {NDG_PAGE_ID, helper_page_id_rt, 0},   {NDG_SHARD_COUNT, helper_shard_count_rt, 0},
+    {NDG_SHARD_ID, helper_shard_id_rt, 0}, {NDG_DIM, helper_dim_rt, 0},
+    {NDG_ELEM_READ, helper_elem_read_rt, 0},
+};
+
+/* kind's entry of rt_helpers for a partial target, or -1. */
+static int rt_helper(unsigned free, ndg_call_kind kind)
 {
-    void (*f)(const operand_ctx *) = kind == NDG_LOCATE ? helper_locate_rt : kind == NDG_PAGE_COORD ? helper_page_coord_rt
-                                     : kind == NDG_PAGE_ID ? helper_page_id_rt : kind == NDG_SHARD_COUNT ? helper_shard_count_rt
-                                     : kind == NDG_SHARD_ID ? helper_shard_id_rt : kind == NDG_DIM ? helper_dim_rt
-                                     : kind == NDG_ELEM_READ ? helper_elem_read_rt : NULL;
-    if (!o->free || !f)
-        return false;
-    f(o);
-    return true;
+    for (int i = 0; free && i < (int)(sizeof rt_helpers / sizeof *rt_helpers); ++i)
+        if (rt_helpers[i].kind == kind)
+            return i;
+    return -1;
 }
 
 static void helper_locate(const operand_ctx *o)
@@ -625,9 +653,11 @@ static void emit_operand_helpers(ndg_buf *b, const char *P, int k, const ndg_ope
                                  unsigned need, unsigned free)
 {
     const size_t n = sizeof helpers / sizeof *helpers;
-    for (size_t i = n; i-- > 0;) /* callers come later in the table: close over their needs backwards */
+    for (size_t i = n; i-- > 0;) { /* callers come later in the table: close over their needs backwards */
+        int rt = rt_helper(free, helpers[i].kind);
         if (need & (1u << helpers[i].kind))
-            need |= helpers[i].needs;
+            need |= rt < 0 ? helpers[i].needs : rt_helpers[rt].needs;
+    }
     if (!need)
         return;
     char sig[2048];
@@ -642,9 +672,11 @@ static void emit_operand_helpers(ndg_buf *b, const char *P, int k, const ndg_ope
                        k, op->name, sig, (long long)l->num_pages, (long long)l->num_shards, (long long)l->shard_pages,
                        (long long)l->ncores, l->rank);
     operand_ctx o = {b, P, k, d, l, free};
-    for (size_t i = 0; i < n; ++i)
-        if ((need & (1u << helpers[i].kind)) && !rt_helper(&o, helpers[i].kind))
-            helpers[i].emit(&o);
+    for (size_t i = 0; i < n; ++i) {
+        int rt = rt_helper(free, helpers[i].kind);
+        if (need & (1u << helpers[i].kind))
+            (rt < 0 ? helpers[i].emit : rt_helpers[rt].emit)(&o);
+    }
 }
 
 /* ---------------------------------------------------------------- loops */
