@@ -203,10 +203,10 @@ static void print_result(const nr_result *r, bool json)
         if (json && strncmp(line, "  \"specialized_symbol\":", 23) == 0) {
             printf("%.*s  \"specialized_fixed\": \"%s\",\n", n, line, r->specialized_fixed);
         } else if (!json && strncmp(line, "kernels: ", 9) == 0) {
-            int set = nda_fixed_parse(r->specialized_fixed);
+            int set = ndreg_fixed_parse(r->specialized_fixed);
             printf("%.*sfixed: the specialized kernel fixes %s%s%s%s\n", n, line, set < 0 ? "nothing (the generic "
                    "kernel stood in)" : "\"", set < 0 ? "" : r->specialized_fixed, set < 0 ? "" : "\": ",
-                   set < 0 ? "" : nda_fixed_what(set));
+                   set < 0 ? "" : ndreg_fixed_what(set));
         } else if (json && strncmp(line, "  \"match\":", 10) == 0) {
             print_procs_json(r);
             printf("%.*s  \"reference_checked\": %s,\n  \"reference_name\": ", n, line, r->has_reference ? "true" : "false");
@@ -243,7 +243,7 @@ int nr_compare_main(int argc, char **argv)
         }
         if (strncmp(argv[i], "--fixed", 7) == 0 && (argv[i][7] == '\0' || argv[i][7] == '=')) {
             const char *v = argv[i][7] ? argv[i] + 8 : i + 1 < argc ? argv[++i] : NULL;
-            if (!v || nda_fixed_parse(v) < 0) {
+            if (!v || ndreg_fixed_parse(v) < 0) {
                 fprintf(stderr, "ndrun compare: --fixed %s: expected all, pattern or shard (docs/partial.md)\n",
                         v ? v : "needs a value;");
                 return 2;

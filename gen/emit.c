@@ -657,7 +657,7 @@ static void emit_registry_group(ndg_buf *b, const ndg_spec *spec, const ndg_emit
             }
             ndg_buf_printf(b, "};\n");
             emit_fixed_scalars(b, &op->targets[t], i, t);
-            unsigned free = nda_fixed_free(op->targets[t].fixed);
+            unsigned free = ndreg_fixed_free(op->targets[t].fixed);
             if (!free)
                 continue;
             char pat[2048];
@@ -711,9 +711,9 @@ static void emit_registry_group(ndg_buf *b, const ndg_spec *spec, const ndg_emit
                 ndg_buf_printf(b, "ndk_ref_%d, \"from EXPR\", ", i);
             if (t < 0)
                 ndg_buf_printf(b, "NULL, NULL, NULL, ");
-            else if (nda_fixed_free(op->targets[t].fixed))
+            else if (ndreg_fixed_free(op->targets[t].fixed))
                 ndg_buf_printf(b, "\"%s\", ndk_patterns_%d_%d, ndk_classes_%d_%d, ",
-                               nda_fixed_name(op->targets[t].fixed), i, t, i, t);
+                               ndreg_fixed_name(op->targets[t].fixed), i, t, i, t);
             else
                 ndg_buf_printf(b, "\"all\", NULL, NULL, ");
             if (t < 0 || !op->targets[t].nscalars)

@@ -82,7 +82,7 @@ static int read_list(const char *text, const char *list, unsigned *groups, nd_er
 
 int ndg_fixed_parse(const char *text, nda_fixed *out, nd_error *err)
 {
-    int set = nda_fixed_parse(text);
+    int set = ndreg_fixed_parse(text);
     if (set >= 0) {
         *out = (nda_fixed)set;
         return 0;
@@ -103,7 +103,7 @@ int ndg_fixed_parse(const char *text, nda_fixed *out, nd_error *err)
         free |= q->free;
     }
     for (int i = 0; i < NDA_FIXED_COUNT; ++i)
-        if (nda_fixed_free(i) == free) {
+        if (ndreg_fixed_free(i) == free) {
             *out = (nda_fixed)i;
             return 0;
         }

@@ -698,14 +698,14 @@ typedef struct loop_plan {
 } loop_plan;
 
 /* The parameters a variant reads at run time: NDA_FREE_* bits, 0 for an exact target (and generic). */
-static unsigned free_of(const ndg_variant *v) { return v->target ? nda_fixed_free(v->target->fixed) : 0u; }
+static unsigned free_of(const ndg_variant *v) { return v->target ? ndreg_fixed_free(v->target->fixed) : 0u; }
 
 /* Operand k's free parameters' text in target t (ndreg_split_signature's var). */
 static void free_text(const ndg_target *t, int k, char *out, size_t len)
 {
     char sig[2048];
     nd_dist_signature(&t->dist[k], sig, sizeof sig);
-    ndreg_split_signature(sig, nda_fixed_free(t->fixed), NULL, 0, out, len);
+    ndreg_split_signature(sig, ndreg_fixed_free(t->fixed), NULL, 0, out, len);
 }
 
 int ndg_class(const ndg_target *t, int k)

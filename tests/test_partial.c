@@ -80,7 +80,7 @@ static nd_core_set random_cores(uint64_t *rng)
  * class of operands the kernel assumed alike (nda_kernel_entry.shape_classes). */
 static int make_dists(const nda_kernel_entry *e, const int64_t *sizes, uint64_t *rng, nd_dist *d, nd_error *err)
 {
-    bool grid_free = nda_fixed_free(nda_fixed_parse(e->fixed)) & NDA_FREE_GRID;
+    bool grid_free = ndreg_fixed_free(ndreg_fixed_parse(e->fixed)) & NDA_FREE_GRID;
     nd_core_set cores[8];
     for (int i = 0; i < e->noperands; ++i) {
         int gx, gy;
@@ -267,7 +267,7 @@ int main(int argc, char **argv)
     int per_set[NDA_FIXED_COUNT] = {0};
     for (int i = 0; i < nd_kernels_count(K); ++i) {
         current = nd_kernels_entry(K, i);
-        int set = nda_fixed_parse(current->fixed);
+        int set = ndreg_fixed_parse(current->fixed);
         if (set <= NDA_FIXED_ALL)
             continue;
         ++per_set[set];
@@ -276,8 +276,8 @@ int main(int argc, char **argv)
     }
     for (int set = NDA_FIXED_ALL + 1; set < NDA_FIXED_COUNT; ++set) {
         CHECK(per_set[set] >= 5, "the library has %d kernels of set %s, want at least 5", per_set[set],
-              nda_fixed_name(set));
-        printf("test_partial: %d kernels fixing \"%s\"\n", per_set[set], nda_fixed_name(set));
+              ndreg_fixed_name(set));
+        printf("test_partial: %d kernels fixing \"%s\"\n", per_set[set], ndreg_fixed_name(set));
     }
     printf("test_partial: %lld shapes skipped (not placeable)\n", (long long)skipped);
     nd_device_close(dev);

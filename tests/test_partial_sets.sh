@@ -26,7 +26,7 @@ accepted() {
   if ! $TOOL generate --templates "$templates" --output "$tmp/ok.c" "$tmp/s.lua" 2>"$tmp/err"; then
     bad "fixed = $1: $(cat "$tmp/err")"; return
   fi
-  if grep -q "\"$2\", ndk_patterns_0_0" "$tmp/ok.c" || { [ "$2" = all ] && grep -q '"all", NULL, NULL}' "$tmp/ok.c"; }; then
+  if grep -q "\"$2\", ndk_patterns_0_0" "$tmp/ok.c" || { [ "$2" = all ] && grep -q '"all", NULL, NULL,' "$tmp/ok.c"; }; then
     ok
   else
     bad "fixed = $1: the registry entry does not say \"$2\""

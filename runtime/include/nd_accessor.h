@@ -182,7 +182,7 @@ typedef enum nda_fixed {
 } nda_fixed;
 
 /* The set's name ("all", "pattern", ...), or NULL outside the table. */
-static inline const char *nda_fixed_name(int set)
+static inline const char *ndreg_fixed_name(int set)
 {
 #define NDA_FIXED_NAME(e, name, free, what) name,
     static const char *const names[] = {NDA_FIXED_SETS(NDA_FIXED_NAME)};
@@ -191,7 +191,7 @@ static inline const char *nda_fixed_name(int set)
 }
 
 /* What the set fixes, in words ("all but the shape"), or NULL outside the table. */
-static inline const char *nda_fixed_what(int set)
+static inline const char *ndreg_fixed_what(int set)
 {
 #define NDA_FIXED_WHAT(e, name, free, what) what,
     static const char *const whats[] = {NDA_FIXED_SETS(NDA_FIXED_WHAT)};
@@ -200,7 +200,7 @@ static inline const char *nda_fixed_what(int set)
 }
 
 /* The set's parameters left to run time (NDA_FREE_* bits); 0 outside the table. */
-static inline unsigned nda_fixed_free(int set)
+static inline unsigned ndreg_fixed_free(int set)
 {
 #define NDA_FIXED_FREE(e, name, free, what) free,
     static const unsigned frees[] = {NDA_FIXED_SETS(NDA_FIXED_FREE)};
@@ -209,10 +209,10 @@ static inline unsigned nda_fixed_free(int set)
 }
 
 /* The set named name (a registry entry's `fixed`), or -1: NULL (the generic kernel) and unknown names. */
-static inline int nda_fixed_parse(const char *name)
+static inline int ndreg_fixed_parse(const char *name)
 {
     for (int i = 0; name && i < NDA_FIXED_COUNT; ++i)
-        if (strcmp(nda_fixed_name(i), name) == 0)
+        if (strcmp(ndreg_fixed_name(i), name) == 0)
             return i;
     return -1;
 }

@@ -546,9 +546,9 @@ typedef struct jit_request {
  * the first operand sharing its free ones (the classes ndgen records for the kernel). */
 static uint64_t hash_pattern(uint64_t h, const jit_request *r)
 {
-    unsigned free = nda_fixed_free(r->fixed);
+    unsigned free = ndreg_fixed_free(r->fixed);
     char fixed[2048], var[2048], other[2048];
-    h = hash_str(h, nda_fixed_name(r->fixed));
+    h = hash_str(h, ndreg_fixed_name(r->fixed));
     for (int i = 0; i < r->generic->noperands; ++i) {
         ndreg_split_signature(r->sigs[i], free, fixed, sizeof fixed, var, sizeof var);
         int cls = i;
@@ -755,7 +755,7 @@ static void ndgen_argv(const nd_jit *j, const jit_request *r, char *const *store
     }
     if (r->fixed != NDA_FIXED_ALL) {
         argv[n++] = "--fixed";
-        argv[n++] = (char *)nda_fixed_name(r->fixed);
+        argv[n++] = (char *)ndreg_fixed_name(r->fixed);
     }
     argv[n++] = "--include";
     argv[n++] = j->include_dir;

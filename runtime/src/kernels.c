@@ -95,7 +95,7 @@ const char *nd_kernels_jit_notice(const nd_kernels *k) { return nd_jit_notice(k-
 
 int nd_kernels_set_fixed(nd_kernels *k, const char *set, nd_error *err)
 {
-    int s = nda_fixed_parse(set);
+    int s = ndreg_fixed_parse(set);
     if (s < 0)
         return nd_fail(err, "fixed set '%s': expected all, pattern or shard (docs/partial.md)", set ? set : "(null)");
     k->max_fixed = s;
@@ -269,8 +269,8 @@ static int dtype_error(const nd_kernels *k, const char *op, nd_tensor *const *te
 /* The partial set (NDA_FIXED_SETS, a row past "all") a specialized entry fixed, or 0 for an exact one. */
 static int partial_set(const nda_kernel_entry *e)
 {
-    int set = nda_fixed_parse(e->fixed);
-    return set > 0 && nda_fixed_free(set) && e->patterns && e->shape_classes ? set : 0;
+    int set = ndreg_fixed_parse(e->fixed);
+    return set > 0 && ndreg_fixed_free(set) && e->patterns && e->shape_classes ? set : 0;
 }
 
 /* A partial kernel serves a launch: every operand's signature with the set's free parameters starred is
@@ -278,7 +278,7 @@ static int partial_set(const nda_kernel_entry *e)
  * are. */
 static bool pattern_matches(const nda_kernel_entry *e, char sigs[][2048], int n)
 {
-    unsigned free = nda_fixed_free(partial_set(e));
+    unsigned free = ndreg_fixed_free(partial_set(e));
     char pat[2048], var[2048], other[2048];
     for (int i = 0; i < n; ++i) {
         ndreg_split_signature(sigs[i], free, pat, sizeof pat, var, sizeof var);
@@ -471,7 +471,7 @@ static int pick(nd_kernels *k, const char *op, nd_tensor *const *tensors, int nt
     out->symbol = e->symbol;
     out->specialized = e->signatures != NULL;
     out->entry = e;
-    out->fixed = !e->signatures ? "none" : nda_fixed_name(partial_set(e));
+    out->fixed = !e->signatures ? "none" : ndreg_fixed_name(partial_set(e));
     return 0;
 }
 
