@@ -299,6 +299,7 @@ int nr_compare(nd_kernels *k, const nr_case *c, const nr_settings *s, nr_result 
         snprintf(r->jit_note, sizeof r->jit_note, "%s", v.special.jit_note);
         snprintf(r->generic_symbol, sizeof r->generic_symbol, "%s", v.generic.symbol);
         snprintf(r->specialized_symbol, sizeof r->specialized_symbol, "%s", v.special.symbol);
+        snprintf(r->specialized_fixed, sizeof r->specialized_fixed, "%s", v.special.fixed);
         r->generic_code = code_size(v.generic.fn);
         r->specialized_code = code_size(v.special.fn);
         int64_t largest = 0;

@@ -11,18 +11,8 @@
 #
 # valgrind 3.19 cannot decode AVX-512, so this uses its own build, with kernels (and ndrun's own
 # loops) compiled for x86-64-v3 (AVX2): BUILD_DIR, default build-instructions, configured if needed.
-set -eu
-src=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-build-instructions}
-command -v valgrind >/dev/null || { echo "instructions.sh: valgrind is not installed (apt-get install valgrind)" >&2; exit 2; }
-command -v callgrind_annotate >/dev/null || { echo "instructions.sh: callgrind_annotate is missing" >&2; exit 2; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-if [ ! -x "$build/bin/ndrun" ]; then
-  cmake -S "$src" -B "$build" -DBUILD_TESTING=OFF -DNDGEN_KERNEL_CFLAGS="-O3 -march=x86-64-v3" >/dev/null
-fi
-cmake --build "$build" -j2 --target ndrun >/dev/null
-ndrun=$build/bin/ndrun
+NAME=instructions.sh
+. "$(dirname "$0")/callgrind_build.sh"
 opts="--no-probes --cache-dir $tmp/cache --repeats 1 --min-time 0"
 
 # flags RANK LAST: shape 3,..,3,LAST, shard 2,..,2,LAST/2, one-element pages, on 2x1 cores

@@ -42,7 +42,12 @@ static const char kernels_help[] =
     "                          library records them; repeat for more ($NDGEN_SPEC_PATH: more, ':'-separated)\n"
     "  --template-dir DIR      a template folder for the JIT, searched before the library's own; repeat\n"
     "                          ($NDGEN_TEMPLATE_PATH: more, ':'-separated). Every template folder is on the\n"
-    "                          compiler's include path\n";
+    "                          compiler's include path\n"
+    "  --fixed SET             the most the specialized kernel may fix, so that a partial kernel is compared:\n"
+    "                          all (default: exact first), pattern (all but the shape), shard (all but the\n"
+    "                          shape and the grid). The first loaded kernel of that set, else of the sets\n"
+    "                          fixing less, that serves the case runs; else the JIT builds one of SET,\n"
+    "                          cached by its fixed parameters. The report names the set it fixed\n";
 
 /* Appends the ':'-separated folders of text to list (a ':'-separated string of len bytes). */
 static int add_dirs(char *list, size_t len, const char *text, const char *what, nd_error *err)
@@ -96,6 +101,9 @@ int nr_open_kernels(const nr_settings *s, nd_kernels **out, nd_error *err)
     if (!rc && s->jit && access(own->ndgen, X_OK) != 0)
         rc = nd_fail(err, "ndrun: on-demand specialization runs ndgen, looked for beside ndrun as %s: %s; install "
                           "them together, or give --no-jit", own->ndgen, strerror(errno));
+    if (!rc && !s->jit && strcmp(s->fixed, "all") != 0 && s->nkernels == 0)
+        rc = nd_fail(err, "--fixed %s with --no-jit: the bundled library has no partial kernels; give a library "
+                          "that has (--kernels FILE), or let the JIT build one", s->fixed);
     if (!rc && s->jit) {
         nd_jit_config cfg;
         nd_jit_config_init(&cfg);
@@ -123,6 +131,7 @@ int nr_open_kernels(const nr_settings *s, nd_kernels **out, nd_error *err)
         cfg.ldflags = own->ldflags;
         rc = rc ? rc : nd_kernels_set_jit(k, &cfg, err);
     }
+    rc = rc ? rc : nd_kernels_set_fixed(k, s->fixed, err);
     free(own);
     if (rc) {
         nd_kernels_close(k);
@@ -191,7 +200,14 @@ static void print_result(const nr_result *r, bool json)
         next = strchr(line, '\n');
         next = next ? next + 1 : NULL;
         int n = next ? (int)(next - line) : (int)strlen(line);
-        if (json && strncmp(line, "  \"match\":", 10) == 0) {
+        if (json && strncmp(line, "  \"specialized_symbol\":", 23) == 0) {
+            printf("%.*s  \"specialized_fixed\": \"%s\",\n", n, line, r->specialized_fixed);
+        } else if (!json && strncmp(line, "kernels: ", 9) == 0) {
+            int set = ndreg_fixed_parse(r->specialized_fixed);
+            printf("%.*sfixed: the specialized kernel fixes %s%s%s%s\n", n, line, set < 0 ? "nothing (the generic "
+                   "kernel stood in)" : "\"", set < 0 ? "" : r->specialized_fixed, set < 0 ? "" : "\": ",
+                   set < 0 ? "" : ndreg_fixed_what(set));
+        } else if (json && strncmp(line, "  \"match\":", 10) == 0) {
             print_procs_json(r);
             printf("%.*s  \"reference_checked\": %s,\n  \"reference_name\": ", n, line, r->has_reference ? "true" : "false");
             printf(r->has_reference ? "\"%s\",\n" : "null,\n  \"reference_note\": \"%s\",\n",
@@ -224,6 +240,16 @@ int nr_compare_main(int argc, char **argv)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             printf("%s%s\n%s%s", compare_usage, nr_options_help, nd_dist_flags_help, kernels_help);
             return 0;
+        }
+        if (strncmp(argv[i], "--fixed", 7) == 0 && (argv[i][7] == '\0' || argv[i][7] == '=')) {
+            const char *v = argv[i][7] ? argv[i] + 8 : i + 1 < argc ? argv[++i] : NULL;
+            if (!v || ndreg_fixed_parse(v) < 0) {
+                fprintf(stderr, "ndrun compare: --fixed %s: expected all, pattern or shard (docs/partial.md)\n",
+                        v ? v : "needs a value;");
+                return 2;
+            }
+            s.fixed = v;
+            continue;
         }
         int rc = nr_parse_common(argc, argv, &i, &c, &s, &err);
         if (rc) {

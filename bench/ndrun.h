@@ -41,6 +41,7 @@ typedef struct nr_settings {
     char spec_dirs[8192];       /* --spec-dir DIR..., then $NDGEN_SPEC_PATH, then the bundled specs: ':'-separated */
     int ntemplate_dirs;         /* --template-dir DIR..., then $NDGEN_TEMPLATE_PATH, then the bundled templates */
     const char *template_dirs[8];
+    const char *fixed;          /* --fixed: the most the specialized kernel may fix (nd_kernels_set_fixed) */
 } nr_settings;
 
 void nr_settings_init(nr_settings *s);
@@ -149,6 +150,7 @@ typedef struct nr_result {
     int64_t local_pages, remote_pages; /* read by the specialized kernel */
     int64_t generic_code, specialized_code; /* bytes of the kernel function */
     char generic_symbol[128], specialized_symbol[128];
+    char specialized_fixed[16]; /* what the specialized kernel fixed: a set of NDA_FIXED_SETS, or "none" */
     nd_jit_outcome jit;
     char jit_note[192];
     int threads;

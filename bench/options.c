@@ -40,6 +40,7 @@ void nr_settings_init(nr_settings *s)
     s->jit = true;
     s->probes = true;
     s->seed = 1;
+    s->fixed = "all";
     if (nd_jit_default_cache_dir(s->cache_dir, sizeof s->cache_dir))
         s->cache_dir[0] = '\0';
 }

@@ -657,18 +657,19 @@ static void emit_registry_group(ndg_buf *b, const ndg_spec *spec, const ndg_emit
             }
             ndg_buf_printf(b, "};\n");
             emit_fixed_scalars(b, &op->targets[t], i, t);
-            if (op->targets[t].fixed != NDG_FIXED_PATTERN)
+            unsigned free = ndreg_fixed_free(op->targets[t].fixed);
+            if (!free)
                 continue;
             char pat[2048];
             ndg_buf_printf(b, "static const char *const ndk_patterns_%d_%d[] = {\n", i, t);
             for (int k = 0; k < op->noperands; ++k) {
                 nd_dist_signature(&op->targets[t].dist[k], sig, sizeof sig);
-                ndreg_pattern_signature(sig, pat, sizeof pat);
+                ndreg_split_signature(sig, free, pat, sizeof pat, NULL, 0);
                 ndg_buf_printf(b, "    \"%s\",\n", pat);
             }
             ndg_buf_printf(b, "};\nstatic const int ndk_classes_%d_%d[] = {", i, t);
             for (int k = 0; k < op->noperands; ++k)
-                ndg_buf_printf(b, "%s%d", k ? ", " : "", ndg_shape_class(&op->targets[t], k));
+                ndg_buf_printf(b, "%s%d", k ? ", " : "", ndg_class(&op->targets[t], k));
             ndg_buf_printf(b, "};\n");
         }
     }
@@ -710,8 +711,9 @@ static void emit_registry_group(ndg_buf *b, const ndg_spec *spec, const ndg_emit
                 ndg_buf_printf(b, "ndk_ref_%d, \"from EXPR\", ", i);
             if (t < 0)
                 ndg_buf_printf(b, "NULL, NULL, NULL, ");
-            else if (op->targets[t].fixed == NDG_FIXED_PATTERN)
-                ndg_buf_printf(b, "\"pattern\", ndk_patterns_%d_%d, ndk_classes_%d_%d, ", i, t, i, t);
+            else if (ndreg_fixed_free(op->targets[t].fixed))
+                ndg_buf_printf(b, "\"%s\", ndk_patterns_%d_%d, ndk_classes_%d_%d, ",
+                               ndreg_fixed_name(op->targets[t].fixed), i, t, i, t);
             else
                 ndg_buf_printf(b, "\"all\", NULL, NULL, ");
             if (t < 0 || !op->targets[t].nscalars)

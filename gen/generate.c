@@ -35,6 +35,11 @@ static const char generate_help[] =
     "  --installed-template-dir DIR  the same for the template folders, in --templates order; repeat\n"
     "  --relocatable         record only those installed folders, no absolute path of this machine (a\n"
     "                        library to install); needs --installed-spec-dir and --installed-template-dir\n"
+    "  --op NAME             generate only op NAME (with --dtypes D,D,..: the op of those operand dtypes)\n"
+    "  --target SIG          with --op, one per operand: only the kernel for these distribution signatures\n"
+    "  --fixed SET           with --target: the parameters that kernel fixes: all (default), pattern (all but\n"
+    "                        the shape), shard (all but the shape and the grid); see docs/partial.md\n"
+    "  --library             also write the library's root registry into the output (one SPEC)\n"
     "  --no-line             omit the #line directives that point back to the templates\n"
     "  --stats               print generation time per kernel, on standard error\n"
     "  --help                show this help\n"
@@ -52,7 +57,7 @@ static const char registry_help[] =
 
 enum { OPT_OUTPUT = 256, OPT_OUTPUT_DIR, OPT_TEMPLATES, OPT_SPEC_DIR, OPT_INCLUDE, OPT_RESOURCE, OPT_DEPFILE,
        OPT_NO_LINE, OPT_STATS, OPT_STAMP, OPT_HELP, OPT_OP, OPT_DTYPES, OPT_TARGET, OPT_LIBRARY, OPT_SPEC_MEMORY,
-       OPT_PARTS, OPT_INSTALLED_SPEC_DIR, OPT_INSTALLED_TEMPLATE_DIR, OPT_RELOCATABLE };
+       OPT_PARTS, OPT_INSTALLED_SPEC_DIR, OPT_INSTALLED_TEMPLATE_DIR, OPT_RELOCATABLE, OPT_FIXED };
 
 static const struct option longopts[] = {
     {"output", required_argument, NULL, OPT_OUTPUT},     {"output-dir", required_argument, NULL, OPT_OUTPUT_DIR},
@@ -66,7 +71,7 @@ static const struct option longopts[] = {
     {"parts", required_argument, NULL, OPT_PARTS},
     {"installed-spec-dir", required_argument, NULL, OPT_INSTALLED_SPEC_DIR},
     {"installed-template-dir", required_argument, NULL, OPT_INSTALLED_TEMPLATE_DIR},
-    {"relocatable", no_argument, NULL, OPT_RELOCATABLE},
+    {"relocatable", no_argument, NULL, OPT_RELOCATABLE}, {"fixed", required_argument, NULL, OPT_FIXED},
     {NULL, 0, NULL, 0},
 };
 
@@ -76,6 +81,8 @@ typedef struct gen_opts {
     ndg_emit_options emit;
     bool stats;
     const char *op, *dtypes; /* --op, --dtypes */
+    const char *fixed;       /* --fixed, as given */
+    nda_fixed fixed_set;
     int ntargets;
     char *targets[NDG_MAX_OPERANDS];
     const char *installed_template_dirs[NDG_MAX_TEMPLATE_DIRS];
@@ -118,6 +125,16 @@ static int parse_options(int argc, char **argv, gen_opts *o, int *status)
         case OPT_STATS: o->stats = true; break;
         case OPT_OP: o->op = optarg; break;
         case OPT_DTYPES: o->dtypes = optarg; break;
+        case OPT_FIXED: {
+            nd_error why;
+            if (ndg_fixed_parse(optarg, &o->fixed_set, &why)) {
+                fprintf(stderr, "ndgen generate: --fixed: %s\n", why.msg);
+                *status = 2;
+                return -1;
+            }
+            o->fixed = optarg;
+            break;
+        }
         case OPT_LIBRARY: o->emit.library = true; break;
         case OPT_SPEC_MEMORY: {
             char *end;
@@ -203,6 +220,8 @@ static int check_outputs(const gen_opts *o, int nspecs, nd_error *err)
                        o->output ? "--output" : o->emit.depfile ? "--depfile" : o->op ? "--op" : "--stamp", nspecs);
     if (!o->op && (o->dtypes || o->ntargets))
         return nd_fail(err, "%s: needs --op NAME", o->dtypes ? "--dtypes" : "--target");
+    if (o->fixed && !o->ntargets)
+        return nd_fail(err, "--fixed %s: needs --target, one per operand", o->fixed);
     return 0;
 }
 
@@ -219,7 +238,7 @@ static int generate_one(spec_run *r, const gen_opts *o, ndg_analyzer *a, nd_erro
     double t0 = now_ms();
     if (ndg_spec_load(r->path, &o->env, &spec, err))
         return -1;
-    if (o->op && ndg_spec_select(&spec, o->op, o->dtypes, o->targets, o->ntargets, err)) {
+    if (o->op && ndg_spec_select(&spec, o->op, o->dtypes, o->targets, o->ntargets, o->fixed_set, err)) {
         ndg_spec_free(&spec);
         return -1;
     }

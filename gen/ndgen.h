@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "nd_accessor.h"
 #include "nd_dist.h"
 
 /* NDG_MAX_NAME: op, operand and parameter names, so every symbol made from them fits. */
@@ -25,20 +26,12 @@ typedef struct ndg_operand {
     unsigned partial; /* bit r: the kernel takes it as a Partial tensor pending nd_reduce r (0: only whole) */
 } ndg_operand;
 
-/* Which distribution parameters a target's kernel takes as constants (a target's `fixed` key). */
-typedef enum ndg_fixed {
-    NDG_FIXED_ALL = 0,   /* "all": every parameter; the kernel serves exactly the target's distributions */
-    NDG_FIXED_PATTERN,   /* "pattern": every parameter but the tensor shape (rank, dtype, page box, shard
-                            shape, cores, orientation, strategy, memory, copies); the shape and what derives
-                            from it (tensor pages, shard grid, shards, shards per core, edges) at run time */
-} ndg_fixed;
-
 enum { NDG_MAX_SCALAR_VALUES = ND_MAX_SCALARS + ND_MAX_RANK };
 
 typedef struct ndg_target {
     int line;                        /* of the op{} call that declared it */
     nd_dist dist[NDG_MAX_OPERANDS];  /* one per operand, in operand order */
-    ndg_fixed fixed;
+    nda_fixed fixed;                 /* the parameters its kernel takes as constants (a target's `fixed`) */
     /* Launch scalars the target fixes (its `scalars` key): the launch's values, one per named scalar and
      * then a list's, NaN where a named scalar is not fixed (no launch value is NaN, nd_scalars_check);
      * a fixed list is all of them. nscalars 0: none fixed. The kernel has them as constants, and serves
@@ -47,10 +40,15 @@ typedef struct ndg_target {
     double scalars[NDG_MAX_SCALAR_VALUES];
 } ndg_target;
 
-/* A pattern target's kernel assumes that operands whose shapes are equal in the target have equal
- * shapes at launch (and nothing of shapes that differ): the index of the first operand j <= k with
- * operand k's rank and shape. The registry records these classes; the runtime checks them. */
-int ndg_shape_class(const ndg_target *t, int k);
+/* A partial target's kernel assumes that operands whose free parameters (the shape, and the core list
+ * when free) are equal in the target are equal at launch, and nothing of ones that differ: the index of
+ * the first operand j <= k whose free parameters are operand k's. The registry records these classes;
+ * the runtime checks them. */
+int ndg_class(const ndg_target *t, int k);
+
+/* ---- fixed.c: a target's `fixed`, as a set's name ("pattern"), "all but shape,grid", or the list of
+ * parameters to fix; ND_EREFUSED with the reason for a set no row of NDA_FIXED_SETS offers. */
+int ndg_fixed_parse(const char *text, nda_fixed *out, nd_error *err);
 
 typedef struct ndg_op {
     char *name;
@@ -91,8 +89,10 @@ typedef struct ndg_spec_env {
 int ndg_spec_load(const char *path, const ndg_spec_env *env, ndg_spec *out, nd_error *err);
 void ndg_spec_free(ndg_spec *s);
 /* Keeps only the op named op whose operand dtypes are dtypes (comma-separated; NULL: the first of that
- * name). With nsigs > 0, its targets become the one target whose operands have these signatures. */
-int ndg_spec_select(ndg_spec *s, const char *op, const char *dtypes, char *const *sigs, int nsigs, nd_error *err);
+ * name). With nsigs > 0, its targets become the one target whose operands have these signatures, its
+ * kernel fixing the parameters of set `fixed`. */
+int ndg_spec_select(ndg_spec *s, const char *op, const char *dtypes, char *const *sigs, int nsigs, nda_fixed fixed,
+                    nd_error *err);
 
 /* ---- analyze.c: stage 2, a template parsed with libclang, its accessor calls located by cursor. */
 typedef enum ndg_call_kind {

@@ -10,7 +10,9 @@
  *     constant bounds over the shard's pages, with page ids and pointers advanced by increments;
  *   - a read or write of the loop's current page of another operand placed identically is known to be
  *     local: it becomes a pointer that advances with the loop, with no lookup.
- * The helpers count traffic exactly as the generic accessor does, so statistics agree too.
+ * The helpers count traffic exactly as the generic accessor does, so statistics agree too. A partial
+ * target (a set of NDA_FIXED_SETS past "all", docs/partial.md) keeps the same plan at full rank, with the
+ * parameters its set leaves free read from the descriptor: the shape, and the core count with the grid.
  *
  * Edits never overlap except by containment (a call given nda_iter_page(&it) contains that call), so
  * they are applied in offset order, skipping any edit inside the one before. Generated code that spans
@@ -111,6 +113,16 @@ static ex ex_op(ex a, char op, int64_t k)
     return e;
 }
 
+/* a op k for an expression k: folded as ex_op when k is a constant, else printed. */
+static ex ex_by(ex a, char op, ex k)
+{
+    if (k.is_const)
+        return ex_op(a, op, k.k);
+    ex e = {.prec = 1};
+    ex_fmt(e.s, sizeof e.s, a.prec == 2 ? "(%s) %c %s" : "%s %c %s", a.s, op, k.s);
+    return e;
+}
+
 static ex ex_add(ex a, ex b)
 {
     if (ex_is(&a, 0))
@@ -156,20 +168,57 @@ typedef struct operand_ctx {
     int k;              /* operand index */
     const nd_dist *d;
     const nd_layout *l; /* squeezed */
-    bool rt;            /* a pattern target: the shape and what derives from it are read at run time */
+    unsigned free;      /* a partial target: NDA_FREE_* bits of the parameters read at run time; 0 exact */
 } operand_ctx;
 
-/* ---------------------------------------------------------------- pattern targets: shape at run time
+/* ---------------------------------------------------------------- partial targets: shape at run time
  *
- * With only the pattern fixed (rank, dtype, page box, shard shape, cores, strategy, memory, copies),
- * the squeezed rank depends on the shape, so these helpers work on the full-rank layout, whose rank is
- * the pattern's: shard extents S, in-shard strides, shard pages, core count and page bytes are
- * literals; tensor pages, shard grid, their strides, shard count and shards per core are read from the
- * descriptor (t->dist->layout). Divisions by S and by the core count are by constants. */
+ * With the shape left to run time (NDA_FIXED_SETS: every partial set leaves it), the squeezed rank
+ * depends on the shape, so these helpers work on the full-rank layout, whose rank is fixed: shard
+ * extents S, in-shard strides, shard pages and page bytes are literals; tensor pages, shard grid, their
+ * strides, shard count and shards per core are read from the descriptor (t->dist->layout), and so is
+ * the core count when the grid is free too (else a literal). Divisions by S are by constants. */
+
+/* The number of cores of the operand's copy: a literal, or read from layout L when the grid is free. */
+static ex ncores_ex(const nd_layout *l, unsigned free, const char *L)
+{
+    if (!(free & NDA_FREE_GRID))
+        return ex_k(l->ncores);
+    ex e = {.prec = 0};
+    ex_fmt(e.s, sizeof e.s, "%s->ncores", L);
+    return e;
+}
 
 static void rt_head(const operand_ctx *o)
 {
     ndg_buf_printf(o->b, "    const nd_layout *const L = &t->dist->layout;\n    (void)L;\n");
+}
+
+/* Adds page coordinate `c` (a variable) of dim i to the shard number `shard` and the in-shard position
+ * `in`, dividing by the constant shard extent. */
+static void loc_dim_rt(const operand_ctx *o, int i)
+{
+    const nd_layout *l = &o->d->layout;
+    long long S = l->shard[i];
+    if (S == 1) {
+        ndg_buf_printf(o->b, "    shard += c * L->grid_stride[%d];\n", i);
+        return;
+    }
+    ndg_buf_printf(o->b, "    shard += c / %lld * L->grid_stride[%d];\n", S, i);
+    ndg_buf_printf(o->b, "    in += %s;\n", ex_op(ex_op(ex_name("c"), '%', S), '*', l->shard_stride[i]).s);
+}
+
+/* The nd_loc of shard `shard` at in-shard position `in`, as C text. */
+static void loc_rt(const operand_ctx *o, char *out, size_t len)
+{
+    const nd_layout *l = &o->d->layout;
+    long long SP = l->shard_pages;
+    ex N = ncores_ex(l, o->free, "L");
+    if (l->strategy == ND_ROUND_ROBIN)
+        snprintf(out, len, "(nd_loc){%s, %s + in}", ex_by(ex_name("shard"), '%', N).s,
+                 ex_op(ex_by(ex_name("shard"), '/', N), '*', SP).s);
+    else
+        snprintf(out, len, "(nd_loc){shard / L->shards_per_core, shard %% L->shards_per_core * %lld + in}", SP);
 }
 
 static void helper_locate_rt(const operand_ctx *o)
@@ -179,27 +228,15 @@ static void helper_locate_rt(const operand_ctx *o)
     rt_head(o);
     ndg_buf_printf(o->b, "    int64_t shard = 0, in = 0, c;\n");
     for (int i = l->rank - 1; i >= 0; --i) {
-        long long S = l->shard[i], ss = l->shard_stride[i];
         if (i > 0)
             ndg_buf_printf(o->b, "    c = page %% L->pages[%d];\n    page /= L->pages[%d];\n", i, i);
         else
             ndg_buf_printf(o->b, "    c = page;\n");
-        if (S == 1) {
-            ndg_buf_printf(o->b, "    shard += c * L->grid_stride[%d];\n", i);
-        } else {
-            ndg_buf_printf(o->b, "    shard += c / %lld * L->grid_stride[%d];\n", S, i);
-            ndg_buf_printf(o->b, "    in += c %% %lld%s", S, ss == 1 ? ";\n" : "");
-            if (ss != 1)
-                ndg_buf_printf(o->b, " * %lld;\n", ss);
-        }
+        loc_dim_rt(o, i);
     }
-    long long N = l->ncores, SP = l->shard_pages;
-    if (l->strategy == ND_ROUND_ROBIN)
-        ndg_buf_printf(o->b, "    return (nd_loc){%s, %s + in};\n}\n", ex_op(ex_name("shard"), '%', N).s,
-                       ex_op(ex_op(ex_name("shard"), '/', N), '*', SP).s);
-    else
-        ndg_buf_printf(o->b, "    return (nd_loc){shard / L->shards_per_core, shard %% L->shards_per_core * %lld + in};\n}\n",
-                       SP);
+    char loc[1024];
+    loc_rt(o, loc, sizeof loc);
+    ndg_buf_printf(o->b, "    return %s;\n}\n", loc);
 }
 
 static void helper_page_coord_rt(const operand_ctx *o)
@@ -225,11 +262,12 @@ static void helper_page_id_rt(const operand_ctx *o)
 }
 
 /* Shards core `self` holds, from the run-time shard count: "L" names the full-rank layout. */
-static void nslots_rt(char *out, size_t len, const nd_layout *l, const char *self, const char *L)
+static void nslots_rt(char *out, size_t len, const nd_layout *l, unsigned free, const char *self, const char *L)
 {
-    long long N = l->ncores;
+    ex N = ncores_ex(l, free, L), G = ex_name("");
+    ex_fmt(G.s, sizeof G.s, "%s->num_shards", L);
     if (l->strategy == ND_ROUND_ROBIN)
-        snprintf(out, len, "%s->num_shards / %lld + (%s < %s->num_shards %% %lld)", L, N, self, L, N);
+        snprintf(out, len, "%s + (%s < %s)", ex_by(G, '/', N).s, self, ex_by(G, '%', N).s);
     else
         snprintf(out, len, "(%s->num_shards - %s * %s->shards_per_core <= 0 ? 0 : %s->num_shards - %s * "
                            "%s->shards_per_core < %s->shards_per_core ? %s->num_shards - %s * %s->shards_per_core : "
@@ -238,8 +276,8 @@ static void nslots_rt(char *out, size_t len, const nd_layout *l, const char *sel
 
 static void helper_shard_count_rt(const operand_ctx *o)
 {
-    char nslots[512];
-    nslots_rt(nslots, sizeof nslots, &o->d->layout, "self", "L");
+    char nslots[1024];
+    nslots_rt(nslots, sizeof nslots, &o->d->layout, o->free, "self", "L");
     ndg_buf_printf(o->b, "static inline int64_t %sshard_count_%d(const nda_core *core, const nda_tensor *t)\n{\n",
                    o->P, o->k);
     rt_head(o);
@@ -249,12 +287,14 @@ static void helper_shard_count_rt(const operand_ctx *o)
 static void helper_shard_id_rt(const operand_ctx *o)
 {
     const nd_layout *l = &o->d->layout;
-    ndg_buf_printf(o->b, "static inline int64_t %sshard_id_%d(const nda_core *core, const nda_tensor *t, int64_t slot)\n{\n"
-                         "    const int64_t self = t->index_of[core->id];\n", o->P, o->k);
+    ndg_buf_printf(o->b, "static inline int64_t %sshard_id_%d(const nda_core *core, const nda_tensor *t, int64_t slot)\n{\n",
+                   o->P, o->k);
+    rt_head(o);
+    ndg_buf_printf(o->b, "    const int64_t self = t->index_of[core->id];\n");
     if (l->strategy == ND_ROUND_ROBIN)
-        ndg_buf_printf(o->b, "    (void)t;\n    return self + slot * %lld;\n}\n", (long long)l->ncores);
+        ndg_buf_printf(o->b, "    return self + %s;\n}\n", ex_by(ex_name("slot"), '*', ncores_ex(l, o->free, "L")).s);
     else
-        ndg_buf_printf(o->b, "    return self * t->dist->layout.shards_per_core + slot;\n}\n");
+        ndg_buf_printf(o->b, "    return self * L->shards_per_core + slot;\n}\n");
 }
 
 static void helper_dim_rt(const operand_ctx *o)
@@ -263,24 +303,23 @@ static void helper_dim_rt(const operand_ctx *o)
                    o->P, o->k);
 }
 
+/* An element's address from its coordinates: each page coordinate is a division by the constant page
+ * extent, placed as helper_locate_rt places it, with no page id (and no division by the run-time
+ * tensor pages) on the way; counted as the generic nda_elem_read counts its page. */
 static void helper_elem_read_rt(const operand_ctx *o)
 {
     const nd_dist_spec *s = &o->d->spec;
     int r = s->rank;
-    char pid[1024] = "";
     ex in = ex_k(0);
     int64_t pe = 1;
-    size_t n = 0;
     for (int i = r - 1; i >= 0; --i) {
         char c[32];
         snprintf(c, sizeof c, "coord[%d]", i);
-        ex q = ex_op(ex_name(c), '/', s->page[i]);
-        n += (size_t)snprintf(pid + n, sizeof pid - n, i == r - 1 ? "%s" : " + %s * L->page_stride[%d]", q.s, i);
         if (s->page[i] > 1)
             in = ex_add(ex_op(ex_op(ex_name(c), '%', s->page[i]), '*', pe), in);
         pe *= s->page[i];
     }
-    long long pw = s->page[r - 1];
+    long long pw = s->page[r - 1], pb = o->d->page_bytes;
     char last[32];
     snprintf(last, sizeof last, "coord[%d]", r - 1);
     ex to_page_end = pw == 1 ? ex_k(1) : ex_name("");
@@ -292,27 +331,42 @@ static void helper_elem_read_rt(const operand_ctx *o)
     rt_head(o);
     ndg_buf_printf(o->b,
         "    const int64_t to_page_end = %s, to_edge = t->dist->spec.shape[%d] - %s;\n"
-        "    *run = to_page_end < to_edge ? to_page_end : to_edge;\n"
-        "    const uint8_t *p = (const uint8_t *)%spage_read_%d(core, t, %s);\n",
-        to_page_end.s, r - 1, last, o->P, o->k, pid);
-    ex off = ex_op(in, '*', o->d->elem_bytes);
-    if (ex_is(&off, 0))
-        ndg_buf_printf(o->b, "    return p;\n}\n");
-    else
-        ndg_buf_printf(o->b, "    return p + %s;\n}\n", off.s);
+        "    *run = to_page_end < to_edge ? to_page_end : to_edge;\n    int64_t shard = 0, in = 0, c;\n",
+        to_page_end.s, r - 1, last);
+    for (int i = 0; i < r; ++i) {
+        char c[32];
+        snprintf(c, sizeof c, "coord[%d]", i);
+        ndg_buf_printf(o->b, "    c = %s;\n", ex_op(ex_name(c), '/', s->page[i]).s);
+        loc_dim_rt(o, i);
+    }
+    char loc[1024];
+    loc_rt(o, loc, sizeof loc);
+    ex off = ex_add(ex_op(ex_name("l.offset"), '*', pb), ex_op(in, '*', o->d->elem_bytes));
+    ndg_buf_printf(o->b,
+        "    const nd_loc l = %s;\n    const bool local = l.core == t->index_of[core->id];\n"
+        "    ndstat_reads(core, local, !local, %lld);\n    return t->base[l.core] + %s;\n}\n", loc, pb, off.s);
 }
 
-/* The helpers above replace these kinds' for a pattern target; the others use only fixed parameters. */
-static bool rt_helper(const operand_ctx *o, ndg_call_kind kind)
+/* The helpers above replace these kinds' for a partial target (the others use only fixed parameters),
+ * with the kinds whose helpers they call. */
+static const struct {
+    ndg_call_kind kind;
+    void (*emit)(const operand_ctx *);
+    unsigned needs;
+} rt_helpers[] = {
+    {NDG_LOCATE, helper_locate_rt, 0},     {NDG_PAGE_COORD, helper_page_coord_rt, 0},
+    {NDG_PAGE_ID, helper_page_id_rt, 0},   {NDG_SHARD_COUNT, helper_shard_count_rt, 0},
+    {NDG_SHARD_ID, helper_shard_id_rt, 0}, {NDG_DIM, helper_dim_rt, 0},
+    {NDG_ELEM_READ, helper_elem_read_rt, 0},
+};
+
+/* kind's entry of rt_helpers for a partial target, or -1. */
+static int rt_helper(unsigned free, ndg_call_kind kind)
 {
-    void (*f)(const operand_ctx *) = kind == NDG_LOCATE ? helper_locate_rt : kind == NDG_PAGE_COORD ? helper_page_coord_rt
-                                     : kind == NDG_PAGE_ID ? helper_page_id_rt : kind == NDG_SHARD_COUNT ? helper_shard_count_rt
-                                     : kind == NDG_SHARD_ID ? helper_shard_id_rt : kind == NDG_DIM ? helper_dim_rt
-                                     : kind == NDG_ELEM_READ ? helper_elem_read_rt : NULL;
-    if (!o->rt || !f)
-        return false;
-    f(o);
-    return true;
+    for (int i = 0; free && i < (int)(sizeof rt_helpers / sizeof *rt_helpers); ++i)
+        if (rt_helpers[i].kind == kind)
+            return i;
+    return -1;
 }
 
 static void helper_locate(const operand_ctx *o)
@@ -548,8 +602,9 @@ static void helper_part_reduce(const operand_ctx *o)
 static void helper_part_page_read(const operand_ctx *o)
 {
     const nd_dist_spec *s = &o->d->spec;
-    long long pb = o->d->page_bytes, per = s->replicas / s->parts, n = o->d->layout.ncores;
+    long long pb = o->d->page_bytes, per = s->replicas / s->parts;
     ex copy = ex_add(ex_op(ex_name("part"), '*', per), ex_op(ex_name("t->replica"), '%', per));
+    ex n = ncores_ex(&o->d->layout, o->free, "t->layout"); /* a copy's cores: the same in full rank and squeezed */
     ndg_buf_printf(o->b,
         "static inline const void *%spart_page_read_%d(const nda_core *core, const nda_tensor *t, int64_t part, int64_t page)\n{\n"
         "    const int64_t copy = %s;\n"
@@ -557,7 +612,7 @@ static void helper_part_page_read(const operand_ctx *o)
         "    const bool local = copy == t->replica && l.core == t->index_of[core->id];\n"
         "    ndstat_reads(core, local, !local, %lld);\n"
         "    return t->all_base[%s] + %s;\n}\n",
-        o->P, o->k, copy.s, o->P, o->k, pb, ex_add(ex_op(ex_name("copy"), '*', n), ex_name("l.core")).s,
+        o->P, o->k, copy.s, o->P, o->k, pb, ex_add(ex_by(ex_name("copy"), '*', n), ex_name("l.core")).s,
         ex_op(ex_name("l.offset"), '*', pb).s);
 }
 
@@ -595,29 +650,33 @@ _Static_assert(sizeof helpers / sizeof *helpers == NDG_CALL_KINDS - 4, "a call k
 
 /* Emits the helpers in `need` (bits of ndg_call_kind) and those they call. */
 static void emit_operand_helpers(ndg_buf *b, const char *P, int k, const ndg_operand *op, const nd_dist *d,
-                                 unsigned need, bool rt)
+                                 unsigned need, unsigned free)
 {
     const size_t n = sizeof helpers / sizeof *helpers;
-    for (size_t i = n; i-- > 0;) /* callers come later in the table: close over their needs backwards */
+    for (size_t i = n; i-- > 0;) { /* callers come later in the table: close over their needs backwards */
+        int rt = rt_helper(free, helpers[i].kind);
         if (need & (1u << helpers[i].kind))
-            need |= helpers[i].needs;
+            need |= rt < 0 ? helpers[i].needs : rt_helpers[rt].needs;
+    }
     if (!need)
         return;
     char sig[2048];
     nd_dist_signature(d, sig, sizeof sig);
     const nd_layout *l = &d->squeezed;
-    if (rt)
-        ndg_buf_printf(b, "\n/* operand %d '%s': the pattern of %s (the shape at run time)\n * placement: shards of "
-                          "%lld pages on %lld cores, at full rank %d */\n", k, op->name, sig, (long long)l->shard_pages,
-                       (long long)l->ncores, d->layout.rank);
+    if (free)
+        ndg_buf_printf(b, "\n/* operand %d '%s': the pattern of %s (the shape%s at run time)\n * placement: shards of "
+                          "%lld pages, at full rank %d */\n", k, op->name, sig, free & NDA_FREE_GRID ? " and the cores" : "",
+                       (long long)l->shard_pages, d->layout.rank);
     else
         ndg_buf_printf(b, "\n/* operand %d '%s': %s\n * placement: %lld pages in %lld shards of %lld pages on %lld cores, squeezed to rank %d */\n",
                        k, op->name, sig, (long long)l->num_pages, (long long)l->num_shards, (long long)l->shard_pages,
                        (long long)l->ncores, l->rank);
-    operand_ctx o = {b, P, k, d, l, rt};
-    for (size_t i = 0; i < n; ++i)
-        if ((need & (1u << helpers[i].kind)) && !rt_helper(&o, helpers[i].kind))
-            helpers[i].emit(&o);
+    operand_ctx o = {b, P, k, d, l, free};
+    for (size_t i = 0; i < n; ++i) {
+        int rt = rt_helper(free, helpers[i].kind);
+        if (need & (1u << helpers[i].kind))
+            (rt < 0 ? helpers[i].emit : rt_helpers[rt].emit)(&o);
+    }
 }
 
 /* ---------------------------------------------------------------- loops */
@@ -638,41 +697,54 @@ typedef struct loop_plan {
     loop_ptr ptrs[NDG_MAX_OPERANDS]; /* [0] is the iterated operand when its pointer is used */
 } loop_plan;
 
-static bool is_pattern(const ndg_variant *v) { return v->target && v->target->fixed == NDG_FIXED_PATTERN; }
+/* The parameters a variant reads at run time: NDA_FREE_* bits, 0 for an exact target (and generic). */
+static unsigned free_of(const ndg_variant *v) { return v->target ? ndreg_fixed_free(v->target->fixed) : 0u; }
 
-int ndg_shape_class(const ndg_target *t, int k)
+/* Operand k's free parameters' text in target t (ndreg_split_signature's var). */
+static void free_text(const ndg_target *t, int k, char *out, size_t len)
 {
+    char sig[2048];
+    nd_dist_signature(&t->dist[k], sig, sizeof sig);
+    ndreg_split_signature(sig, ndreg_fixed_free(t->fixed), NULL, 0, out, len);
+}
+
+int ndg_class(const ndg_target *t, int k)
+{
+    char a[2048], b[2048];
+    free_text(t, k, b, sizeof b);
     for (int j = 0; j < k; ++j) {
-        const nd_dist_spec *a = &t->dist[j].spec, *b = &t->dist[k].spec;
-        if (a->rank == b->rank && memcmp(a->shape, b->shape, (size_t)a->rank * sizeof *a->shape) == 0)
+        free_text(t, j, a, sizeof a);
+        if (strcmp(a, b) == 0)
             return j;
     }
     return k;
 }
 
-/* For a pattern target: whether operands a and b stay placed alike at every launch the kernel serves.
- * The runtime keeps their shapes equal when they are equal in the target (ndg_shape_class), and their
- * page boxes and shard shapes are fixed: with both equal, the placement is a function of the fixed
- * core list, strategy, memory and copies, which nd_dist_same_placement compared. */
+/* For a partial target: whether operands a and b stay placed alike at every launch the kernel serves.
+ * The runtime keeps their free parameters (shape, and core list when free) equal when they are equal
+ * in the target (ndg_class), and their page boxes and shard shapes are fixed: with both equal, the
+ * placement is a function of the core list, strategy, memory and copies, which nd_dist_same_placement
+ * compared. */
 static bool same_at_any_shape(const ndg_target *t, int a, int b)
 {
     const nd_dist_spec *x = &t->dist[a].spec, *y = &t->dist[b].spec;
-    return ndg_shape_class(t, a) == ndg_shape_class(t, b) && x->rank == y->rank &&
+    return ndg_class(t, a) == ndg_class(t, b) && x->rank == y->rank &&
            memcmp(x->page, y->page, (size_t)x->rank * sizeof *x->page) == 0 &&
            memcmp(x->shard, y->shard, (size_t)x->rank * sizeof *x->shard) == 0;
 }
 
 /* nda_same_paging of a call as the kernel knows it: 1 or 0, or -1 when only the launch can tell (a
- * pattern target whose operands' page boxes agree but whose shapes may differ): a run-time helper. */
+ * partial target whose operands' page boxes agree but whose shapes may differ): a run-time helper.
+ * Operands of one class (ndg_class) have one shape at launch. */
 static int same_paging_known(const ndg_variant *v, const ndg_call *c)
 {
     const nd_dist *a = &v->target->dist[c->operand], *b = &v->target->dist[c->operand2];
-    if (!is_pattern(v))
+    if (!free_of(v))
         return nd_dist_same_paging(a, b);
     if (a->spec.rank != b->spec.rank ||
         memcmp(a->spec.page, b->spec.page, (size_t)a->spec.rank * sizeof *a->spec.page) != 0)
         return 0; /* the page boxes are fixed: they differ at every launch */
-    return ndg_shape_class(v->target, c->operand) == ndg_shape_class(v->target, c->operand2) ? 1 : -1;
+    return ndg_class(v->target, c->operand) == ndg_class(v->target, c->operand2) ? 1 : -1;
 }
 
 /* A read or write of the loop's current page of an operand placed exactly like the iterated one, by the
@@ -684,7 +756,7 @@ static bool known_local(const ndg_template *t, const ndg_variant *v, const ndg_c
     const ndg_loop *L = &t->loops[c->loop];
     const nd_dist *x = &v->target->dist[L->operand], *y = &v->target->dist[c->operand];
     return x->spec.buffer == ND_L1 && nd_dist_same_placement(x, y) && c->tensor_decl < L->start &&
-           c->core_decl == L->core_decl && (!is_pattern(v) || same_at_any_shape(v->target, L->operand, c->operand));
+           c->core_decl == L->core_decl && (!free_of(v) || same_at_any_shape(v->target, L->operand, c->operand));
 }
 
 static bool inside_known_local(const ndg_template *t, const ndg_variant *v, const ndg_call *c)
@@ -709,7 +781,7 @@ static loop_plan plan_loop(const ndg_template *t, const ndg_variant *v, int idx)
 {
     loop_plan p = {.idx = idx, .loop = &t->loops[idx]};
     const nd_dist *x = &v->target->dist[p.loop->operand];
-    p.l = is_pattern(v) ? &x->layout : &x->squeezed; /* the squeezed rank depends on the shape */
+    p.l = free_of(v) ? &x->layout : &x->squeezed; /* the squeezed rank depends on the shape */
     for (int i = 0; i < t->ncalls; ++i) {
         const ndg_call *c = &t->calls[i];
         if (c->loop != idx)
@@ -934,21 +1006,24 @@ static void plan_nest_rt(const ndg_template *t, const loop_plan *p, nest *m)
     m->inner_loop = l->shard[l->rank - 1] > 1 || has_continue(t, p->loop->body_start, p->loop->body_end);
 }
 
-static void loop_open_rt(ndg_buf *b, const char *P, const loop_plan *p, const nest *m, const char *ind)
+static void loop_open_rt(ndg_buf *b, const char *P, const loop_plan *p, const nest *m, const char *ind,
+                         unsigned free)
 {
     const nd_layout *l = p->l;
     const ndg_loop *Lp = p->loop;
     int n = p->idx, R = l->rank;
-    long long N = l->ncores, SP = l->shard_pages;
-    char in1[80], in2[80], L[64], self[64], slot[64], shard[64];
+    long long SP = l->shard_pages;
+    char in1[80], in2[80], L[64], self[64], slot[64], shard[64], cores[64];
     snprintf(in1, sizeof in1, "%s    ", ind);
     snprintf(in2, sizeof in2, "%s        ", ind);
     snprintf(L, sizeof L, "%sL%d", P, n);
     snprintf(self, sizeof self, "%sself%d", P, n);
     snprintf(slot, sizeof slot, "%sslot%d", P, n);
     snprintf(shard, sizeof shard, "%sshard%d", P, n);
-    ndg_buf_printf(b, "{ /* ndgen: the pages of operand %d this core holds: shards of %lld pages on %lld cores, %s; "
-                      "the shape at run time */\n", Lp->operand, SP, N, nd_strategy_name(l->strategy));
+    ex N = ncores_ex(l, free, L);
+    snprintf(cores, sizeof cores, free & NDA_FREE_GRID ? "the run-time cores" : "%lld cores", (long long)l->ncores);
+    ndg_buf_printf(b, "{ /* ndgen: the pages of operand %d this core holds: shards of %lld pages on %s, %s; "
+                      "the shape at run time */\n", Lp->operand, SP, cores, nd_strategy_name(l->strategy));
     ndg_buf_printf(b, "%sconst int64_t %s = (%s)->owner_of[(%s)->id];\n", in1, self, Lp->tensor_expr, Lp->core_expr);
     ndg_buf_printf(b, "%sconst nd_layout *const %s = &(%s)->dist->layout;\n", in1, L, Lp->tensor_expr);
     for (int i = 0; i < p->nptrs; ++i) {
@@ -961,11 +1036,11 @@ static void loop_open_rt(ndg_buf *b, const char *P, const loop_plan *p, const ne
             ndg_buf_printf(b, "%sint64_t %swrites%d_%d = 0;\n", in1, P, n, q->operand);
     }
     char nslots[1024]; /* room for eleven 63-character names: GCC -O3 checks it (format-truncation) */
-    nslots_rt(nslots, sizeof nslots, l, self, L);
+    nslots_rt(nslots, sizeof nslots, l, free, self, L);
     ndg_buf_printf(b, "%sconst int64_t %snslots%d = %s < 0 ? 0 : %s;\n", in1, P, n, self, nslots);
     ndg_buf_printf(b, "%sfor (int64_t %s = 0; %s < %snslots%d; ++%s) {\n", in1, slot, slot, P, n, slot);
     if (l->strategy == ND_ROUND_ROBIN)
-        ndg_buf_printf(b, "%sconst int64_t %s = %s + %s;\n", in2, shard, self, ex_op(ex_name(slot), '*', N).s);
+        ndg_buf_printf(b, "%sconst int64_t %s = %s + %s;\n", in2, shard, self, ex_by(ex_name(slot), '*', N).s);
     else
         ndg_buf_printf(b, "%sconst int64_t %s = %s * %s->shards_per_core + %s;\n", in2, shard, self, L, slot);
     ndg_buf_printf(b, "%s(void)%s;\n", in2, shard);
@@ -1329,7 +1404,7 @@ static int collect_edits(const ndg_template *t, const ndg_variant *v, edit **out
         const ndg_loop *L = &t->loops[i];
         loop_plan p = plan_loop(t, v, i);
         nest m;
-        if (is_pattern(v))
+        if (free_of(v))
             plan_nest_rt(t, &p, &m);
         else
             plan_nest(t, v->prefix, &p, &m);
@@ -1337,8 +1412,8 @@ static int collect_edits(const ndg_template *t, const ndg_variant *v, edit **out
         indent_at(t, L->start, ind, sizeof ind);
         e[n].start = L->start;
         e[n].end = L->body_start + 1; /* the body's '{' is printed with the loop header */
-        if (is_pattern(v))
-            loop_open_rt(&e[n++].text, v->prefix, &p, &m, ind);
+        if (free_of(v))
+            loop_open_rt(&e[n++].text, v->prefix, &p, &m, ind, free_of(v));
         else
             loop_open(&e[n++].text, v->prefix, &p, &m, ind);
         e[n].start = e[n].end = L->body_end;
@@ -1473,7 +1548,7 @@ int ndg_rewrite(ndg_buf *out, const ndg_template *t, const ndg_variant *v, nd_er
                 need[c->operand] |= 1u << c->kind;
         }
         for (int k = 0; k < op->noperands; ++k)
-            emit_operand_helpers(out, v->prefix, k, &op->operands[k], &v->target->dist[k], need[k], is_pattern(v));
+            emit_operand_helpers(out, v->prefix, k, &op->operands[k], &v->target->dist[k], need[k], free_of(v));
         unsigned done[NDG_MAX_OPERANDS] = {0}; /* run-time nda_same_paging: the fixed page boxes agree */
         for (int i = 0; i < t->ncalls; ++i) {
             const ndg_call *c = &t->calls[i];

@@ -728,32 +728,6 @@ static int convert_target_operand(ctx *c, int t, const ndg_op *op, int i, nd_dis
     return rc;
 }
 
-/* A target's `fixed`: the distribution parameters its kernel takes as constants. Two sets are
- * supported: "all" (the default) and "pattern" (all but the tensor shape); any other set is refused
- * with the reason. */
-static int convert_fixed(ctx *c, const char *v, ndg_target *target)
-{
-    if (strcmp(v, "all") == 0) {
-        target->fixed = NDG_FIXED_ALL;
-        return 0;
-    }
-    if (strcmp(v, "pattern") == 0 || strcmp(v, "all but shape") == 0) {
-        target->fixed = NDG_FIXED_PATTERN;
-        return 0;
-    }
-    static const char *const params[] = {"shape", "rank", "dtype", "page", "tile", "shard", "grid", "cores",
-                                         "orientation", "strategy", "buffer", "memory", "banks", "copies", NULL};
-    for (int i = 0; params[i]; ++i)
-        if (strstr(v, params[i]))
-            return FAIL(c, "fixed = \"%s\": refused: only \"all\" (every distribution parameter constant) and "
-                           "\"pattern\" (every parameter but the tensor shape) are supported: helpers and loop "
-                           "nests are planned on a constant rank, dtype, page box, shard shape, core list, strategy, "
-                           "memory and copies, and a kernel leaving any of them to run time is the generic kernel",
-                        v);
-    return FAIL(c, "fixed = \"%s\": not a set of distribution parameters: give \"all\" or \"pattern\" (every "
-                   "parameter but the tensor shape)", v);
-}
-
 /* A model message without its leading "op 'NAME': ", which the spec's own prefix already says. */
 static const char *without_op(const ndg_op *op, const char *msg)
 {
@@ -837,13 +811,12 @@ static int convert_target(ctx *c, int t, const ndg_op *op, ndg_target *target)
 {
     lua_State *L = c->L;
     int abs = lua_absindex(L, t);
-    lua_pushnil(L); /* every key must name an operand, or be 'all', 'fixed' or 'scalars' */
+    lua_pushnil(L);
     while (lua_next(L, abs)) {
-        bool is_fixed = lua_type(L, -1) == LUA_TSTRING && lua_type(L, -2) == LUA_TSTRING &&
-                        strcmp(lua_tostring(L, -2), "fixed") == 0;
-        lua_pop(L, 1);
-        bool known = is_fixed || (lua_type(L, -1) == LUA_TSTRING && (strcmp(lua_tostring(L, -1), "all") == 0 ||
-                                                                     strcmp(lua_tostring(L, -1), "scalars") == 0));
+        lua_pop(L, 1); /* every key must name an operand, or be 'all', 'fixed' or 'scalars' */
+        bool known = lua_type(L, -1) == LUA_TSTRING && (strcmp(lua_tostring(L, -1), "all") == 0 ||
+                                                        strcmp(lua_tostring(L, -1), "fixed") == 0 ||
+                                                        strcmp(lua_tostring(L, -1), "scalars") == 0);
         for (int i = 0; i < op->noperands && !known && lua_type(L, -1) == LUA_TSTRING; ++i)
             known = strcmp(op->operands[i].name, lua_tostring(L, -1)) == 0;
         if (!known) {
@@ -853,13 +826,17 @@ static int convert_target(ctx *c, int t, const ndg_op *op, ndg_target *target)
         }
     }
     target->line = c->line;
-    target->fixed = NDG_FIXED_ALL;
-    int ty = field(L, abs, "fixed");
-    if (ty == LUA_TSTRING && convert_fixed(c, lua_tostring(L, -1), target)) {
-        lua_pop(L, 1);
-        return -1;
-    }
+    target->fixed = NDA_FIXED_ALL;
+    int ty = field(L, abs, "fixed"); /* a set (fixed.c), absent: "all" */
+    nd_error why;
+    int rc = ty == LUA_TNIL      ? 0
+             : ty != LUA_TSTRING ? FAIL(c, "field 'fixed' must be a string naming a set of parameters, not a %s",
+                                        type_name(L, -1))
+             : ndg_fixed_parse(lua_tostring(L, -1), &target->fixed, &why) ? FAIL(c, "%s", why.msg)
+                                                                         : 0;
     lua_pop(L, 1);
+    if (rc)
+        return -1;
     for (int i = 0; i < op->noperands; ++i)
         if (convert_target_operand(c, abs, op, i, &target->dist[i]))
             return -1;
@@ -1334,7 +1311,8 @@ static int target_of(const ndg_op *op, char *const *sigs, int nsigs, ndg_target 
     return 0;
 }
 
-int ndg_spec_select(ndg_spec *s, const char *op, const char *dtypes, char *const *sigs, int nsigs, nd_error *err)
+int ndg_spec_select(ndg_spec *s, const char *op, const char *dtypes, char *const *sigs, int nsigs, nda_fixed fixed,
+                    nd_error *err)
 {
     int keep = -1;
     for (int i = 0; i < s->nops && keep < 0; ++i)
@@ -1346,6 +1324,7 @@ int ndg_spec_select(ndg_spec *s, const char *op, const char *dtypes, char *const
     if (nsigs > 0 && target_of(&s->ops[keep], sigs, nsigs, &t, err))
         return -1;
     if (nsigs > 0) {
+        t.fixed = fixed;
         ndg_target *one = malloc(sizeof *one);
         if (!one)
             return nd_fail(err, "%s: out of memory", s->path);

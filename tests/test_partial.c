@@ -1,13 +1,17 @@
 /*
- * test_partial: kernels that fix the sharding pattern and read the tensor shape at run time
- * (fixed = "pattern", issue 17), from tests/partial/partial.lua.
+ * test_partial: kernels that fix part of the distribution and read the rest at run time (issue 17),
+ * from tests/partial/partial.lua: fixed = "pattern" (the shape at run time) and fixed = "shard" (the
+ * shape and the core list).
  *
- *  - every pattern kernel, on random shapes sharing its pattern (rows past 256, uneven edge shards in
- *    every dim, shapes smaller than one shard): picked for the launch, it equals the generic kernel bit
- *    for bit and a plain reference written here, with identical per-core statistics;
- *  - the pick order for op add, which has a generic, an exact and a pattern kernel for one pattern: the
- *    exact kernel at its own shape, the pattern kernel at another shape, the generic kernel when a fixed
- *    parameter (the shard shape) differs; and what nd_kernel_pick reports.
+ *  - every partial kernel, on random shapes sharing its pattern (rows past 256, uneven edge shards in
+ *    every dim, shapes smaller than one shard), and for "shard" on random core grids (1 to 12 cores at
+ *    a random place, either orientation; operands the kernel assumed alike share theirs): picked for
+ *    the launch, it equals the generic kernel bit for bit and a plain reference written here, with
+ *    identical per-core statistics;
+ *  - the pick order for op add, which has a generic, an exact, two pattern and two shard kernels: the
+ *    exact kernel at its own distributions, the pattern kernel at another shape, the shard kernel on
+ *    other cores, the generic kernel when a fixed parameter (the shard shape, the page) differs; under
+ *    nd_kernels_set_fixed the kernels fixing more are passed over; and what nd_kernel_pick reports.
  * Usage: test_partial LIB [cases [seed]]
  */
 #include <math.h>
@@ -62,10 +66,22 @@ static int run(const char *op, nd_tensor **t, int n, nd_variant want, const floa
     return nd_tensor_read(t[n - 1], r->out, out_elems * 4, err);
 }
 
-/* Every operand of entry e at the shape its letters get (sizes[letter]), keeping the rest of its
- * target's distribution: the pattern. */
-static int make_dists(const nda_kernel_entry *e, const int64_t *sizes, nd_dist *d, nd_error *err)
+/* A random core set within the device's 8x8 grid: one rectangle of 1 to 12 cores, either orientation. */
+static nd_core_set random_cores(uint64_t *rng)
 {
+    nd_core_set c = {.nranges = 1, .orientation = rng_range(rng, 0, 1) ? ND_COL_MAJOR : ND_ROW_MAJOR};
+    int x = (int)rng_range(rng, 0, 4), y = (int)rng_range(rng, 0, 5);
+    c.ranges[0] = (nd_core_range){{x, y}, {x + (int)rng_range(rng, 0, 3), y + (int)rng_range(rng, 0, 2)}};
+    return c;
+}
+
+/* Every operand of entry e at the shape its letters get (sizes[letter]), keeping the rest of its
+ * target's distribution: the pattern; for a kernel leaving the grid free, on random cores, one draw per
+ * class of operands the kernel assumed alike (nda_kernel_entry.shape_classes). */
+static int make_dists(const nda_kernel_entry *e, const int64_t *sizes, uint64_t *rng, nd_dist *d, nd_error *err)
+{
+    bool grid_free = ndreg_fixed_free(ndreg_fixed_parse(e->fixed)) & NDA_FREE_GRID;
+    nd_core_set cores[8];
     for (int i = 0; i < e->noperands; ++i) {
         int gx, gy;
         if (nd_dist_from_signature(e->signatures[i], &d[i], &gx, &gy, err))
@@ -75,7 +91,10 @@ static int make_dists(const nda_kernel_entry *e, const int64_t *sizes, nd_dist *
         bool dots = strcmp(ix, "...") == 0;
         for (int j = 0; j < s.rank; ++j)
             s.shape[j] = sizes[dots ? 'a' + j : (unsigned char)ix[j]];
-        if (nd_dist_make(&s, gx, gy, &d[i], err))
+        cores[i] = e->shape_classes[i] == i ? random_cores(rng) : cores[e->shape_classes[i]];
+        if (grid_free)
+            s.cores = cores[i];
+        if (nd_dist_make(&s, grid_free ? 8 : gx, grid_free ? 8 : gy, &d[i], err))
             return -1;
     }
     return 0;
@@ -91,7 +110,7 @@ static void one_entry_case(const nda_kernel_entry *e, uint64_t *rng, char *desc)
         sizes['i'] = sizes['a'] = rng_range(rng, 1, 5);
     nd_dist d[8];
     nd_error err;
-    if (make_dists(e, sizes, d, &err)) { /* a shape the pattern cannot place (a page wider than it) */
+    if (make_dists(e, sizes, rng, d, &err)) { /* a shape the pattern cannot place (a page wider than it) */
         ++skipped;
         return;
     }
@@ -124,11 +143,14 @@ static void one_entry_case(const nda_kernel_entry *e, uint64_t *rng, char *desc)
     launch g = {0}, p = {0};
     int rg = run(e->op, t, n, ND_VARIANT_GENERIC, (const float *const *)in, elems[n - 1], &g, &err);
     CHECK(rg == 0, "generic: %s", err.msg);
-    int rp = rg ? -1 : run(e->op, t, n, ND_VARIANT_AUTO, (const float *const *)in, elems[n - 1], &p, &err);
+    /* at most e's set: random cores may be a pattern kernel's own, which would then be taken first */
+    int rp = rg || nd_kernels_set_fixed(K, e->fixed, &err)
+                 ? -1 : run(e->op, t, n, ND_VARIANT_AUTO, (const float *const *)in, elems[n - 1], &p, &err);
+    nd_kernels_set_fixed(K, "all", &err);
     CHECK(rg || rp == 0, "auto: %s", err.msg);
     if (!rg && !rp) {
         CHECK(p.pick.entry == e, "picked %s (fixed %s), want %s", p.pick.symbol, p.pick.fixed, e->symbol);
-        CHECK(strcmp(p.pick.fixed, "pattern") == 0 && strcmp(g.pick.fixed, "none") == 0, "fixed %s and %s",
+        CHECK(strcmp(p.pick.fixed, e->fixed) == 0 && strcmp(g.pick.fixed, "none") == 0, "fixed %s and %s",
               p.pick.fixed, g.pick.fixed);
         float *ref = malloc((size_t)elems[n - 1] * sizeof *ref);
         reference(e->op, in[0], n > 2 ? in[1] : NULL, ref, d[n - 1].spec.shape, d[n - 1].spec.rank);
@@ -154,51 +176,77 @@ done:
 static const nda_kernel_entry *current;
 static void entry_case(uint64_t *rng, char *desc) { one_entry_case(current, rng, desc); }
 
-/* The kernel picked for op add with every operand at shape r x c and shard sr x sc. */
-static const char *pick_add(int64_t r, int64_t c, int64_t sr, int64_t sc, nd_variant want, const char **symbol)
+/* A launch of op add with every operand alike: shape, shard, and cores (0,0)-(gx-1,gy-1). */
+typedef struct add_case {
+    int64_t r, c, sr, sc;
+    int gx, gy;
+    const char *max_fixed; /* nd_kernels_set_fixed */
+    nd_variant want;
+    const char *fixed, *symbol; /* expected: what the kernel fixed, and its symbol ("generic": any generic) */
+    const char *why;
+} add_case;
+
+/* The pick for op add: what the kernel fixed and its symbol, or NULL and err when none is taken. */
+static const char *pick_add(const add_case *a, const char **symbol, nd_error *err)
 {
     nd_dist_spec s;
     nd_dist_spec_init(&s);
     s.rank = s.shard_rank = 2;
-    s.shape[0] = r, s.shape[1] = c, s.shard[0] = sr, s.shard[1] = sc;
+    s.shape[0] = a->r, s.shape[1] = a->c, s.shard[0] = a->sr, s.shard[1] = a->sc;
     s.cores.nranges = 1;
-    s.cores.ranges[0] = (nd_core_range){{0, 0}, {1, 1}};
+    s.cores.ranges[0] = (nd_core_range){{0, 0}, {a->gx - 1, a->gy - 1}};
     nd_dist d;
     nd_tensor *t[3] = {0};
-    nd_error err;
     static nd_kernel_pick pick;
     const char *fixed = NULL;
-    int rc = nd_dist_make(&s, 8, 8, &d, &err);
-    CHECK(rc == 0, "%s", err.msg);
+    int rc = nd_dist_make(&s, 8, 8, &d, err) || nd_kernels_set_fixed(K, a->max_fixed, err);
+    CHECK(rc == 0, "%s", err->msg);
     for (int i = 0; i < 3 && !rc; ++i)
-        rc = nd_tensor_alloc(dev, &d, &t[i], &err);
-    if (!rc && !nd_kernels_pick(K, "add", t, 3, want, &pick, &err)) {
+        rc = nd_tensor_alloc(dev, &d, &t[i], err);
+    if (!rc && !nd_kernels_pick(K, "add", t, 3, a->want, &pick, err)) {
         fixed = pick.fixed;
         *symbol = pick.symbol;
     }
     for (int i = 0; i < 3; ++i)
         nd_tensor_free(t[i]);
+    nd_kernels_set_fixed(K, "all", err);
     return fixed;
 }
 
+/* Op add's kernels (partial.lua): t0 exact, t1 pattern and t3 shard of one layout (rows of 64, 64x64
+ * shards, round robin), t2 pattern and t4 shard with operand a placed otherwise; and the generic one. */
 static void pick_order(void)
 {
-    const char *sym = NULL, *f;
-    f = pick_add(300, 200, 64, 64, ND_VARIANT_AUTO, &sym); /* t0's own distributions: the exact kernel */
-    CHECK(f && strcmp(f, "all") == 0 && strcmp(sym, "nd_add__f32__t0") == 0, "exact: %s %s", f, sym);
-    f = pick_add(300, 200, 64, 64, ND_VARIANT_GENERIC, &sym);
-    CHECK(f && strcmp(f, "none") == 0 && strstr(sym, "generic"), "generic forced: %s %s", f, sym);
-    f = pick_add(513, 130, 64, 64, ND_VARIANT_AUTO, &sym); /* another size of the pattern: t1 */
-    CHECK(f && strcmp(f, "pattern") == 0 && strcmp(sym, "nd_add__f32__t1") == 0, "pattern: %s %s", f, sym);
-    f = pick_add(513, 130, 64, 64, ND_VARIANT_SPECIALIZED, &sym);
-    CHECK(f && strcmp(f, "pattern") == 0 && strcmp(sym, "nd_add__f32__t1") == 0, "pattern forced: %s %s", f, sym);
-    f = pick_add(7, 3, 64, 64, ND_VARIANT_AUTO, &sym); /* smaller than one shard */
-    CHECK(f && strcmp(f, "pattern") == 0 && strcmp(sym, "nd_add__f32__t1") == 0, "tiny: %s %s", f, sym);
-    f = pick_add(300, 200, 32, 64, ND_VARIANT_AUTO, &sym); /* the shard shape is fixed: it differs */
-    CHECK(f && strcmp(f, "none") == 0 && strstr(sym, "generic"), "shard differs: %s %s", f, sym);
-    f = pick_add(300, 200, 64, 128, ND_VARIANT_AUTO, &sym); /* so does the page box (rows of the shard) */
-    CHECK(f && strcmp(f, "none") == 0 && strstr(sym, "generic"), "page differs: %s %s", f, sym);
-    passed += 7;
+    static const add_case cases[] = {
+        {300, 200, 64, 64, 2, 2, "all", ND_VARIANT_AUTO, "all", "nd_add__f32__t0", "t0's own distributions"},
+        {300, 200, 64, 64, 2, 2, "all", ND_VARIANT_GENERIC, "none", "generic", "the generic kernel asked for"},
+        {513, 130, 64, 64, 2, 2, "all", ND_VARIANT_AUTO, "pattern", "nd_add__f32__t1", "another size"},
+        {513, 130, 64, 64, 2, 2, "all", ND_VARIANT_SPECIALIZED, "pattern", "nd_add__f32__t1", "another size"},
+        {7, 3, 64, 64, 2, 2, "all", ND_VARIANT_AUTO, "pattern", "nd_add__f32__t1", "smaller than one shard"},
+        {300, 200, 64, 64, 3, 2, "all", ND_VARIANT_AUTO, "shard", "nd_add__f32__t3", "other cores: t1 differs"},
+        {513, 130, 64, 64, 1, 1, "all", ND_VARIANT_AUTO, "shard", "nd_add__f32__t3", "another size on one core"},
+        {300, 200, 32, 64, 2, 2, "all", ND_VARIANT_AUTO, "none", "generic", "the shard shape is fixed"},
+        {300, 200, 64, 128, 2, 2, "all", ND_VARIANT_AUTO, "none", "generic", "so is the page (a shard row)"},
+        {300, 200, 64, 64, 2, 2, "pattern", ND_VARIANT_AUTO, "pattern", "nd_add__f32__t1", "exact passed over"},
+        {300, 200, 64, 64, 2, 2, "shard", ND_VARIANT_AUTO, "shard", "nd_add__f32__t3", "pattern passed over"},
+        {300, 200, 64, 64, 3, 2, "pattern", ND_VARIANT_AUTO, "shard", "nd_add__f32__t3", "fixing less is taken"},
+        {300, 200, 32, 64, 2, 2, "shard", ND_VARIANT_SPECIALIZED, NULL, NULL, "no kernel, and no JIT"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
+        const add_case *a = &cases[i];
+        const char *sym = NULL;
+        nd_error err = {0};
+        const char *f = pick_add(a, &sym, &err);
+        bool ok = !a->fixed ? !f && err.code == ND_ENOENT
+                  : f && strcmp(f, a->fixed) == 0 &&
+                        (strcmp(a->symbol, "generic") == 0 ? strstr(sym, "generic") != NULL : strcmp(sym, a->symbol) == 0);
+        CHECK(ok, "pick %lldx%lld shard %lldx%lld on %dx%d, at most %s (%s): got %s %s (%s), want %s %s",
+              (long long)a->r, (long long)a->c, (long long)a->sr, (long long)a->sc, a->gx, a->gy, a->max_fixed, a->why,
+              f ? f : "none", f ? sym : "", f ? "" : err.msg, a->fixed ? a->fixed : "an error", a->symbol ? a->symbol : "");
+        passed += ok;
+    }
+    nd_error err;
+    CHECK(nd_kernels_set_fixed(K, "shape,grid", &err) == -1 && err.code == ND_EINVAL, "an unknown set is refused");
 }
 
 int main(int argc, char **argv)
@@ -216,17 +264,22 @@ int main(int argc, char **argv)
         return 1;
     }
     pick_order();
-    int npattern = 0;
+    int per_set[NDA_FIXED_COUNT] = {0};
     for (int i = 0; i < nd_kernels_count(K); ++i) {
         current = nd_kernels_entry(K, i);
-        if (!current->fixed || strcmp(current->fixed, "pattern") != 0)
+        int set = ndreg_fixed_parse(current->fixed);
+        if (set <= NDA_FIXED_ALL)
             continue;
-        ++npattern;
+        ++per_set[set];
         char *sub[] = {argv[0], argc > 2 ? argv[2] : "25", argc > 3 ? argv[3] : "1700"};
         test_run_cases(3, sub, 0, 0, entry_case);
     }
-    CHECK(npattern >= 5, "the library has %d pattern kernels, want at least 5", npattern);
-    printf("test_partial: %d pattern kernels, %lld shapes skipped (not placeable)\n", npattern, (long long)skipped);
+    for (int set = NDA_FIXED_ALL + 1; set < NDA_FIXED_COUNT; ++set) {
+        CHECK(per_set[set] >= 5, "the library has %d kernels of set %s, want at least 5", per_set[set],
+              ndreg_fixed_name(set));
+        printf("test_partial: %d kernels fixing \"%s\"\n", per_set[set], ndreg_fixed_name(set));
+    }
+    printf("test_partial: %lld shapes skipped (not placeable)\n", (long long)skipped);
     nd_device_close(dev);
     nd_kernels_close(K);
     return test_finish(passed);

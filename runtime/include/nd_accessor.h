@@ -140,15 +140,16 @@ typedef struct nda_kernel_entry {
     uint64_t partial_reduce;         /* bit 8i + r: operand i may be Partial pending nd_reduce r */
     nda_ref_fn *reference;           /* the op's plain reference, or NULL when its spec gives none */
     const char *reference_name;      /* what it is: "from EXPR" or the function's name; NULL with none */
-    /* Which distribution parameters the kernel fixed: NULL for the generic kernel (none), "all" for a
-     * kernel serving exactly `signatures`, "pattern" for one serving every shape of the pattern: the
-     * operands' signatures with the shape left out (ndreg_pattern_signature) equal `patterns`, and the
-     * operands with equal shape_classes entries have equal shapes (as in the target it was generated
-     * from, whose exact signatures `signatures` still gives). */
+    /* Which distribution parameters the kernel fixed: NULL for the generic kernel (none), else a set's
+     * name (NDA_FIXED_SETS): "all" for a kernel serving exactly `signatures`; a partial set for one
+     * serving every launch whose operands' signatures, with the set's free parameters starred
+     * (ndreg_split_signature), equal `patterns`, and whose operands with equal shape_classes entries
+     * agree on their free parameters, as in the target it was generated from (whose exact signatures
+     * `signatures` still gives). */
     const char *fixed;
-    const char *const *patterns;     /* "pattern": each operand's pattern signature; else NULL */
-    const int *shape_classes;        /* "pattern": [noperands], operand i's shape equals operand
-                                        shape_classes[i]'s; else NULL */
+    const char *const *patterns;     /* a partial set: each operand's signature, free parameters starred */
+    const int *shape_classes;        /* a partial set: [noperands], operand i's free parameters (shape, and
+                                        the core list when free) equal operand shape_classes[i]'s */
     /* Launch scalars the kernel has as constants (its target's `scalars`): it serves only launches whose
      * value i equals scalar_values[i] wherever that is not NaN, and when the declaration's list is
      * fixed (nscalar_values exceeds the named scalars) only launches of exactly nscalar_values values.
@@ -157,24 +158,93 @@ typedef struct nda_kernel_entry {
     const double *scalar_values;
 } nda_kernel_entry;
 
-/* A distribution signature (nd_dist_signature) with its shape left out, "shape=*": what a "pattern"
- * kernel fixed. Not part of the template API. */
-static inline void ndreg_pattern_signature(const char *sig, char *out, size_t len)
+/*
+ * Partial specialization: the sets of distribution parameters a kernel may fix (a target's `fixed`),
+ * one row each, in pick order: at a launch the runtime takes the exact kernel, then a kernel of the
+ * next row that serves the launch, and so on, then (the JIT, then) the generic kernel. Columns: the
+ * enumerator, the name specs and ndrun use, the parameters left to run time (NDA_FREE_*), and what the
+ * set fixes, in words. Every
+ * other parameter (rank, dtype, page box, shard shape, strategy, memory, copies) is fixed in every row;
+ * docs/partial.md says why no set leaves one of them free. Not part of the template API.
+ */
+#define NDA_FREE_SHAPE 1u /* the tensor shape, and what derives from it: tensor pages, shard grid, shards */
+#define NDA_FREE_GRID 2u  /* the core list: which cores, how many, their orientation */
+#define NDA_FIXED_SETS(X)                                                                     \
+    X(ALL, "all", 0u, "every parameter")                                                      \
+    X(PATTERN, "pattern", NDA_FREE_SHAPE, "all but the shape")                                \
+    X(SHARD, "shard", NDA_FREE_SHAPE | NDA_FREE_GRID, "all but the shape and the grid")
+
+typedef enum nda_fixed {
+#define NDA_FIXED_ENUM(e, name, free, what) NDA_FIXED_##e,
+    NDA_FIXED_SETS(NDA_FIXED_ENUM)
+#undef NDA_FIXED_ENUM
+    NDA_FIXED_COUNT
+} nda_fixed;
+
+/* The set's name ("all", "pattern", ...), or NULL outside the table. */
+static inline const char *ndreg_fixed_name(int set)
 {
-    const char *at = strstr(sig, " shape="), *end = at ? strchr(at + 1, ' ') : NULL;
-    size_t n = 0;
-    for (const char *p = sig; *p && n + 1 < len; ++p) {
-        if (p == at && end) {
-            static const char star[] = " shape=*";
-            for (size_t i = 0; star[i] && n + 1 < len; ++i)
-                out[n++] = star[i];
-            p = end - 1;
-            continue;
-        }
-        out[n++] = *p;
+#define NDA_FIXED_NAME(e, name, free, what) name,
+    static const char *const names[] = {NDA_FIXED_SETS(NDA_FIXED_NAME)};
+#undef NDA_FIXED_NAME
+    return set >= 0 && set < NDA_FIXED_COUNT ? names[set] : NULL;
+}
+
+/* What the set fixes, in words ("all but the shape"), or NULL outside the table. */
+static inline const char *ndreg_fixed_what(int set)
+{
+#define NDA_FIXED_WHAT(e, name, free, what) what,
+    static const char *const whats[] = {NDA_FIXED_SETS(NDA_FIXED_WHAT)};
+#undef NDA_FIXED_WHAT
+    return set >= 0 && set < NDA_FIXED_COUNT ? whats[set] : NULL;
+}
+
+/* The set's parameters left to run time (NDA_FREE_* bits); 0 outside the table. */
+static inline unsigned ndreg_fixed_free(int set)
+{
+#define NDA_FIXED_FREE(e, name, free, what) free,
+    static const unsigned frees[] = {NDA_FIXED_SETS(NDA_FIXED_FREE)};
+#undef NDA_FIXED_FREE
+    return set >= 0 && set < NDA_FIXED_COUNT ? frees[set] : 0u;
+}
+
+/* The set named name (a registry entry's `fixed`), or -1: NULL (the generic kernel) and unknown names. */
+static inline int ndreg_fixed_parse(const char *name)
+{
+    for (int i = 0; name && i < NDA_FIXED_COUNT; ++i)
+        if (strcmp(ndreg_fixed_name(i), name) == 0)
+            return i;
+    return -1;
+}
+
+/* A distribution signature (nd_dist_signature) split by the parameters free leaves to run time (NDA_FREE_*
+ * bits): into fixed, the signature with each free field starred ("shape=*", "cores=* *" for the core
+ * list and its orientation), what a partial kernel fixed; and into var, the free fields' own text,
+ * which operands of one class must share. Either output may be NULL. Not part of the template API. */
+static inline void ndreg_split_signature(const char *sig, unsigned free, char *fixed, size_t flen, char *var,
+                                         size_t vlen)
+{
+    size_t nf = 0, nv = 0;
+    bool star_next = false; /* the orientation after a starred core list */
+    for (const char *p = sig; *p;) {
+        size_t n = strcspn(p, " ");
+        bool starred = star_next || ((free & NDA_FREE_SHAPE) && strncmp(p, "shape=", 6) == 0) ||
+                       ((free & NDA_FREE_GRID) && strncmp(p, "cores=", 6) == 0);
+        star_next = (free & NDA_FREE_GRID) && strncmp(p, "cores=", 6) == 0;
+        size_t keep = starred ? (size_t)(strchr(p, '=') && strchr(p, '=') < p + n ? strchr(p, '=') - p + 1 : 0) : n;
+        for (size_t i = 0; fixed && i < keep + starred && nf + 1 < flen; ++i)
+            fixed[nf++] = i < keep ? p[i] : '*';
+        for (size_t i = 0; var && starred && i < n + 1 && nv + 1 < vlen; ++i)
+            var[nv++] = i < n ? p[i] : ' ';
+        p += n;
+        for (; *p == ' '; ++p)
+            if (fixed && nf + 1 < flen)
+                fixed[nf++] = ' ';
     }
-    if (len)
-        out[n] = '\0';
+    if (fixed && flen)
+        fixed[nf] = '\0';
+    if (var && vlen)
+        var[nv] = '\0';
 }
 
 /*

@@ -118,12 +118,13 @@ typedef struct nd_kernel_pick {
     const nda_kernel_entry *entry; /* its registry entry: operands, indices, dtypes */
     nd_jit_outcome jit;
     char jit_note[192];            /* for a JIT outcome: "built <key>", "rebuilt <key>: <why>", ... */
-    const char *fixed;             /* what the kernel fixed: "all" (exact), "pattern" (all but the shape) or
-                                      "none" (generic). AUTO and SPECIALIZED take the exact kernel (of two,
-                                      the one fixing more launch scalars; one fixing other values than the
-                                      launch's is never taken), else the
-                                      first registered pattern kernel that serves the launch, else (the JIT,
-                                      then) the generic one */
+    const char *fixed;             /* what the kernel fixed: a set of NDA_FIXED_SETS ("all": exact, "pattern":
+                                      all but the shape, "shard": all but the shape and the grid) or "none"
+                                      (generic). AUTO and SPECIALIZED take the exact kernel (of two, the one
+                                      fixing more launch scalars; one fixing other values than the launch's is
+                                      never taken), else the first registered kernel of each partial set in
+                                      that table's order that serves the launch, else (the JIT, then) the
+                                      generic one; never one fixing more than nd_kernels_set_fixed allows */
 } nd_kernel_pick;
 
 /*
@@ -169,6 +170,11 @@ int nd_jit_default_cache_dir(char *buf, size_t len);
 const char *nd_kernels_jit_notice(const nd_kernels *k);
 
 int nd_kernels_open(nd_kernels **out, nd_error *err);
+/* The most a picked kernel may fix, a set of NDA_FIXED_SETS (docs/partial.md): "all" (the default)
+ * takes an exact kernel first; "pattern" passes over exact kernels, "shard" over pattern ones too. The
+ * JIT builds kernels of exactly this set, cached by its fixed parameters: a launch of another size of
+ * a known pattern is a cache hit. ND_EINVAL for an unknown name. */
+int nd_kernels_set_fixed(nd_kernels *k, const char *set, nd_error *err);
 /* Turns the JIT on with cfg (copied), or off with NULL. Off by default. */
 int nd_kernels_set_jit(nd_kernels *k, const nd_jit_config *cfg, nd_error *err);
 void nd_kernels_close(nd_kernels *k);

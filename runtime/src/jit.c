@@ -9,7 +9,10 @@
  *   .build-<key>-XXXXXX   that process's private build folder; removed after, or by a later build
  * key hashes the format version, the generator version, spec name and path, op, dtypes, every
  * operand's signature, the generator, template and include folders, the compiler (its words, resolved
- * path and --version output) and its flags. The manifest lists every input file (spec, included specs,
+ * path and --version output) and its flags. A partial kernel (a set of NDA_FIXED_SETS past "all")
+ * hashes, instead of the signatures, the set's name, each signature with the set's free parameters
+ * starred, and which operands share their free parameters: so it is found again for every launch it
+ * serves (a new size of a known pattern is a hit), and never for one it does not. The manifest lists every input file (spec, included specs,
  * template, its headers, the ndgen executable, the compiler executable, every file the flags name such
  * as libnd_dist.a) with its hash and size, and ends with a checksum of itself. An entry is loaded only
  * when its manifest is whole, every input is unchanged, and the library's bytes hash to the recorded
@@ -532,11 +535,31 @@ typedef struct jit_request {
     const nda_kernel_entry *generic; /* the op's generic entry: name, dtypes, operands */
     const char *spec;                /* the spec file's name, from the entry's registry group */
     char (*sigs)[2048];              /* one per operand */
+    int fixed;                       /* the set the kernel fixes: NDA_FIXED_ALL, or a partial set */
     char spec_path[PATH_MAX];
     char dir[PATH_MAX];              /* the cache folder, resolved and checked */
     char dtypes[256];
     char key[17];
 } jit_request;
+
+/* A partial kernel's part of the key: its set, each operand's fixed parameters, and for each operand
+ * the first operand sharing its free ones (the classes ndgen records for the kernel). */
+static uint64_t hash_pattern(uint64_t h, const jit_request *r)
+{
+    unsigned free = ndreg_fixed_free(r->fixed);
+    char fixed[2048], var[2048], other[2048];
+    h = hash_str(h, ndreg_fixed_name(r->fixed));
+    for (int i = 0; i < r->generic->noperands; ++i) {
+        ndreg_split_signature(r->sigs[i], free, fixed, sizeof fixed, var, sizeof var);
+        int cls = i;
+        for (int k = 0; k < i && cls == i; ++k) {
+            ndreg_split_signature(r->sigs[k], free, NULL, 0, other, sizeof other);
+            cls = strcmp(var, other) == 0 ? k : i;
+        }
+        h = hash_bytes(hash_str(h, fixed), &cls, sizeof cls);
+    }
+    return h;
+}
 
 static void make_key(const nd_jit *j, jit_request *r)
 {
@@ -544,8 +567,11 @@ static void make_key(const nd_jit *j, jit_request *r)
     uint64_t h = hash_bytes(HASH_SEED, &(int){JIT_FORMAT}, sizeof(int));
     h = hash_str(hash_str(hash_str(h, NDGEN_VERSION), r->spec), r->generic->op);
     h = hash_str(hash_str(h, r->dtypes), r->spec_path);
-    for (int i = 0; i < r->generic->noperands; ++i)
-        h = hash_str(h, r->sigs[i]);
+    if (r->fixed == NDA_FIXED_ALL)
+        for (int i = 0; i < r->generic->noperands; ++i)
+            h = hash_str(h, r->sigs[i]);
+    else
+        h = hash_pattern(h, r);
     h = hash_str(hash_str(h, j->ndgen), j->include_dir);
     for (int i = 0; i < r->ntdirs; ++i)
         h = hash_str(h, r->tdirs[i]);
@@ -726,6 +752,10 @@ static void ndgen_argv(const nd_jit *j, const jit_request *r, char *const *store
     for (int i = 0; i < r->ntdirs; ++i) {
         argv[n++] = "--templates";
         argv[n++] = (char *)r->tdirs[i];
+    }
+    if (r->fixed != NDA_FIXED_ALL) {
+        argv[n++] = "--fixed";
+        argv[n++] = (char *)ndreg_fixed_name(r->fixed);
     }
     argv[n++] = "--include";
     argv[n++] = j->include_dir;
@@ -1034,19 +1064,19 @@ static void add_tdir(jit_request *r, const char *d)
 int nd_jit_library(nd_jit *j, const nda_kernel_entry *generic, const char *spec, char (*sigs)[2048], char *path,
                    size_t len, nd_jit_outcome *outcome, char *note, size_t note_len, nd_error *err)
 {
-    return nd_jit_library_at(j, generic, spec, NULL, sigs, path, len, outcome, note, note_len, err);
+    return nd_jit_library_at(j, generic, spec, NULL, sigs, NDA_FIXED_ALL, path, len, outcome, note, note_len, err);
 }
 
 int nd_jit_library_at(nd_jit *j, const nda_kernel_entry *generic, const char *spec, const nd_jit_where *where,
-                      char (*sigs)[2048], char *path, size_t len, nd_jit_outcome *outcome, char *note, size_t note_len,
-                      nd_error *err)
+                      char (*sigs)[2048], int fixed, char *path, size_t len, nd_jit_outcome *outcome, char *note,
+                      size_t note_len, nd_error *err)
 {
     jit_request *r = calloc(1, sizeof *r);
     jit_manifest *m = malloc(sizeof *m);
     jit_check check;
     int rc = r && m ? 0 : nd_failc(err, ND_ENOMEM, "jit: out of memory");
     if (!rc) {
-        *r = (jit_request){.generic = generic, .spec = spec, .sigs = sigs};
+        *r = (jit_request){.generic = generic, .spec = spec, .sigs = sigs, .fixed = fixed};
         for (int i = 0; i < generic->noperands; ++i)
             snprintf(r->dtypes + strlen(r->dtypes), sizeof r->dtypes - strlen(r->dtypes), "%s%s", i ? "," : "",
                      generic->dtypes[i]);

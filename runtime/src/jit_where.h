@@ -13,9 +13,11 @@ typedef struct nd_jit_where {
 
 /* nd_jit_library, with the spec looked up where the library says it is when the configuration's spec
  * folders do not hold it, and the library's template folders searched (and put on the compiler's
- * include path) after the configuration's. */
+ * include path) after the configuration's; the kernel fixes set `fixed` (a row of NDA_FIXED_SETS): a
+ * partial set's entry is keyed by the fixed parameters alone (each operand's signature with the free
+ * ones starred, and which operands share their free ones), so every launch it serves finds it. */
 int nd_jit_library_at(nd_jit *j, const nda_kernel_entry *generic, const char *spec, const nd_jit_where *where,
-                      char (*sigs)[2048], char *path, size_t len, nd_jit_outcome *outcome, char *note, size_t note_len,
-                      nd_error *err);
+                      char (*sigs)[2048], int fixed, char *path, size_t len, nd_jit_outcome *outcome, char *note,
+                      size_t note_len, nd_error *err);
 
 #endif

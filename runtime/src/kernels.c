@@ -21,6 +21,7 @@ struct nd_kernels {
     int nwheres;
     nd_jit_where **wheres; /* every group's, owned */
     nd_jit *jit;        /* NULL: off */
+    int max_fixed;      /* the most a picked kernel may fix: a row of NDA_FIXED_SETS, none before it */
 };
 
 /* A path a registry group records: the installed form under prefix when it exists there, else the
@@ -91,6 +92,15 @@ int nd_kernels_count(const nd_kernels *k) { return k->n; }
 const nda_kernel_entry *nd_kernels_entry(const nd_kernels *k, int i) { return i >= 0 && i < k->n ? k->entries[i] : NULL; }
 
 const char *nd_kernels_jit_notice(const nd_kernels *k) { return nd_jit_notice(k->jit); }
+
+int nd_kernels_set_fixed(nd_kernels *k, const char *set, nd_error *err)
+{
+    int s = ndreg_fixed_parse(set);
+    if (s < 0)
+        return nd_fail(err, "fixed set '%s': expected all, pattern or shard (docs/partial.md)", set ? set : "(null)");
+    k->max_fixed = s;
+    return 0;
+}
 
 int nd_kernels_set_jit(nd_kernels *k, const nd_jit_config *cfg, nd_error *err)
 {
@@ -288,25 +298,27 @@ static int dtype_error(const nd_kernels *k, const char *op, nd_tensor *const *te
     return nd_failc(err, ND_ENOENT, "op '%s': no kernel takes this combination of dtypes", op);
 }
 
-static bool is_pattern_entry(const nda_kernel_entry *e)
+/* The partial set (NDA_FIXED_SETS, a row past "all") a specialized entry fixed, or 0 for an exact one. */
+static int partial_set(const nda_kernel_entry *e)
 {
-    return e->signatures && e->fixed && strcmp(e->fixed, "pattern") == 0 && e->patterns && e->shape_classes;
+    int set = ndreg_fixed_parse(e->fixed);
+    return set > 0 && ndreg_fixed_free(set) && e->patterns && e->shape_classes ? set : 0;
 }
 
-/* A "pattern" kernel serves these tensors: every operand's signature without its shape is the kernel's
- * pattern, and operands the kernel assumed of one shape are (nda_kernel_entry.shape_classes). */
-static bool pattern_matches(const nda_kernel_entry *e, nd_tensor *const *tensors, char sigs[][2048], int n)
+/* A partial kernel serves a launch: every operand's signature with the set's free parameters starred is
+ * the kernel's pattern, and operands the kernel assumed alike in them (nda_kernel_entry.shape_classes)
+ * are. */
+static bool pattern_matches(const nda_kernel_entry *e, char sigs[][2048], int n)
 {
-    char pat[2048];
+    unsigned free = ndreg_fixed_free(partial_set(e));
+    char pat[2048], var[2048], other[2048];
     for (int i = 0; i < n; ++i) {
-        ndreg_pattern_signature(sigs[i], pat, sizeof pat);
-        if (strcmp(e->patterns[i], pat) != 0)
-            return false;
+        ndreg_split_signature(sigs[i], free, pat, sizeof pat, var, sizeof var);
         int j = e->shape_classes[i];
-        if (j < 0 || j >= n)
+        if (strcmp(e->patterns[i], pat) != 0 || j < 0 || j >= n)
             return false;
-        const nd_dist_spec *a = &nd_tensor_dist(tensors[i])->spec, *b = &nd_tensor_dist(tensors[j])->spec;
-        if (a->rank != b->rank || memcmp(a->shape, b->shape, (size_t)a->rank * sizeof *a->shape) != 0)
+        ndreg_split_signature(sigs[j], free, NULL, 0, other, sizeof other);
+        if (strcmp(var, other) != 0)
             return false;
     }
     return true;
@@ -345,12 +357,12 @@ static int fixed_count(const nda_kernel_entry *e)
     return n;
 }
 
-/* The op's entries for these tensors' dtypes: its generic one, the one specialized for sigs, and the
- * other specialized ones (for a helpful error). */
+/* The op's entries for these tensors' dtypes: its generic one, the one specialized for sigs, the first
+ * of each partial set serving them, and the other specialized ones (for a helpful error). */
 typedef struct scan_result {
-    int generic, special; /* entry indices, -1: none */
-    int pattern;          /* the first "pattern" kernel serving them, -1: none */
-    int other_scalars;    /* a kernel for them that fixed other scalar values, -1: none */
+    int generic, special;          /* entry indices, -1: none */
+    int partial[NDA_FIXED_COUNT];  /* [set]: the first kernel of that partial set serving them, -1: none */
+    int other_scalars;             /* a kernel for them that fixed other scalar values, -1: none */
     int ncands;
     const nda_kernel_entry *cands[256];
 } scan_result;
@@ -358,7 +370,9 @@ typedef struct scan_result {
 static void scan(const nd_kernels *k, const char *op, nd_tensor *const *tensors, int n, char sigs[][2048],
                  launch_scalars sc, scan_result *r)
 {
-    r->generic = r->special = r->pattern = r->other_scalars = -1;
+    r->generic = r->special = r->other_scalars = -1;
+    for (int s = 0; s < NDA_FIXED_COUNT; ++s)
+        r->partial[s] = -1;
     r->ncands = 0;
     for (int i = 0; i < k->n; ++i) {
         const nda_kernel_entry *e = k->entries[i];
@@ -368,8 +382,9 @@ static void scan(const nd_kernels *k, const char *op, nd_tensor *const *tensors,
             r->other_scalars = i;
         else if (!e->signatures)
             r->generic = r->generic < 0 ? i : r->generic;
-        else if (is_pattern_entry(e)) /* never "exact", even on the target it was generated from */
-            r->pattern = r->pattern < 0 && pattern_matches(e, tensors, sigs, n) ? i : r->pattern;
+        else if (partial_set(e)) /* never "exact", even on the target it was generated from */
+            r->partial[partial_set(e)] = r->partial[partial_set(e)] < 0 && pattern_matches(e, sigs, n)
+                                             ? i : r->partial[partial_set(e)];
         else if (matches(e, sigs, n)) /* of two, the one fixing more scalars; else the first registered */
             r->special = r->special < 0 || fixed_count(e) > fixed_count(k->entries[r->special]) ? i : r->special;
         else if (r->ncands < 256)
@@ -377,17 +392,29 @@ static void scan(const nd_kernels *k, const char *op, nd_tensor *const *tensors,
     }
 }
 
-/* Specializes op for sigs through the JIT, loads the library and scans again. Returns 1 when the JIT
- * gives no kernel (the compiler failed, the cache folder was refused or unusable, the library does not
- * load): how->jit is ND_JIT_FAILED, and its note and err say why. */
+/* The most specialized kernel scan found that may be taken (fixing at most k->max_fixed): the exact
+ * one, else the first of each partial set in NDA_FIXED_SETS order; -1: none. */
+static int best_specialized(const nd_kernels *k, const scan_result *r)
+{
+    if (k->max_fixed == NDA_FIXED_ALL && r->special >= 0)
+        return r->special;
+    for (int s = k->max_fixed > 1 ? k->max_fixed : 1; s < NDA_FIXED_COUNT; ++s)
+        if (r->partial[s] >= 0)
+            return r->partial[s];
+    return -1;
+}
+
+/* Specializes op for sigs through the JIT (a kernel of set k->max_fixed), loads the library and scans
+ * again. Returns 1 when the JIT gives no kernel (the compiler failed, the cache folder was refused or
+ * unusable, the library does not load): how->jit is ND_JIT_FAILED, and its note and err say why. */
 static int specialize(nd_kernels *k, const char *op, nd_tensor *const *tensors, int n, char sigs[][2048],
                       launch_scalars sc, scan_result *r, nd_kernel_pick *how, nd_error *err)
 {
     char path[4096];
     nd_error jerr;
     assert(k->jit && r->generic >= 0 && r->generic < k->n);
-    int rc = nd_jit_library_at(k->jit, k->entries[r->generic], k->spec[r->generic], k->where[r->generic], sigs, path,
-                               sizeof path, &how->jit, how->jit_note, sizeof how->jit_note, &jerr);
+    int rc = nd_jit_library_at(k->jit, k->entries[r->generic], k->spec[r->generic], k->where[r->generic], sigs,
+                               k->max_fixed, path, sizeof path, &how->jit, how->jit_note, sizeof how->jit_note, &jerr);
     if (!rc && nd_kernels_load(k, path, &jerr))
         rc = 1;
     if (rc) {
@@ -399,7 +426,7 @@ static int specialize(nd_kernels *k, const char *op, nd_tensor *const *tensors, 
         return 1;
     }
     scan(k, op, tensors, n, sigs, sc, r);
-    if (r->special < 0)
+    if (best_specialized(k, r) < 0)
         return nd_failc(err, ND_ENOENT, "jit: op '%s': the library %s has no kernel for these distributions", op,
                         path);
     return 0;
@@ -440,28 +467,24 @@ static int pick_entry(nd_kernels *k, const char *op, nd_tensor *const *tensors, 
     int rc = nd_op_check(any >= 0 ? k->entries[any] : r->cands[0], tensors, ntensors, err);
     how->jit = ND_JIT_NONE;
     how->jit_note[0] = '\0';
-    /* exact, then a pattern kernel (a new size of a known pattern builds nothing), then the JIT, then
-     * the generic kernel */
-    if (!rc && want != ND_VARIANT_GENERIC && r->special < 0 && r->pattern >= 0) {
-        *out = k->entries[r->pattern];
-        free(sigs);
-        free(r);
-        return 0;
-    }
-    if (!rc && want != ND_VARIANT_GENERIC && r->special < 0 && r->generic >= 0 && k->jit) {
+    /* exact, then partial kernels in NDA_FIXED_SETS order (a new size of a known pattern builds nothing),
+     * then the JIT, then the generic kernel */
+    int best = want == ND_VARIANT_GENERIC ? -1 : best_specialized(k, r);
+    if (!rc && want != ND_VARIANT_GENERIC && best < 0 && r->generic >= 0 && k->jit) {
         rc = specialize(k, op, tensors, ntensors, sigs, sc, r, how, err);
         if (rc > 0) /* the compiler failed: AUTO runs the generic kernel, SPECIALIZED fails with its message */
             rc = want == ND_VARIANT_SPECIALIZED ? -1 : 0;
+        best = rc ? -1 : best_specialized(k, r);
     }
-    if (!rc && want == ND_VARIANT_SPECIALIZED && r->special < 0 && r->other_scalars >= 0)
+    if (!rc && want == ND_VARIANT_SPECIALIZED && best < 0 && r->other_scalars >= 0)
         rc = nd_failc(err, ND_ENOENT, "op '%s': the kernel specialized for these distributions (%s) fixed other "
                                       "scalar values than the launch gives", op, k->entries[r->other_scalars]->symbol);
-    else if (!rc && want == ND_VARIANT_SPECIALIZED && r->special < 0)
+    else if (!rc && want == ND_VARIANT_SPECIALIZED && best < 0)
         rc = no_match(op, r->cands, r->ncands, sigs, ntensors, err);
-    if (!rc && (want == ND_VARIANT_GENERIC || r->special < 0) && r->generic < 0)
+    if (!rc && best < 0 && r->generic < 0)
         rc = nd_failc(err, ND_ENOENT, "op '%s': no generic kernel is registered", op);
     if (!rc) {
-        int pick = want == ND_VARIANT_GENERIC || r->special < 0 ? r->generic : r->special;
+        int pick = best < 0 ? r->generic : best;
         assert(pick >= 0 && pick < k->n);
         *out = k->entries[pick];
     }
@@ -480,7 +503,7 @@ static int pick(nd_kernels *k, const char *op, nd_tensor *const *tensors, int nt
     out->symbol = e->symbol;
     out->specialized = e->signatures != NULL;
     out->entry = e;
-    out->fixed = !e->signatures ? "none" : is_pattern_entry(e) ? "pattern" : "all";
+    out->fixed = !e->signatures ? "none" : ndreg_fixed_name(partial_set(e));
     return 0;
 }
 

@@ -1,6 +1,7 @@
 -- Partial specialization (issue 17): kernels that fix the sharding pattern and read the tensor shape at
--- run time (fixed = "pattern"), beside exact kernels and the generic one, for one op. tests/test_partial.c
--- runs them on random shapes sharing each pattern.
+-- run time (fixed = "pattern"), or the shape and the core list (fixed = "shard"), beside exact kernels
+-- and the generic one. tests/test_partial.c runs them on random shapes (and, for "shard", core grids)
+-- sharing each pattern, and checks the pick order on op add.
 local rows = { shape = { 300, 200 }, shard = { 64, 64 }, grid = "2x2" }            -- row pages of 64
 local other = { shape = { 300, 200 }, shard = { 32, 128 }, grid = "3x1", strategy = "contiguous" }
 local tiles = { shape = { 3, 96, 80 }, shard = { 2, 64, 32 }, tile = "32x32", grid = "2x2", strategy = "contiguous" }
@@ -17,6 +18,8 @@ op {
     { all = rows },                                   -- t0: exact
     { all = rows, fixed = "pattern" },                -- t1: the same pattern, any shape
     { a = other, b = rows, out = rows, fixed = "pattern" }, -- t2: a placed otherwise: remote reads
+    { all = rows, fixed = "shard" },                  -- t3: the same shard layout, any shape and cores
+    { a = other, b = rows, out = rows, fixed = "all but shape, grid" }, -- t4: t2's, any cores
   },
 }
 
@@ -28,6 +31,7 @@ op {
   params = { EXPR = "((x) - (y))" },
   targets = {
     { a = rows, b = bcast, out = rows, fixed = "pattern" }, -- b broadcast along rows: element reads
+    { a = rows, b = bcast, out = rows, fixed = "shard" },
   },
 }
 
@@ -40,6 +44,8 @@ op {
   targets = {
     { all = tiles, fixed = "pattern" },
     { a = box, b = box, out = box, fixed = "pattern" },
+    { all = tiles, fixed = "shard" },
+    { a = box, b = box, out = box, fixed = "shard" },
   },
 }
 
@@ -53,5 +59,8 @@ op {
     { ["in"] = { shape = { 300, 200 }, shard = { 64, 40 }, page = { 1, 40 }, grid = "2x2" },
       out = { shape = { 300, 200 }, shard = { 100, 200 }, page = { 1, 40 }, grid = "3x1", strategy = "contiguous" },
       fixed = "pattern" },
+    { ["in"] = { shape = { 300, 200 }, shard = { 64, 40 }, page = { 1, 40 }, grid = "2x2" },
+      out = { shape = { 300, 200 }, shard = { 100, 200 }, page = { 1, 40 }, grid = "3x1", strategy = "contiguous" },
+      fixed = "shard" },
   },
 }
