@@ -148,6 +148,12 @@ static void refusals(void)
     rc = nd_kernels_pick(K, "axpb_fixed_only", t, 2, ND_VARIANT_SPECIALIZED, &pick, &err);
     CHECK_ERROR(rc, err, ND_ENOENT, "fixed other scalar values");
     passed += 2;
+    const nda_kernel_entry *fixed = NULL; /* launched directly with other values: refused, not run */
+    for (int i = 0; i < nd_kernels_count(K); ++i)
+        if (strcmp(nd_kernels_entry(K, i)->symbol, "nd_axpb_fixed_only__f32__t0") == 0)
+            fixed = nd_kernels_entry(K, i);
+    rc = fixed ? nd_launch_entry(dev, fixed, t, 2, other, 3, NULL, &err) : -2;
+    CHECK_ERROR(rc, err, ND_EREFUSED, "fixed other scalar values than the launch gives");
     double zero[3] = {1, 0.0, 1}, minus_zero[3] = {1, -0.0, 1}; /* fixed values match to the bit */
     rc = run("axpb_negative_zero", t, zero, 3, ND_VARIANT_AUTO, ROWS * COLS, &s, &err);
     CHECK(rc == 0 && !s.pick.specialized, "beta 0.0 took %s, fixed for -0.0", rc ? err.msg : s.pick.symbol);

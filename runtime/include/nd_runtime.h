@@ -73,8 +73,9 @@ typedef struct nd_launch_stats {
  * with nd_launch_entry or nd_run. */
 int nd_launch(nd_device *dev, nda_kernel_fn *kernel, nd_tensor *const *tensors, int ntensors,
               const double *scalars, int nscalars, nd_launch_stats *stats, nd_error *err);
-/* nd_launch of a registry entry's kernel, given the names of its op's declared scalars. It checks no
- * more than nd_launch: nd_run checks the launch against the op first. */
+/* nd_launch of a registry entry's kernel, given the names of its op's declared scalars. Beyond
+ * nd_launch it checks only that a kernel with fixed scalar values is given exactly them (ND_EREFUSED:
+ * its constants would replace the launch's); nd_run checks the launch against the op first. */
 int nd_launch_entry(nd_device *dev, const nda_kernel_entry *e, nd_tensor *const *tensors, int ntensors,
                     const double *scalars, int nscalars, nd_launch_stats *stats, nd_error *err);
 

@@ -472,5 +472,7 @@ int nd_launch_entry(nd_device *dev, const nda_kernel_entry *e, nd_tensor *const 
         return nd_fail(err, "launch: no registry entry");
     if (nd_op_scalar_names(e, names, sizeof names, err))
         return -1;
+    if (!nd_kernel_serves_scalars(e, scalars, nscalars)) /* its constants would silently replace them */
+        return nd_failc(err, ND_EREFUSED, "launch: %s fixed other scalar values than the launch gives", e->symbol);
     return launch(dev, e->fn, tensors, ntensors, scalars, nscalars, names, stats, err);
 }

@@ -332,8 +332,9 @@ typedef struct launch_scalars {
 
 /* A kernel that fixed scalar values (nda_kernel_entry.scalar_values) serves only launches giving them;
  * when its list is fixed, exactly that many values. Unknown scalars are served only by kernels fixing none. */
-static bool scalars_serve(const nda_kernel_entry *e, launch_scalars sc)
+bool nd_kernel_serves_scalars(const nda_kernel_entry *e, const double *v, int n)
 {
+    launch_scalars sc = {v, n};
     if (!e->nscalar_values)
         return true;
     nd_scalars decl;
@@ -378,7 +379,7 @@ static void scan(const nd_kernels *k, const char *op, nd_tensor *const *tensors,
         const nda_kernel_entry *e = k->entries[i];
         if (strcmp(e->op, op) != 0 || e->noperands != n || !dtypes_match(e, tensors, n))
             continue;
-        if (e->signatures && !scalars_serve(e, sc))
+        if (e->signatures && !nd_kernel_serves_scalars(e, sc.v, sc.n))
             r->other_scalars = i;
         else if (!e->signatures)
             r->generic = r->generic < 0 ? i : r->generic;

@@ -39,6 +39,9 @@ int nd_op_check_scalars(const nda_kernel_entry *e, nd_tensor *const *tensors, in
                         int nscalars, nd_error *err);
 /* The entry's declaration when it has a list of axes (the output's shape comes from it), else NULL. */
 const char *nd_op_axis_rule(const nda_kernel_entry *e);
+/* Whether kernel e serves a launch of these scalar values: its fixed values (scalar_values) match to
+ * the bit; n < 0 (values unknown) is served only by a kernel fixing none. */
+bool nd_kernel_serves_scalars(const nda_kernel_entry *e, const double *v, int n);
 /* The declared scalars' names, "eps,axes", which kernels look values up by (nda_scalar). */
 int nd_op_scalar_names(const nda_kernel_entry *e, char *buf, size_t len, nd_error *err);
 
