@@ -77,6 +77,56 @@ CT_FUSE static inline void ct_tile(int64_t kc, const float *ap, int64_t lda, con
     CT_ROWS(CT_SAVE)
 }
 
+/* A class of one row (a matrix-vector product) would waste CT_MR - 1 of the tile's rows. Instead its
+ * panel operand is packed as rows (lane j at pk[j * ld + k], copied as runs along k) and c[j] = (add ?
+ * c[j] : 0) + the sum over kc steps of r[k] pk[j * ld + k], for the n lanes. Each lane sums in 16
+ * vector lanes (k mod 16) folded in a fixed order, then the tail in order: the rounding differs from
+ * ct_tile's sequential sum (bound (kc/16 + 16) eps sum|r pk| against kc eps sum|r pk|), but the path
+ * is chosen from the output's runs alone, so the generic and specialized kernels take the same one.
+ * CT_MR lanes at a time keep independent chains in flight. */
+static inline float ct_fold(ct_vec v)
+{
+    float t = 0.0f;
+    for (int l = 0; l < 16; ++l)
+        t += v[l];
+    return t;
+}
+
+CT_FUSE static inline float ct_dot(int64_t kc, const float *restrict r, const float *restrict p)
+{
+    ct_vec acc = {0};
+    int64_t k = 0;
+    for (; k + 16 <= kc; k += 16)
+        acc += *(const ct_vec *)(r + k) * *(const ct_vec *)(p + k);
+    float t = ct_fold(acc);
+    for (; k < kc; ++k)
+        t += r[k] * p[k];
+    return t;
+}
+
+CT_FUSE static inline void ct_dots(int64_t kc, const float *restrict r, const float *restrict pk, int64_t ld,
+                                   float *restrict c, int64_t n, int add)
+{
+    int64_t j = 0;
+    for (; j + CT_MR <= n; j += CT_MR) {
+        ct_vec acc[CT_MR] = {{0}};
+        int64_t k = 0;
+        for (; k + 16 <= kc; k += 16) {
+            const ct_vec rv = *(const ct_vec *)(r + k);
+            for (int i = 0; i < CT_MR; ++i)
+                acc[i] += rv * *(const ct_vec *)(pk + (j + i) * ld + k);
+        }
+        for (int i = 0; i < CT_MR; ++i) {
+            float t = ct_fold(acc[i]);
+            for (int64_t q = k; q < kc; ++q)
+                t += r[q] * pk[(j + i) * ld + q];
+            c[j + i] = (add ? c[j + i] : 0.0f) + t;
+        }
+    }
+    for (; j < n; ++j)
+        c[j] = (add ? c[j] : 0.0f) + ct_dot(kc, r, pk + j * ld);
+}
+
 /* ---------------------------------------------------------------- block sizes */
 
 typedef struct ct_blocks {
@@ -106,6 +156,18 @@ static inline ct_blocks ct_blocks_here(void)
     b.kc = ct_clamp(l1 / 2 / (CT_NR * 4) / 16 * 16, 64, 512);
     b.mc = ct_clamp(l2 / 4 / (b.kc * 4) / CT_MR * CT_MR, CT_MR, 1024);
     b.nc = ct_clamp(l2 / 2 / (b.kc * 4) / CT_NR * CT_NR, CT_NR, 8192);
+    return b;
+}
+
+/* Blocks for a core whose classes all have one row (ct_dots): a whole panel-operand row is one step
+ * of k (up to 16384), so packing streams rows of the operand rather than kc-long pieces of as many
+ * rows; a block of columns keeps its packed rows within half of L2 (at least one panel). */
+static inline ct_blocks ct_blocks_rows(int64_t K)
+{
+    ct_blocks b = ct_blocks_here();
+    b.kc = ct_clamp(K, 64, 16384);
+    b.mc = CT_MR;
+    b.nc = ct_clamp(ct_cache(_SC_LEVEL2_CACHE_SIZE, 512 << 10) / 2 / (b.kc * 4) / CT_NR * CT_NR, CT_NR, 8192);
     return b;
 }
 
@@ -147,6 +209,14 @@ static inline int64_t ct_class_end(const ct_run *r, int64_t n, int64_t i)
     return e;
 }
 
+static inline bool ct_one_row_classes(const ct_run *r, int64_t n)
+{
+    for (int64_t i = 0; i < n; i = ct_class_end(r, n, i))
+        if (ct_class_end(r, n, i) != i + 1)
+            return false;
+    return true;
+}
+
 /* Appends a run to a growing array; false when out of memory (the array stays valid). */
 static inline bool ct_push(ct_run **r, int64_t *n, int64_t *cap, const ct_run *run)
 {
@@ -186,11 +256,11 @@ static inline void ct_work_free(ct_work *w)
     free(w->apack), free(w->bpack), free(w->cblock);
 }
 
-/* Allocates for K steps of k, N output columns and classes of at most nrows runs; false when out of
- * memory (nothing held). */
-static inline bool ct_work_init(ct_work *w, int64_t K, int64_t N, int64_t nrows)
+/* Allocates for blocks bl, K steps of k, N output columns and classes of at most nrows runs; false
+ * when out of memory (nothing held). */
+static inline bool ct_work_init(ct_work *w, ct_blocks bl, int64_t K, int64_t N, int64_t nrows)
 {
-    w->bl = ct_blocks_here();
+    w->bl = bl;
     w->K = K;
     w->npanels = (N + CT_NR - 1) / CT_NR;
     w->ncp = w->bl.nc / CT_NR < w->npanels ? w->bl.nc / CT_NR : w->npanels;
@@ -283,6 +353,12 @@ static inline void ct_product(const ct_work *w, const ct_step *s)
                 }
             ct_tile(s->kn, w->apack + g * CT_MR * kc, kc, w->bpack + p * kc * CT_NR, c, ldc, s->pc > 0);
         }
+}
+
+/* ct_product for a class of one row (ct_dots): its panel block was packed as rows of ld = kc, n lanes. */
+static inline void ct_product_row(const ct_work *w, const ct_step *s, int64_t n)
+{
+    ct_dots(s->kn, w->apack, w->bpack, w->bl.kc, w->cblock, n, s->pc > 0);
 }
 
 /* Stores the class's accumulators for the step's block of columns into its runs: their columns that

@@ -131,6 +131,7 @@ typedef struct pack {
     int64_t base[ROWS_MAX_RANK], j0, lanes, k0, K, ld;
     float *pack;
     bool across;            /* read across lanes (columns), one k at a time */
+    bool rowwise;           /* lanes are columns, stored as rows (a class of one row: ct_dots) */
     int64_t l, k;           /* position */
     int64_t y[ROWS_MAX_RANK], max, stride;
     float *dst;
@@ -150,11 +151,11 @@ static void pack_seek(pack *k)
         x[p->ro - 1] = k->j0 + k->l;
     for (int i = 0; i < k->s->rank; ++i)
         k->y[i] = k->s->dim[i] == 1 ? 0 : k->s->src[i] >= 0 ? x[k->s->src[i]] : q[-1 - k->s->src[i]];
-    if (k->runs)
+    if (k->runs || k->rowwise)
         k->dst = k->pack + k->l * k->ld + k->k;
     else
         k->dst = k->pack + (k->l / CT_NR) * k->ld * CT_NR + k->k * CT_NR + k->l % CT_NR;
-    k->stride = k->runs || k->across ? 1 : CT_NR;
+    k->stride = k->runs || k->rowwise || k->across ? 1 : CT_NR;
     if (k->across)
         k->max = rows_min(CT_NR - k->l % CT_NR, k->lanes - k->l);
     else
@@ -173,18 +174,19 @@ static void pack_next(pack *k, int64_t n)
         pack_seek(k);
 }
 
-/* Starts a pack of `lanes` lanes, zeroing the last group's missing lanes. */
+/* Starts a pack of `lanes` lanes, zeroing the last group's missing lanes (none when rowwise: ct_dots
+ * reads only the lanes there are). */
 static pack pack_begin(const plan *p, int op, const ct_run *runs, const int64_t *base, int64_t j0, int64_t lanes,
-                       int64_t k0, int64_t K, int64_t ld, float *dst)
+                       int64_t k0, int64_t K, int64_t ld, float *dst, bool rowwise)
 {
     pack k = {.p = p, .s = &p->s[op], .op = op, .runs = runs, .j0 = j0, .lanes = lanes, .k0 = k0, .K = K, .ld = ld,
-              .pack = dst};
+              .pack = dst, .rowwise = rowwise};
     if (base)
         memcpy(k.base, base, sizeof k.base);
-    k.across = !runs && k.s->along_j;
-    if (runs)
+    k.across = !runs && !rowwise && k.s->along_j;
+    if (runs && !rowwise)
         memset(dst + lanes * ld, 0, (size_t)((-lanes & (CT_MR - 1)) * ld) * sizeof(float));
-    else
+    else if (!rowwise)
         for (int64_t l = lanes; l % CT_NR; ++l)
             for (int64_t s = 0; s < K; ++s)
                 dst[(l / CT_NR) * ld * CT_NR + s * CT_NR + l % CT_NR] = 0.0f;
@@ -232,21 +234,27 @@ void einsum(const nda_core *core, const nda_args *args)
             }
         } while (rows_next(&w));
     }
+    if (nruns > 0)
+        ct_sort_runs(runs, nruns);
+    /* classes of one row each (a matrix-vector product): dot products against the panel operand packed
+       as rows, unless it would be packed across its lanes (its last axis is the columns), where the
+       tile reads it better */
+    const bool dots = ct_one_row_classes(runs, nruns) && !p.s[p.panel].along_j;
     ct_work wk;
-    if (!ok || nruns == 0 || !ct_work_init(&wk, k1 - k0, p.od[p.ro - 1], nruns)) { /* no memory: nothing is
-                                                                                  written; or nothing to write */
-        free(runs);
+    if (!ok || nruns == 0 ||
+        !ct_work_init(&wk, dots ? ct_blocks_rows(k1 - k0) : ct_blocks_here(), k1 - k0, p.od[p.ro - 1], nruns)) {
+        free(runs); /* no memory: nothing is written; or nothing to write */
         return;
     }
-    ct_sort_runs(runs, nruns);
     for (ct_step s = ct_first(&wk, runs, nruns); s.i < nruns; ct_next(&wk, runs, nruns, &s)) {
         pack job[2]; /* the panel operand's block once per step of k, then the step's rows */
         int njobs = 0;
+        const int64_t lanes = rows_min((s.jc + s.np) * CT_NR, p.od[p.ro - 1]) - s.jc * CT_NR;
         if (s.ic == 0)
-            job[njobs++] = pack_begin(&p, p.panel, NULL, runs[s.i].x, s.jc * CT_NR,
-                                      rows_min((s.jc + s.np) * CT_NR, p.od[p.ro - 1]) - s.jc * CT_NR, k0 + s.pc, s.kn,
-                                      wk.bl.kc, wk.bpack);
-        job[njobs++] = pack_begin(&p, !p.panel, runs + s.i + s.ic, NULL, 0, s.mr, k0 + s.pc, s.kn, wk.bl.kc, wk.apack);
+            job[njobs++] = pack_begin(&p, p.panel, NULL, runs[s.i].x, s.jc * CT_NR, lanes, k0 + s.pc, s.kn, wk.bl.kc,
+                                      wk.bpack, dots);
+        job[njobs++] = pack_begin(&p, !p.panel, runs + s.i + s.ic, NULL, 0, s.mr, k0 + s.pc, s.kn, wk.bl.kc, wk.apack,
+                                  dots);
         for (int j = 0; j < njobs; ++j)
             for (pack *k = &job[j]; pack_more(k);) {
                 int64_t n;
@@ -256,7 +264,10 @@ void einsum(const nda_core *core, const nda_args *args)
                     k->dst[e * k->stride] = NDT_LOAD(v[e]);
                 pack_next(k, n);
             }
-        ct_product(&wk, &s);
+        if (dots)
+            ct_product_row(&wk, &s, lanes);
+        else
+            ct_product(&wk, &s);
         if (ct_stored(&wk, &s))
             CT_STORE_RUNS(&wk, runs, &s)
     }

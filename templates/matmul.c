@@ -55,7 +55,7 @@ void matmul(const nda_core *core, const nda_args *args)
                                &(ct_run){.c0 = c0, .w = w, .x = {r0 + r, c0}, .dst = (NDT_T *)nda_iter_ptr(&it) + r * pw});
     }
     ct_work wk;
-    if (!ok || nruns == 0 || !ct_work_init(&wk, K, N, nruns)) { /* no memory: nothing is written, which the
+    if (!ok || nruns == 0 || !ct_work_init(&wk, ct_blocks_here(), K, N, nruns)) { /* no memory: nothing is written, which the
                                                                    result check shows; or nothing to write */
         free(runs);
         return;

@@ -44,13 +44,22 @@ static int64_t past(uint64_t *rng, int64_t n, int64_t over)
 }
 
 /* Letter sizes: the output's columns past nc, its rows past mc, the reduced letters past kc; batch
- * letters small. */
+ * letters small. An output of one axis (matvec) has classes of one row, whose blocks are
+ * ct_blocks_rows(K): one time in two, k past that block's 16384 steps (so a lane's dot is carried
+ * between steps of k) and the columns past its block of columns. */
 static void draw_sizes(uint64_t *rng, const op_def *op, int64_t *size)
 {
     const char *out = op->ix[2];
     char col = out[strlen(out) - 1];
     for (int c = 'a'; c <= 'z'; ++c)
         size[c] = 0;
+    if (strlen(out) == 1 && rng_range(rng, 0, 1)) {
+        const int64_t k = past(rng, ct_blocks_rows(1 << 30).kc, 100);
+        for (int t = 0; t < 2; ++t)
+            for (const char *p = op->ix[t]; *p; ++p)
+                size[(unsigned char)*p] = *p == col ? past(rng, ct_blocks_rows(k).nc, 2 * CT_NR + 5) : k;
+        return;
+    }
     for (int t = 0; t < 2; ++t)
         for (const char *p = op->ix[t]; *p; ++p) {
             unsigned char c = (unsigned char)*p;
