@@ -1,4 +1,5 @@
-/* test_kernel_load WRONG_ABI NO_REGISTRY - libraries the runtime must refuse, each with a clear message. */
+/* test_kernel_load WRONG_ABI NO_REGISTRY BAD_SCALARS - libraries the runtime must refuse, each with a clear
+ * message: at load, or (BAD_SCALARS, whose op's axis list names no operand) at every launch. */
 #include <string.h>
 
 #include "nd_runtime.h"
@@ -17,11 +18,39 @@ static void expect(nd_kernels *k, const char *path, nd_errcode code, const char 
     ++passed;
 }
 
+/* A launch of BAD_SCALARS's op with an axis list: refused, not a read of an operand that is not there. */
+static void expect_launch_refused(nd_kernels *k, const char *path)
+{
+    nd_error err;
+    nd_device_config cfg;
+    nd_device *dev = NULL;
+    nd_tensor *t[2] = {NULL, NULL};
+    nd_dist d;
+    test_case = path;
+    nd_device_config_init(&cfg);
+    int rc = nd_kernels_load(k, path, &err) || nd_device_open(&cfg, &dev, &err) ||
+             nd_dist_from_flags(&(nd_dist_flags){.shape = "4,8", .shard = "4,8", .grid = "1x1"}, &d, &err) ||
+             nd_tensor_alloc(dev, &d, &t[0], &err) || nd_tensor_alloc(dev, &d, &t[1], &err);
+    CHECK(rc == 0, "setting up: %s", err.msg);
+    if (rc == 0) {
+        rc = nd_run(&(nd_launch_desc){.device = dev, .kernels = k, .op = "fake_list", .tensors = t, .ntensors = 2,
+                                      .scalars = (const double[]){0}, .nscalars = 1},
+                    &err);
+        CHECK_ERROR(rc, err, ND_EINVAL, "the scalar list 'axes' is of 'y', which is not one of the op's operands");
+    }
+    for (int i = 0; i < 2; ++i)
+        if (t[i])
+            nd_tensor_free(t[i]);
+    if (dev)
+        nd_device_close(dev);
+    ++passed;
+}
+
 int main(int argc, char **argv)
 {
     nd_kernels *k;
     nd_error err;
-    if (argc < 3 || nd_kernels_open(&k, &err))
+    if (argc < 4 || nd_kernels_open(&k, &err))
         return 1;
     char want[128];
     snprintf(want, sizeof want, "kernel ABI version %u, but this runtime reads version %u", NDA_ABI_VERSION + 1,
@@ -30,6 +59,7 @@ int main(int argc, char **argv)
     expect(k, argv[2], ND_EINVAL, "not a kernel library: it has no nda_kernel_registry symbol");
     expect(k, "/nonexistent/libnope.so", ND_ENOENT, "cannot load the kernel library");
     expect(k, "/dev/null", ND_ESYS, "cannot load the kernel library"); /* there, but not a shared object */
+    expect_launch_refused(k, argv[3]);
     nd_kernels_close(k);
     return test_finish(passed);
 }

@@ -4,7 +4,6 @@
  * Dtypes and Partial operands are checked here; shapes against the index notation, and what the
  * template requires, by nd_op_check_shapes (nd_dist), which the generator runs on every target too.
  */
-#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -86,7 +85,9 @@ int nd_op_check_scalars(const nda_kernel_entry *e, nd_tensor *const *tensors, in
     if (list < 0)
         return 0;
     int x = operand_named(e, s.d[list].of);
-    assert(x >= 0 && x < n && n == e->noperands); /* the generator checked the list names an operand */
+    if (x < 0 || n != e->noperands) /* ndgen checks both; a library built otherwise is refused, not trusted */
+        return nd_failc(err, ND_EINVAL, "op '%s': the scalar list '%s' is of '%s', %s", e->op, s.d[list].name,
+                        s.d[list].of, x < 0 ? "which is not one of the op's operands" : "but the launch's operands differ in number");
     return nd_scalars_check_list(&s.d[list], e->op, e->operands[n - 1], &nd_tensor_dist(tensors[x])->spec,
                                  &nd_tensor_dist(tensors[n - 1])->spec, scalars + list, nscalars - list, err);
 }
