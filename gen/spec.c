@@ -743,8 +743,9 @@ static int fixed_value(ctx *c, const ndg_op *op, const nd_scalar_decl *d, double
     lua_State *L = c->L;
     nd_error perr;
     if (d->type != ND_SCALAR_AXES && d->type != ND_SCALAR_PERM) {
-        if (!lua_isnumber(L, -1))
-            return FAIL(c, "scalars: '%s' must be a number, not a %s", d->name, type_name(L, -1));
+        if (lua_type(L, -1) != LUA_TNUMBER) /* not lua_isnumber, which takes the string "1e-5" too */
+            return FAIL(c, "scalars: '%s' must be a number%s, not a %s", d->name,
+                        d->type == ND_SCALAR_BOOL ? " (0 or 1)" : "", type_name(L, -1));
         *v = lua_tonumber(L, -1);
         if (lua_isinteger(L, -1) && !(*v >= -0x1p63 && *v < 0x1p63 && (lua_Integer)*v == lua_tointeger(L, -1)))
             return FAIL(c, "scalars: '%s' = %lld is not exact in a double, as launch values travel", d->name,

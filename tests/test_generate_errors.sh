@@ -86,6 +86,7 @@ expect scalar_list_last.lua "^${s}scalar_list_last.lua:2: op 'x': scalars 'axes:
 expect scalar_fixed_range.lua "^${s}scalar_fixed_range.lua:2: op 'x': target 1: scalars: scalar 'eps' = 0 is outside \(0, inf\), the range its spec declares$"
 expect scalar_fixed_name.lua "^${s}scalar_fixed_name.lua:2: op 'x': target 1: scalars: 'epsilon' is not a scalar op 'x' declares$"
 expect scalar_fixed_int.lua "^${s}scalar_fixed_int.lua:2: op 'x': target 1: scalars: scalar 'n' = 1.5 is not an integer of int32_t \(i32\)$"
+expect scalar_fixed_string.lua "^${s}scalar_fixed_string.lua:2: op 'x': target 1: scalars: 'n' must be a number, not a string$"
 expect scalar_fixed_inexact.lua "^${s}scalar_fixed_inexact.lua:2: op 'x': target 1: scalars: 'n' = 9007199254740993 is not exact in a double, as launch values travel$"
 expect scalar_fixed_none.lua "^${s}scalar_fixed_none.lua:2: op 'x': target 1: scalars: op 'x' declares no scalars$"
 expect scalar_fixed_axes.lua "^${s}scalar_fixed_axes.lua:2: op 'x': target 1: scalars: scalars \[0,0\] are not distinct axes of the 2 axes of 'a'$"
