@@ -1,4 +1,5 @@
 /* setup.c - one case's device, distributed operands and random inputs. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,6 +127,17 @@ static int list_scalars(const nr_case *c, const nd_scalar_decl *d, int at, nr_se
     return 0;
 }
 
+/* Whether text [text, stop), read as v, is not an integer literal or is one that v holds exactly. */
+static bool integer_exact(const char *text, const char *stop, double v)
+{
+    char *end;
+    errno = 0;
+    long long i = strtoll(text, &end, 10);
+    if (end != stop)
+        return true; /* not an integer literal: strtod's reading is the value meant */
+    return errno != ERANGE && v >= -0x1p63 && v < 0x1p63 && (long long)v == i;
+}
+
 /* The value --scalars gives NAME, into *v; 0 when it gives none, -1 when it is not a number. */
 static int given_value(const char *given, const char *name, double *v, int *found, nd_error *err)
 {
@@ -141,6 +153,9 @@ static int given_value(const char *given, const char *name, double *v, int *foun
             if (end == text || end != q + item || !isfinite(*v))
                 return nd_fail(err, "--scalars %s: %s: '%.*s' is not a finite number", given, name,
                                (int)(item - eq - 1), text);
+            if (!integer_exact(text, q + item, *v)) /* 2^53 + 1 would launch as 2^53 and pass an i64's check */
+                return nd_fail(err, "--scalars %s: %s: %.*s is not exact in a double, as launch values travel", given,
+                               name, (int)(item - eq - 1), text);
             ++*found;
         }
         q += item + (q[item] == ',');

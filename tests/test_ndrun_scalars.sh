@@ -21,6 +21,11 @@ out=$(run --scalars "alpha=1,beta=1x,times=3")
 if [ $? != 0 ] && echo "$out" | grep -q "beta: '1x' is not a finite number"; then ok; else bad "1x: $out"; fi
 out=$(run --scalars "alpha=1,beta=,times=3")
 if [ $? != 0 ] && echo "$out" | grep -q "beta: '' is not a finite number"; then ok; else bad "empty: $out"; fi
+# an integer past 2^53: strtod would read 2^53 (a launch of another value); refused before any range
+out=$(run --scalars "alpha=1,beta=1,times=9007199254740993")
+if [ $? != 0 ] && echo "$out" | grep -q "times: 9007199254740993 is not exact in a double"; then ok; else bad "2^53+1: $out"; fi
+out=$(run --scalars "alpha=1,beta=1,times=99999999999999999999")
+if [ $? != 0 ] && echo "$out" | grep -q "times: 99999999999999999999 is not exact in a double"; then ok; else bad "ERANGE: $out"; fi
 
 echo "test_ndrun_scalars: $pass passed, $fail failed"
 [ "$fail" = 0 ]
