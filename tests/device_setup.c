@@ -1,4 +1,5 @@
 /* device_setup.c - see device_setup.h. */
+#include <stdio.h>
 #include <string.h>
 
 #include "device_setup.h"
@@ -53,4 +54,20 @@ void td_setup_free(td_setup *s)
         nd_tensor_free(s->t[i]);
     nd_device_close(s->dev);
     memset(s, 0, sizeof *s);
+}
+
+int td_open_library(const char *who, const char *lib, int threads, nd_kernels **k, nd_device **dev)
+{
+    nd_error err;
+    nd_device_config cfg;
+    nd_device_config_init(&cfg);
+    cfg.threads = threads;
+    *k = NULL, *dev = NULL;
+    if (nd_kernels_open(k, &err) == 0 && nd_kernels_load(*k, lib, &err) == 0 && nd_device_open(&cfg, dev, &err) == 0)
+        return 0;
+    fprintf(stderr, "%s: %s\n", who, err.msg);
+    if (*k)
+        nd_kernels_close(*k);
+    *k = NULL;
+    return -1;
 }

@@ -25,4 +25,8 @@ int td_setup_open(const char *const *sigs, int n, int threads, td_setup *s, nd_e
 /* Frees the operands and closes the device; a half-made setup too. */
 void td_setup_free(td_setup *s);
 
+/* A test's kernels (library lib loaded) and a default device of `threads` threads; on failure prints
+ * "who: message" and leaves nothing open. */
+int td_open_library(const char *who, const char *lib, int threads, nd_kernels **k, nd_device **dev);
+
 #endif

@@ -16,6 +16,7 @@
  */
 #include <math.h>
 
+#include "device_setup.h"
 #include "nd_runtime.h"
 #include "testutil.h"
 
@@ -255,14 +256,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: test_partial LIB [cases [seed]]\n");
         return 2;
     }
-    nd_error err;
-    nd_device_config cfg;
-    nd_device_config_init(&cfg);
-    cfg.threads = 2;
-    if (nd_kernels_open(&K, &err) || nd_kernels_load(K, argv[1], &err) || nd_device_open(&cfg, &dev, &err)) {
-        fprintf(stderr, "test_partial: %s\n", err.msg);
+    if (td_open_library("test_partial", argv[1], 2, &K, &dev))
         return 1;
-    }
     pick_order();
     int per_set[NDA_FIXED_COUNT] = {0};
     for (int i = 0; i < nd_kernels_count(K); ++i) {

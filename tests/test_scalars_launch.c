@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "device_setup.h"
 #include "nd_runtime.h"
 #include "testutil.h"
 
@@ -285,14 +286,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: test_scalars_launch LIB REORDERED_LIB [cases [seed]]\n");
         return 2;
     }
-    nd_error err;
-    nd_device_config cfg;
-    nd_device_config_init(&cfg);
-    cfg.threads = 2;
-    if (nd_kernels_open(&K, &err) || nd_kernels_load(K, argv[1], &err) || nd_device_open(&cfg, &dev, &err)) {
-        fprintf(stderr, "test_scalars_launch: %s\n", err.msg);
+    if (td_open_library("test_scalars_launch", argv[1], 2, &K, &dev))
         return 1;
-    }
     char *sub[] = {argv[0], argc > 3 ? argv[3] : "30", argc > 4 ? argv[4] : "1500"};
     test_run_cases(3, sub, 0, 0, axpb_case);
     refusals();
