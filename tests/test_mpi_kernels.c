@@ -11,8 +11,9 @@
  *
  * Over emulated nodes (NDGEN_MPI_NODE_SIZE=k: ranks [0, k), [k, 2k), ... form nodes), the same checks,
  * and each process's bytes fetched from other nodes before a launch equal a brute-force count over the
- * distribution model: every core-list entry of every input held by a process of another node; with
- * batched gets, one get per such process. Configurations in which a core would write another node's
+ * distribution model: every core-list entry of every input held by a process of another node, or, for
+ * an elementwise op, every page of another node holding an input element (broadcast) of an output
+ * element the process writes, found element by element; with batched gets, one get per such process. Configurations in which a core would write another node's
  * memory are refused.
  */
 #include <math.h>
@@ -193,12 +194,98 @@ static int holder(const nd_device *dev, const nd_dist *d, int64_t i)
                                      : nd_mpi_rank_of_core(dev, (int64_t)c.y * nd_device_get_config(dev).grid_x + c.x);
 }
 
+/* Element e's coordinates in a row-major array of shape o. */
+static void coords(int64_t e, const nd_dist_spec *o, int64_t *x)
+{
+    for (int i = o->rank - 1; i >= 0; --i) {
+        x[i] = e % o->shape[i];
+        e /= o->shape[i];
+    }
+}
+
+/* The entry of d holding the element at x (copy 0), and its page. */
+static nd_loc element_loc(const nd_dist *d, const int64_t *x, int64_t *page)
+{
+    int64_t pc[ND_MAX_RANK];
+    for (int j = 0; j < d->spec.rank; ++j)
+        pc[j] = x[j] / d->spec.page[j];
+    *page = nd_dist_page_id(d, pc);
+    return nd_layout_locate_id(&d->squeezed, *page);
+}
+
+/* Whether process p writes the output element at x: a core of p writes the entry holding it in some
+ * copy (L1: the core holding the entry; DRAM: device core i writes entry i). */
+static bool p_writes(const setup *s, const int64_t *x, int p)
+{
+    const nd_dist *o = &s->d[s->n - 1];
+    nd_device_config cfg = nd_device_get_config(s->dev);
+    int64_t page, ncores = (int64_t)cfg.grid_x * cfg.grid_y;
+    nd_loc loc = element_loc(o, x, &page);
+    for (int64_t r = 0; r < o->spec.replicas; ++r) {
+        int64_t i = r * o->layout.ncores + loc.core;
+        int w = o->spec.buffer == ND_DRAM ? (i < ncores ? nd_mpi_rank_of_core(s->dev, i) : -1) : holder(s->dev, o, i);
+        if (w == p)
+            return true;
+    }
+    return false;
+}
+
+/* The elementwise read set applies (README): the op's reference is derived from EXPR, and every input
+ * is one whole copy whose shape broadcasts to the output's as numpy does. */
+static bool pointwise(const nda_kernel_entry *e, const setup *s)
+{
+    const nd_dist_spec *o = &s->d[s->n - 1].spec;
+    bool ok = e->reference_name && strcmp(e->reference_name, "from EXPR") == 0 && e->noutputs == 1 && o->parts == 1;
+    for (int t = 0; ok && t + 1 < s->n; ++t) {
+        const nd_dist_spec *i = &s->d[t].spec;
+        ok = i->replicas == 1 && i->parts == 1 && i->rank <= o->rank;
+        for (int j = 0; ok && j < i->rank; ++j)
+            ok = i->shape[j] == 1 || i->shape[j] == o->shape[j + o->rank - i->rank];
+    }
+    return ok;
+}
+
+/* Brute force over the output's elements: the pages of other nodes holding an input element, broadcast,
+ * of an output element process p writes; their bytes, and the processes they come from. */
+static int64_t staged_pointwise(const setup *s, int p, int *sources)
+{
+    const nd_dist_spec *o = &s->d[s->n - 1].spec;
+    bool from[64] = {false};
+    int64_t bytes = 0, x[ND_MAX_RANK], xi[ND_MAX_RANK];
+    *sources = 0;
+    for (int t = 0; t + 1 < s->n; ++t) {
+        const nd_dist *d = &s->d[t];
+        bool *seen = calloc((size_t)d->layout.num_pages, 1);
+        for (int64_t e = 0; e < s->elems[s->n - 1]; ++e) {
+            coords(e, o, x);
+            if (!p_writes(s, x, p))
+                continue;
+            for (int j = 0; j < d->spec.rank; ++j)
+                xi[j] = d->spec.shape[j] == 1 ? 0 : x[j + o->rank - d->spec.rank];
+            int64_t page;
+            nd_loc loc = element_loc(d, xi, &page);
+            int h = holder(s->dev, d, loc.core);
+            if (node_of(h) == node_of(p) || seen[page])
+                continue;
+            seen[page] = true;
+            bytes += d->page_bytes;
+            *sources += !from[h];
+            from[h] = true;
+        }
+        free(seen);
+    }
+    return bytes;
+}
+
 /* Process p's bytes fetched before a launch reading inputs s->d[0..ninputs), counted entry by entry
- * (the inputs are distinct tensors, so no entry is counted twice), and the processes they come from. */
-static int64_t staged_count(const setup *s, int ninputs, int p, int *sources)
+ * (the inputs are distinct tensors, so no entry is counted twice), and the processes they come from;
+ * or, for an elementwise op, page by page. */
+static int64_t staged_count(const nda_kernel_entry *e, const setup *s, int ninputs, int p, int *sources)
 {
     int64_t bytes = 0;
     bool from[64] = {false};
+    if (pointwise(e, s))
+        return staged_pointwise(s, p, sources);
     *sources = 0;
     for (int t = 0; t < ninputs; ++t)
         for (int64_t i = 0; i < s->d[t].list_cores; ++i) {
@@ -218,7 +305,7 @@ static void check_staged(const setup *s, const nda_kernel_entry *e, const nd_mpi
     bool batched = !getenv("NDGEN_MPI_GETS") || strcmp(getenv("NDGEN_MPI_GETS"), "batched") == 0;
     for (int p = 0; p < nprocs; ++p) {
         int sources;
-        int64_t want = staged_count(s, s->n - e->noutputs, p, &sources);
+        int64_t want = staged_count(e, s, s->n - e->noutputs, p, &sources);
         CHECK(pp[p].node == node_of(p) && pp[p].staged_bytes == want && (!batched || pp[p].gets == sources) &&
                   (sources > 0) == (pp[p].gets > 0),
               "process %d (node %d): fetched %lld bytes in %lld gets, want %lld bytes from %d processes on other "
@@ -266,13 +353,6 @@ static result run(nd_kernels *k, setup *s, const nda_kernel_entry *e, const doub
 /* ---------------------------------------------------------------- plain references (f32) */
 
 /* Element e's coordinates in a row-major array of shape o. */
-static void coords(int64_t e, const nd_dist_spec *o, int64_t *x)
-{
-    for (int i = o->rank - 1; i >= 0; --i) {
-        x[i] = e % o->shape[i];
-        e /= o->shape[i];
-    }
-}
 
 /* Every output element by plain loops over contiguous arrays, written here independently of the specs. */
 static void reference(const nda_kernel_entry *e, const setup *s, const float *const *in, float *out,

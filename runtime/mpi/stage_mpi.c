@@ -9,12 +9,15 @@
  * r's segment is mirrored at seg_base[r] + d: a get's origin and target are described by the same
  * displacements, and one derived datatype serves both sides.
  *
- * The read set is coarse and correct for every op: every core-list entry (the whole buffer a tensor
- * has on a core or bank: its pages and their padding) of every copy of every input tensor, held by a
- * process on another node. Kernels read pages only through base and all_base, which point into that
- * set, and only inputs' pages of other cores (owner computes), so nothing a kernel reads is left
- * unfetched. Entries are listed per remote process, sorted by displacement and merged where they
- * touch (a tensor passed twice, neighbouring buffers), so no byte is fetched twice in a stage.
+ * The read set, correct for every op: every core-list entry (the whole buffer a tensor has on a core
+ * or bank: its pages and their padding) of every copy of every input tensor, held by a process on
+ * another node. Kernels read pages only through base and all_base, which point into that set, and
+ * only inputs' pages of other cores (owner computes), so nothing a kernel reads is left unfetched.
+ * For an elementwise op (its reference derived from EXPR: out[e] depends only on each input at e,
+ * broadcast as numpy does) whose inputs are single whole copies, only the input pages covering the
+ * output pages this process's cores write, found from the distribution model page by page. Runs are
+ * listed per remote process, sorted by displacement and merged where they touch (a tensor passed
+ * twice, neighbouring buffers), so no byte is fetched twice in a stage.
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -133,6 +136,71 @@ static void list_tensor(nd_mpi_ctx *c, const nd_tensor *t, int64_t copy, runs *r
     }
 }
 
+/* Whether this process's cores write core-list entry i of t: in L1 the core holding it, in DRAM device
+ * core i (nda_tensor.owner_of). */
+static bool writes_entry(const nd_mpi_ctx *c, const nd_tensor *t, int64_t i)
+{
+    int64_t ncores = c->core_lo[c->procs.nranks];
+    if (t->dist.spec.buffer == ND_DRAM)
+        return i < ncores && c->rank_of_core[i] == c->procs.rank;
+    return nd_tensor_rank_of(t, i) == c->procs.rank;
+}
+
+/* Whether in broadcasts to out as numpy does (aligned right, each dim equal or 1), as one whole copy. */
+static bool broadcasts(const nd_tensor *in, const nd_tensor *out)
+{
+    const nd_dist_spec *i = &in->dist.spec, *o = &out->dist.spec;
+    if (i->replicas != 1 || i->parts != 1 || o->parts != 1 || i->rank > o->rank)
+        return false;
+    for (int j = 0; j < i->rank; ++j)
+        if (i->shape[j] != 1 && i->shape[j] != o->shape[j + o->rank - i->rank])
+            return false;
+    return true;
+}
+
+/* The other nodes' pages of `in` holding the elements, broadcast, of output page opage. */
+static void list_covering(nd_mpi_ctx *c, const nd_tensor *out, int64_t opage, const nd_tensor *in, runs *rs)
+{
+    const nd_dist_spec *o = &out->dist.spec, *i = &in->dist.spec;
+    int64_t oc[ND_MAX_RANK], lo[ND_MAX_RANK], hi[ND_MAX_RANK], at[ND_MAX_RANK], pb = in->dist.page_bytes;
+    int shift = o->rank - i->rank, me = c->node_of_rank[c->procs.rank];
+    nd_dist_page_coord(&out->dist, opage, oc);
+    for (int j = 0; j < i->rank; ++j) { /* the input's page range along dim j */
+        int k = j + shift;
+        int64_t e0 = oc[k] * o->page[k], e1 = e0 + o->page[k] < o->shape[k] ? e0 + o->page[k] : o->shape[k];
+        lo[j] = i->shape[j] == 1 ? 0 : e0 / i->page[j];
+        hi[j] = i->shape[j] == 1 ? 0 : (e1 - 1) / i->page[j];
+        at[j] = lo[j];
+    }
+    for (;;) {
+        nd_loc loc = nd_layout_locate_id(&in->dist.squeezed, nd_dist_page_id(&in->dist, at));
+        int h = nd_tensor_rank_of(in, loc.core);
+        if (c->node_of_rank[h] != me)
+            runs_add(c, rs, h, in->base[loc.core] + loc.offset * pb - c->seg_base[h], pb);
+        int j = i->rank - 1; /* next page: odometer over the range */
+        while (j >= 0 && ++at[j] > hi[j])
+            at[j] = lo[j], --j;
+        if (j < 0)
+            break;
+    }
+}
+
+/* The elementwise read set of in: the pages covering every output page this process's cores write
+ * (in any copy of out: every copy holds the same elements). */
+static void list_pointwise(nd_mpi_ctx *c, const nd_tensor *out, const nd_tensor *in, runs *rs)
+{
+    const nd_dist *d = &out->dist;
+    int64_t per = d->layout.ncores;
+    for (int64_t p = 0; p < d->layout.num_pages; ++p) {
+        nd_loc loc = nd_layout_locate_id(&d->squeezed, p);
+        for (int64_t r = 0; r < d->spec.replicas; ++r)
+            if (writes_entry(c, out, r * per + loc.core)) {
+                list_covering(c, out, p, in, rs);
+                break;
+            }
+    }
+}
+
 /* Sorts and merges touching runs of one process; returns the bytes they cover. */
 static int64_t runs_merge(runs *rs)
 {
@@ -233,13 +301,20 @@ static int64_t issue(nd_mpi_ctx *c, const runs *rs, int64_t page_bytes)
     return gets;
 }
 
-void nd_mpi_stage(nd_device *dev, const nd_tensor *const *ts, int n, int64_t copy, bool launch)
+void nd_mpi_stage(nd_device *dev, const nd_tensor *const *ts, int n, const nd_tensor *pointwise_out, int64_t copy,
+                  bool launch)
 {
     nd_mpi_ctx *c = dev->procs->ctx;
     runs rs = {0};
     int64_t page_bytes = INT64_MAX; /* per-page gets: the smallest page among the tensors */
+    bool pointwise = pointwise_out && copy < 0;
+    for (int i = 0; i < n && pointwise; ++i)
+        pointwise = broadcasts(ts[i], pointwise_out);
     for (int i = 0; i < n; ++i) {
-        list_tensor(c, ts[i], copy, &rs);
+        if (pointwise)
+            list_pointwise(c, pointwise_out, ts[i], &rs);
+        else
+            list_tensor(c, ts[i], copy, &rs);
         if (ts[i]->dist.page_bytes > 0 && ts[i]->dist.page_bytes < page_bytes)
             page_bytes = ts[i]->dist.page_bytes;
     }

@@ -422,9 +422,11 @@ static void sum_stats(const nda_stats *per_core, int64_t n, nda_stats *total)
 }
 
 /* ninputs: the first ninputs tensors are read (a bare function's roles are unknown: all of them); no
- * kernel reads an output's pages of other cores, which those cores write in the same launch. */
+ * kernel reads an output's pages of other cores, which those cores write in the same launch.
+ * pointwise_out: an elementwise op's output (see nd_device_procs.stage), or NULL. */
 static int launch(nd_device *dev, nda_kernel_fn *kernel, nd_tensor *const *tensors, int ntensors, int ninputs,
-                  const double *scalars, int nscalars, const char *names, nd_launch_stats *stats, nd_error *err)
+                  const nd_tensor *pointwise_out, const double *scalars, int nscalars, const char *names,
+                  nd_launch_stats *stats, nd_error *err)
 {
     nda_tensor views[MAX_LAUNCH_TENSORS];
     bool copies = false;
@@ -446,7 +448,7 @@ static int launch(nd_device *dev, nda_kernel_fn *kernel, nd_tensor *const *tenso
         procs->fence(dev);
     double start = now_seconds(); /* a launch's time includes its gets of other nodes' pages */
     if (procs && procs->stage) /* other nodes' pages the cores read, into the local mirror */
-        procs->stage(dev, (const nd_tensor *const *)tensors, ninputs, -1, true);
+        procs->stage(dev, (const nd_tensor *const *)tensors, ninputs, pointwise_out, -1, true);
     double t0 = now_seconds();
     nd_pool_run(dev->pool, hi - lo, run_core, &job);
     double t1 = now_seconds();
@@ -468,7 +470,7 @@ static int launch(nd_device *dev, nda_kernel_fn *kernel, nd_tensor *const *tenso
 int nd_launch(nd_device *dev, nda_kernel_fn *kernel, nd_tensor *const *tensors, int ntensors,
               const double *scalars, int nscalars, nd_launch_stats *stats, nd_error *err)
 {
-    return launch(dev, kernel, tensors, ntensors, ntensors, scalars, nscalars, NULL, stats, err);
+    return launch(dev, kernel, tensors, ntensors, ntensors, NULL, scalars, nscalars, NULL, stats, err);
 }
 
 int nd_launch_entry(nd_device *dev, const nda_kernel_entry *e, nd_tensor *const *tensors, int ntensors,
@@ -482,5 +484,9 @@ int nd_launch_entry(nd_device *dev, const nda_kernel_entry *e, nd_tensor *const 
     if (!nd_kernel_serves_scalars(e, scalars, nscalars)) /* its constants would silently replace them */
         return nd_failc(err, ND_EREFUSED, "launch: %s fixed other scalar values than the launch gives", e->symbol);
     int ninputs = e->noutputs >= 0 && e->noutputs <= ntensors ? ntensors - e->noutputs : ntensors;
-    return launch(dev, e->fn, tensors, ntensors, ninputs, scalars, nscalars, names, stats, err);
+    /* a reference derived from EXPR (spec reference = "elementwise") states out[e] = EXPR(inputs at e) */
+    bool pointwise = e->reference_name && strcmp(e->reference_name, "from EXPR") == 0 && e->noutputs == 1 &&
+                     ninputs == ntensors - 1;
+    return launch(dev, e->fn, tensors, ntensors, ninputs, pointwise ? tensors[ntensors - 1] : NULL, scalars, nscalars,
+                  names, stats, err);
 }
