@@ -176,9 +176,10 @@ static void print_procs_json(const nr_result *r)
     for (int i = 0; i < r->processes && r->processes > 1; ++i) {
         const nr_proc *p = &r->procs[i];
         printf("%s\n    {\"cores\": [%lld, %lld], \"local_bytes\": %lld, \"other_core_bytes\": %lld, "
-               "\"other_process_bytes\": %lld, \"node\": %d, \"fetched_bytes\": %lld, \"gets\": %lld}", i ? "," : "",
-               (long long)p->core_lo, (long long)p->core_hi, (long long)p->local_bytes, (long long)p->remote_bytes,
-               (long long)p->other_process_bytes, p->node, (long long)p->fetched_bytes, (long long)p->gets);
+               "\"other_process_bytes\": %lld, \"node\": %d, \"node_bytes\": %lld, \"fetched_bytes\": %lld, "
+               "\"gets\": %lld}", i ? "," : "", (long long)p->core_lo, (long long)p->core_hi,
+               (long long)p->local_bytes, (long long)p->remote_bytes, (long long)p->other_process_bytes, p->node,
+               (long long)p->node_bytes, (long long)p->fetched_bytes, (long long)p->gets);
     }
     printf("%s],\n", r->processes > 1 ? "\n  " : "");
 }

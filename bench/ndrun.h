@@ -135,7 +135,8 @@ typedef struct nr_proc {
     int64_t remote_bytes;         /* from other cores' pages, in this process or another */
     int64_t other_process_bytes;  /* of those, from other processes' pages; -1 when not counted */
     int node;                     /* its node (emulated or real) */
-    int64_t fetched_bytes, gets;  /* fetched from other nodes before the launch, in that many MPI_Get calls */
+    int64_t node_bytes;           /* its launch's read set held by other processes of its node */
+    int64_t fetched_bytes, gets;  /* held on other nodes, fetched before the launch in that many MPI_Get calls */
 } nr_proc;
 
 typedef struct nr_result {

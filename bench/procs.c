@@ -97,7 +97,7 @@ int nr_procs_capture(nd_device *dev, nr_result *r, nd_error *err)
     for (int i = 0; i < n && !rc; ++i)
         r->procs[i] = (nr_proc){p[i].core_lo,    p[i].core_hi,      p[i].total.local_bytes_read,
                                 p[i].total.remote_bytes_read, p[i].other_process_bytes_read,
-                                p[i].node,       p[i].staged_bytes, p[i].gets};
+                                p[i].node,       p[i].node_bytes,   p[i].staged_bytes, p[i].gets};
     r->processes = rc ? 1 : n;
     r->nodes = rc ? 1 : nd_mpi_nnodes(dev);
     free(p);
@@ -131,8 +131,9 @@ void nr_print_procs(FILE *fp, const nr_result *r)
         fprintf(fp, "  process %d: cores [%lld, %lld), own pages %lld, other cores' pages %lld, of which in other "
                     "processes %s", i, (long long)p->core_lo, (long long)p->core_hi, (long long)p->local_bytes,
                 (long long)p->remote_bytes, other);
+        fprintf(fp, "; read set: %lld bytes in its node's other processes", (long long)p->node_bytes);
         if (r->nodes > 1)
-            fprintf(fp, "; node %d, fetched %lld bytes from other nodes in %lld gets", p->node,
+            fprintf(fp, ", node %d, fetched %lld bytes from other nodes in %lld gets", p->node,
                     (long long)p->fetched_bytes, (long long)p->gets);
         fputc('\n', fp);
     }

@@ -245,14 +245,34 @@ static bool pointwise(const nda_kernel_entry *e, const setup *s)
     return ok;
 }
 
-/* Brute force over the output's elements: the pages of other nodes holding an input element, broadcast,
- * of an output element process p writes; their bytes, and the processes they come from. */
-static int64_t staged_pointwise(const setup *s, int p, int *sources)
+/* Process p's read set beyond its own pages, as the brute force finds it: bytes held by other processes
+ * of its node, bytes held on other nodes, and how many processes of other nodes hold some. */
+typedef struct read_count {
+    int64_t node, other;
+    int sources;
+    bool from[64];
+} read_count;
+
+/* Counts len bytes held by process h into p's read set. */
+static void count_held(read_count *rc, int p, int h, int64_t len)
+{
+    if (h == p)
+        return;
+    if (node_of(h) == node_of(p)) {
+        rc->node += len;
+        return;
+    }
+    rc->other += len;
+    rc->sources += !rc->from[h];
+    rc->from[h] = true;
+}
+
+/* Brute force over the output's elements: every page holding an input element, broadcast, of an output
+ * element process p writes, counted once. */
+static void count_pointwise(const setup *s, int p, read_count *rc)
 {
     const nd_dist_spec *o = &s->d[s->n - 1].spec;
-    bool from[64] = {false};
-    int64_t bytes = 0, x[ND_MAX_RANK], xi[ND_MAX_RANK];
-    *sources = 0;
+    int64_t x[ND_MAX_RANK], xi[ND_MAX_RANK];
     for (int t = 0; t + 1 < s->n; ++t) {
         const nd_dist *d = &s->d[t];
         bool *seen = calloc((size_t)d->layout.num_pages, 1);
@@ -264,53 +284,42 @@ static int64_t staged_pointwise(const setup *s, int p, int *sources)
                 xi[j] = d->spec.shape[j] == 1 ? 0 : x[j + o->rank - d->spec.rank];
             int64_t page;
             nd_loc loc = element_loc(d, xi, &page);
-            int h = holder(s->dev, d, loc.core);
-            if (node_of(h) == node_of(p) || seen[page])
-                continue;
+            if (!seen[page])
+                count_held(rc, p, holder(s->dev, d, loc.core), d->page_bytes);
             seen[page] = true;
-            bytes += d->page_bytes;
-            *sources += !from[h];
-            from[h] = true;
         }
         free(seen);
     }
-    return bytes;
 }
 
-/* Process p's bytes fetched before a launch reading inputs s->d[0..ninputs), counted entry by entry
- * (the inputs are distinct tensors, so no entry is counted twice), and the processes they come from;
- * or, for an elementwise op, page by page. */
-static int64_t staged_count(const nda_kernel_entry *e, const setup *s, int ninputs, int p, int *sources)
+/* Process p's read set in a launch reading inputs s->d[0..ninputs): every entry of every copy, counted
+ * entry by entry (the inputs are distinct tensors, so no entry is counted twice); or, for an
+ * elementwise op, page by page. */
+static read_count count_read_set(const nda_kernel_entry *e, const setup *s, int ninputs, int p)
 {
-    int64_t bytes = 0;
-    bool from[64] = {false};
-    if (pointwise(e, s))
-        return staged_pointwise(s, p, sources);
-    *sources = 0;
+    read_count rc = {0};
+    if (pointwise(e, s)) {
+        count_pointwise(s, p, &rc);
+        return rc;
+    }
     for (int t = 0; t < ninputs; ++t)
-        for (int64_t i = 0; i < s->d[t].list_cores; ++i) {
-            int h = holder(s->dev, &s->d[t], i);
-            if (node_of(h) == node_of(p))
-                continue;
-            bytes += s->d[t].bytes_per_core;
-            *sources += !from[h];
-            from[h] = true;
-        }
-    return bytes;
+        for (int64_t i = 0; i < s->d[t].list_cores; ++i)
+            count_held(&rc, p, holder(s->dev, &s->d[t], i), s->d[t].bytes_per_core);
+    return rc;
 }
 
-/* Every process's staged bytes and gets in the last launch, against staged_count. */
+/* Every process's node, same-node and fetched bytes and gets in the last launch, against the count. */
 static void check_staged(const setup *s, const nda_kernel_entry *e, const nd_mpi_proc_stats *pp)
 {
     bool batched = !getenv("NDGEN_MPI_GETS") || strcmp(getenv("NDGEN_MPI_GETS"), "batched") == 0;
     for (int p = 0; p < nprocs; ++p) {
-        int sources;
-        int64_t want = staged_count(e, s, s->n - e->noutputs, p, &sources);
-        CHECK(pp[p].node == node_of(p) && pp[p].staged_bytes == want && (!batched || pp[p].gets == sources) &&
-                  (sources > 0) == (pp[p].gets > 0),
-              "process %d (node %d): fetched %lld bytes in %lld gets, want %lld bytes from %d processes on other "
-              "nodes (node %d)", p, pp[p].node, (long long)pp[p].staged_bytes, (long long)pp[p].gets, (long long)want,
-              sources, node_of(p));
+        read_count want = count_read_set(e, s, s->n - e->noutputs, p);
+        CHECK(pp[p].node == node_of(p) && pp[p].staged_bytes == want.other && pp[p].node_bytes == want.node &&
+                  (!batched || pp[p].gets == want.sources) && (want.sources > 0) == (pp[p].gets > 0),
+              "process %d (node %d): %lld bytes of its node's, fetched %lld bytes in %lld gets; want %lld, %lld bytes "
+              "from %d processes on other nodes (node %d)", p, pp[p].node, (long long)pp[p].node_bytes,
+              (long long)pp[p].staged_bytes, (long long)pp[p].gets, (long long)want.node, (long long)want.other,
+              want.sources, node_of(p));
     }
 }
 

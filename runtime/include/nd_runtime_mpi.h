@@ -119,7 +119,11 @@ typedef struct nd_mpi_proc_stats {
                                          remote page is another process's); -1 otherwise, as kernels
                                          count reads by core */
     int node;                         /* its node */
-    int64_t staged_bytes;             /* fetched from other nodes into its mirror before the launch: exact */
+    /* The launch's read set (README "Across nodes": every page of its inputs, or for an elementwise op
+     * those covering its cores' output pages) beyond this process's own pages, split by where it
+     * lives; exact counts of that set (kernels may read less of it): */
+    int64_t node_bytes;               /* held by other processes of its node: read in place */
+    int64_t staged_bytes;             /* held on other nodes: fetched into its mirror before the launch */
     int64_t gets;                     /* the MPI_Get calls that fetched them */
     double stage_seconds;             /* the fetching, from the first get to the flush */
 } nd_mpi_proc_stats;

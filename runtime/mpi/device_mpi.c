@@ -418,10 +418,9 @@ int nd_device_open_mpi(const nd_device_config *cfg, const nd_mpi_config *mcfg, M
         close_procs(&c->procs);
         return -1;
     }
-    if (c->nnodes > 1) {
-        c->procs.stage = nd_mpi_stage;
+    c->procs.stage = nd_mpi_stage; /* on one node it only counts the node's bytes */
+    if (c->nnodes > 1)
         c->procs.check_tensor = nd_mpi_check_tensor;
-    }
     mine_ok = make_window(c, cfg, l1, banks, err) == 0;
     if (!agree(c, mine_ok)) {
         if (mine_ok)
@@ -486,6 +485,7 @@ int nd_mpi_launch_procs(const nd_device *dev, nd_mpi_proc_stats *per_proc, int n
         p->seconds = c ? c->shares[r].seconds : dev->run_seconds;
         p->node = c ? c->node_of_rank[r] : 0;
         p->staged_bytes = c ? c->shares[r].staged_bytes : 0;
+        p->node_bytes = c ? c->shares[r].node_bytes : 0;
         p->gets = c ? c->shares[r].gets : 0;
         p->stage_seconds = c ? c->shares[r].stage_seconds : 0;
         for (int64_t i = p->core_lo; i < p->core_hi; ++i) {

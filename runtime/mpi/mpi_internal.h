@@ -9,7 +9,7 @@
 typedef struct nd_mpi_share {
     double seconds;       /* its own cores' run */
     double stage_seconds; /* its gets, first to flush */
-    int64_t staged_bytes, gets;
+    int64_t staged_bytes, gets, node_bytes;
 } nd_mpi_share;
 
 /* A device's MPI state, behind nd_device_procs.ctx. */

@@ -112,6 +112,12 @@ static int run_order(const void *a, const void *b)
     return x->disp < y->disp ? -1 : x->disp > y->disp;
 }
 
+/* A launch's read set beyond this process: runs held by other processes of its node (read in place,
+ * counted only) and by other nodes' processes (fetched). */
+typedef struct read_set {
+    runs node, other;
+} read_set;
+
 static void runs_add(nd_mpi_ctx *c, runs *rs, int32_t rank, int64_t disp, int64_t len)
 {
     if (rs->n == rs->cap) {
@@ -124,16 +130,20 @@ static void runs_add(nd_mpi_ctx *c, runs *rs, int32_t rank, int64_t disp, int64_
     rs->v[rs->n++] = (run){disp, len, rank};
 }
 
-/* The other nodes' entries of copy `copy` (-1: all) of t, as runs. */
-static void list_tensor(nd_mpi_ctx *c, const nd_tensor *t, int64_t copy, runs *rs)
+/* Bytes at p, held by process h, into the read set (nothing when h is this process). */
+static void set_add(nd_mpi_ctx *c, read_set *set, int h, const uint8_t *p, int64_t len)
 {
-    int me = c->node_of_rank[c->procs.rank];
+    if (h != c->procs.rank && len > 0)
+        runs_add(c, c->node_of_rank[h] == c->node_of_rank[c->procs.rank] ? &set->node : &set->other, h,
+                 p - c->seg_base[h], len);
+}
+
+/* The entries of copy `copy` (-1: all) of t. */
+static void list_tensor(nd_mpi_ctx *c, const nd_tensor *t, int64_t copy, read_set *set)
+{
     int64_t per = t->dist.layout.ncores, lo = copy < 0 ? 0 : copy * per, hi = copy < 0 ? t->ncores : lo + per;
-    for (int64_t i = lo; i < hi; ++i) {
-        int h = nd_tensor_rank_of(t, i);
-        if (c->node_of_rank[h] != me && t->dist.bytes_per_core > 0)
-            runs_add(c, rs, h, t->base[i] - c->seg_base[h], t->dist.bytes_per_core);
-    }
+    for (int64_t i = lo; i < hi; ++i)
+        set_add(c, set, nd_tensor_rank_of(t, i), t->base[i], t->dist.bytes_per_core);
 }
 
 /* Whether this process's cores write core-list entry i of t: in L1 the core holding it, in DRAM device
@@ -158,12 +168,12 @@ static bool broadcasts(const nd_tensor *in, const nd_tensor *out)
     return true;
 }
 
-/* The other nodes' pages of `in` holding the elements, broadcast, of output page opage. */
-static void list_covering(nd_mpi_ctx *c, const nd_tensor *out, int64_t opage, const nd_tensor *in, runs *rs)
+/* The pages of `in` holding the elements, broadcast, of output page opage. */
+static void list_covering(nd_mpi_ctx *c, const nd_tensor *out, int64_t opage, const nd_tensor *in, read_set *set)
 {
     const nd_dist_spec *o = &out->dist.spec, *i = &in->dist.spec;
     int64_t oc[ND_MAX_RANK], lo[ND_MAX_RANK], hi[ND_MAX_RANK], at[ND_MAX_RANK], pb = in->dist.page_bytes;
-    int shift = o->rank - i->rank, me = c->node_of_rank[c->procs.rank];
+    int shift = o->rank - i->rank;
     nd_dist_page_coord(&out->dist, opage, oc);
     for (int j = 0; j < i->rank; ++j) { /* the input's page range along dim j */
         int k = j + shift;
@@ -174,9 +184,7 @@ static void list_covering(nd_mpi_ctx *c, const nd_tensor *out, int64_t opage, co
     }
     for (;;) {
         nd_loc loc = nd_layout_locate_id(&in->dist.squeezed, nd_dist_page_id(&in->dist, at));
-        int h = nd_tensor_rank_of(in, loc.core);
-        if (c->node_of_rank[h] != me)
-            runs_add(c, rs, h, in->base[loc.core] + loc.offset * pb - c->seg_base[h], pb);
+        set_add(c, set, nd_tensor_rank_of(in, loc.core), in->base[loc.core] + loc.offset * pb, pb);
         int j = i->rank - 1; /* next page: odometer over the range */
         while (j >= 0 && ++at[j] > hi[j])
             at[j] = lo[j], --j;
@@ -187,7 +195,7 @@ static void list_covering(nd_mpi_ctx *c, const nd_tensor *out, int64_t opage, co
 
 /* The elementwise read set of in: the pages covering every output page this process's cores write
  * (in any copy of out: every copy holds the same elements). */
-static void list_pointwise(nd_mpi_ctx *c, const nd_tensor *out, const nd_tensor *in, runs *rs)
+static void list_pointwise(nd_mpi_ctx *c, const nd_tensor *out, const nd_tensor *in, read_set *set)
 {
     const nd_dist *d = &out->dist;
     int64_t per = d->layout.ncores;
@@ -195,7 +203,7 @@ static void list_pointwise(nd_mpi_ctx *c, const nd_tensor *out, const nd_tensor 
         nd_loc loc = nd_layout_locate_id(&d->squeezed, p);
         for (int64_t r = 0; r < d->spec.replicas; ++r)
             if (writes_entry(c, out, r * per + loc.core)) {
-                list_covering(c, out, p, in, rs);
+                list_covering(c, out, p, in, set);
                 break;
             }
     }
@@ -305,27 +313,33 @@ void nd_mpi_stage(nd_device *dev, const nd_tensor *const *ts, int n, const nd_te
                   bool launch)
 {
     nd_mpi_ctx *c = dev->procs->ctx;
-    runs rs = {0};
+    read_set set = {{0}, {0}};
     int64_t page_bytes = INT64_MAX; /* per-page gets: the smallest page among the tensors */
+    if (!launch && c->nnodes == 1) /* a host read on one node: every page is in the shared window */
+        return;
     bool pointwise = pointwise_out && copy < 0;
     for (int i = 0; i < n && pointwise; ++i)
         pointwise = broadcasts(ts[i], pointwise_out);
     for (int i = 0; i < n; ++i) {
         if (pointwise)
-            list_pointwise(c, pointwise_out, ts[i], &rs);
+            list_pointwise(c, pointwise_out, ts[i], &set);
         else
-            list_tensor(c, ts[i], copy, &rs);
+            list_tensor(c, ts[i], copy, &set);
         if (ts[i]->dist.page_bytes > 0 && ts[i]->dist.page_bytes < page_bytes)
             page_bytes = ts[i]->dist.page_bytes;
     }
-    int64_t bytes = runs_merge(&rs);
+    int64_t bytes = runs_merge(&set.other), node_bytes = runs_merge(&set.node), gets = 0;
     double t0 = now_seconds();
-    int64_t gets = issue(c, &rs, page_bytes);
-    int rc = MPI_Win_flush_all(c->rma); /* every get of this stage has landed in the mirror */
-    if (rc != MPI_SUCCESS)
-        nd_mpi_die(c, "MPI_Win_flush_all after the gets", rc);
-    free(rs.v);
+    if (c->rma != MPI_WIN_NULL) { /* several nodes */
+        gets = issue(c, &set.other, page_bytes);
+        int rc = MPI_Win_flush_all(c->rma); /* every get of this stage has landed in the mirror */
+        if (rc != MPI_SUCCESS)
+            nd_mpi_die(c, "MPI_Win_flush_all after the gets", rc);
+    }
+    free(set.other.v);
+    free(set.node.v);
     if (launch) {
+        c->mine.node_bytes += node_bytes;
         c->mine.staged_bytes += bytes;
         c->mine.gets += gets;
         c->mine.stage_seconds += now_seconds() - t0;

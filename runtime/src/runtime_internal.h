@@ -94,8 +94,8 @@ typedef struct nd_device_procs {
      * that loads through the tensors' base pointers read current data: every such page; or, given
      * pointwise_out (the output of an elementwise op, whose element e depends only on the inputs'
      * elements at e, broadcast), those covering the elements of pointwise_out that this process's
-     * cores write. `launch`: count it in the launch's statistics. Called after a fence. NULL on one
-     * node, where every page is already addressable. */
+     * cores write. `launch`: count it in the launch's statistics. Called after a fence. On one node it
+     * only counts the pages other processes hold (all in the shared window) and fetches nothing. */
     void (*stage)(nd_device *dev, const nd_tensor *const *ts, int n, const nd_tensor *pointwise_out, int64_t copy,
                   bool launch);
     /* Whether a tensor of distribution d may live on this device: 0, or -1 with err set (a core
