@@ -692,6 +692,14 @@ static void check_open(void)
     m.banks = (nd_mpi_bank_map)7;
     rc = nd_device_open_mpi(&cfg, &m, MPI_COMM_WORLD, &dev, &err);
     CHECK_ERROR(rc, err, ND_EINVAL, "bank map 7");
+    nd_mpi_config_init(&m);
+    m.node_size = -2;
+    rc = nd_device_open_mpi(&cfg, &m, MPI_COMM_WORLD, &dev, &err);
+    CHECK_ERROR(rc, err, ND_EINVAL, "node_size -2");
+    nd_mpi_config_init(&m);
+    m.gets = (nd_mpi_gets)5;
+    rc = nd_device_open_mpi(&cfg, &m, MPI_COMM_WORLD, &dev, &err);
+    CHECK_ERROR(rc, err, ND_EINVAL, "gets 5");
     if (nprocs > 1) {
         nd_device_config odd = cfg;
         odd.grid_x = rank == 1 ? 0 : cfg.grid_x; /* invalid on one process only: every process refuses */
