@@ -40,7 +40,7 @@ void nd_mpi_config_init(nd_mpi_config *mcfg)
                                                : (nd_mpi_gets)GETS_UNREADABLE;
 }
 
-static double now_seconds(void)
+double nd_mpi_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -71,7 +71,7 @@ static void fence(nd_device *dev)
         nd_mpi_die(c, "MPI_Win_sync of the RMA window", rc);
     if ((rc = MPI_Ibarrier(c->comm, &req)) != MPI_SUCCESS)
         nd_mpi_die(c, "MPI_Ibarrier", rc);
-    double start = now_seconds();
+    double start = nd_mpi_now();
     for (long spins = 0; !done; ++spins) {
         if ((rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
             nd_mpi_die(c, "MPI_Test of the fence's barrier", rc);
@@ -79,7 +79,7 @@ static void fence(nd_device *dev)
             break;
         if (spins > 1000) /* past a short spin, wait politely: processes may outnumber cores */
             nanosleep(&(struct timespec){0, 20000}, NULL);
-        if ((spins & 255) == 0 && now_seconds() - start > c->fence_timeout) {
+        if ((spins & 255) == 0 && nd_mpi_now() - start > c->fence_timeout) {
             fprintf(stderr, "ndgen mpi: process %d of %d: a fence waited %.0f s for the other processes (one has "
                             "died or hangs); ending the job\n", c->procs.rank, c->procs.nranks, c->fence_timeout);
             fflush(stderr);

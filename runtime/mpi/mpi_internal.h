@@ -34,6 +34,9 @@ typedef struct nd_mpi_ctx {
     nd_mpi_share *shares;        /* [nranks]: every process's share of the last launch */
 } nd_mpi_ctx;
 
+/* Seconds on a monotonic clock. */
+double nd_mpi_now(void);
+
 /* Prints which call failed on which process and ends the job (MPI_Abort); never returns. */
 _Noreturn void nd_mpi_die(const nd_mpi_ctx *c, const char *call, int rc);
 

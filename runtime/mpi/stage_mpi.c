@@ -23,7 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 
 #include "mpi_internal.h"
 
@@ -283,28 +282,25 @@ static void get_per_page(nd_mpi_ctx *c, const run *r, int64_t page_bytes, int64_
         get_bytes(c, r->rank, r->disp + at, r->len - at < page_bytes ? r->len - at : page_bytes, gets);
 }
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* The runs' gets: batched, one per process (more only past GET_MAX or INT_MAX runs), or one per page. */
+/* The runs' gets, process by process (runs sorted by process): one per page; or batched, one per
+ * process, unless a run is longer than one get may be (then a get per run, cut at GET_MAX) or the
+ * process has more than INT_MAX runs (then a batch per INT_MAX). */
 static int64_t issue(nd_mpi_ctx *c, const runs *rs, int64_t page_bytes)
 {
     int64_t gets = 0;
     for (int64_t i = 0, j; i < rs->n; i = j) {
-        bool small = true;
+        bool fits = true; /* every run of the group fits an int count */
         for (j = i; j < rs->n && rs->v[j].rank == rs->v[i].rank && j - i < INT_MAX; ++j)
-            small &= rs->v[j].len <= GET_MAX;
+            fits &= rs->v[j].len <= GET_MAX;
+        if (c->gets == ND_MPI_GETS_BATCHED && fits) {
+            get_batched(c, &rs->v[i], (int)(j - i), &gets);
+            continue;
+        }
         for (int64_t k = i; k < j; ++k)
             if (c->gets == ND_MPI_GETS_PER_PAGE)
                 get_per_page(c, &rs->v[k], page_bytes, &gets);
-            else if (!small)
+            else
                 get_bytes(c, rs->v[k].rank, rs->v[k].disp, rs->v[k].len, &gets);
-        if (c->gets == ND_MPI_GETS_BATCHED && small)
-            get_batched(c, &rs->v[i], (int)(j - i), &gets);
     }
     return gets;
 }
@@ -329,7 +325,7 @@ void nd_mpi_stage(nd_device *dev, const nd_tensor *const *ts, int n, const nd_te
             page_bytes = ts[i]->dist.page_bytes;
     }
     int64_t bytes = runs_merge(&set.other), node_bytes = runs_merge(&set.node), gets = 0;
-    double t0 = now_seconds();
+    double t0 = nd_mpi_now();
     if (c->rma != MPI_WIN_NULL) { /* several nodes */
         gets = issue(c, &set.other, page_bytes);
         int rc = MPI_Win_flush_all(c->rma); /* every get of this stage has landed in the mirror */
@@ -342,6 +338,6 @@ void nd_mpi_stage(nd_device *dev, const nd_tensor *const *ts, int n, const nd_te
         c->mine.node_bytes += node_bytes;
         c->mine.staged_bytes += bytes;
         c->mine.gets += gets;
-        c->mine.stage_seconds += now_seconds() - t0;
+        c->mine.stage_seconds += nd_mpi_now() - t0;
     }
 }
