@@ -91,8 +91,9 @@ void nd_mpi_config_init(nd_mpi_config *mcfg);
  * between processes, a bad mcfg, a bank map under which a core would write a bank held on another
  * node (ND_MPI_BANKS_BLOCK over several nodes, unless its blocks happen to fall on the writers' nodes;
  * nd_tensor_alloc likewise refuses a DRAM tensor whose bank list puts an entry on another node than
- * the core writing it); ND_ENOMEM: the window cannot be
- * allocated; ND_ESYS: another MPI failure. With one process the device behaves as nd_device_open's.
+ * the core writing it); ND_ENOMEM: the shared window cannot be allocated, or the mirror of the other
+ * nodes' memory cannot be reserved; ND_ESYS: another MPI failure (the RMA window among them). With one
+ * process the device behaves as nd_device_open's.
  */
 int nd_device_open_mpi(const nd_device_config *cfg, const nd_mpi_config *mcfg, MPI_Comm comm, nd_device **out,
                        nd_error *err);
