@@ -446,10 +446,12 @@ static int launch(nd_device *dev, nda_kernel_fn *kernel, nd_tensor *const *tenso
     memset(dev->stats, 0, (size_t)dev->ncores * sizeof *dev->stats);
     if (procs) /* every process's writes before the launch are visible to every core */
         procs->fence(dev);
-    double start = now_seconds(); /* a launch's time includes its gets of other nodes' pages */
+    double start = procs ? now_seconds() : 0; /* over processes a launch's time includes its gets */
     if (procs && procs->stage) /* other nodes' pages the cores read, into the local mirror */
         procs->stage(dev, (const nd_tensor *const *)tensors, ninputs, pointwise_out, -1, true);
     double t0 = now_seconds();
+    if (!procs)
+        start = t0;
     nd_pool_run(dev->pool, hi - lo, run_core, &job);
     double t1 = now_seconds();
     dev->run_seconds = t1 - t0;
@@ -485,8 +487,8 @@ int nd_launch_entry(nd_device *dev, const nda_kernel_entry *e, nd_tensor *const 
         return nd_failc(err, ND_EREFUSED, "launch: %s fixed other scalar values than the launch gives", e->symbol);
     int ninputs = e->noutputs >= 0 && e->noutputs <= ntensors ? ntensors - e->noutputs : ntensors;
     /* a reference derived from EXPR (spec reference = "elementwise") states out[e] = EXPR(inputs at e) */
-    bool pointwise = e->reference_name && strcmp(e->reference_name, "from EXPR") == 0 && e->noutputs == 1 &&
-                     ninputs == ntensors - 1;
+    bool pointwise = dev->procs && e->reference_name && strcmp(e->reference_name, "from EXPR") == 0 &&
+                     e->noutputs == 1 && ninputs == ntensors - 1;
     return launch(dev, e->fn, tensors, ntensors, ninputs, pointwise ? tensors[ntensors - 1] : NULL, scalars, nscalars,
                   names, stats, err);
 }
