@@ -172,12 +172,14 @@ int nr_parse_common(int argc, char **argv, int *i, nr_case *c, nr_settings *s, n
 /* "processes": the job's size, and per process the bytes its cores read (procs.c). */
 static void print_procs_json(const nr_result *r)
 {
-    printf("  \"processes\": %d,\n  \"per_process\": [", r->processes);
+    printf("  \"processes\": %d,\n  \"nodes\": %d,\n  \"per_process\": [", r->processes, r->nodes > 0 ? r->nodes : 1);
     for (int i = 0; i < r->processes && r->processes > 1; ++i) {
         const nr_proc *p = &r->procs[i];
         printf("%s\n    {\"cores\": [%lld, %lld], \"local_bytes\": %lld, \"other_core_bytes\": %lld, "
-               "\"other_process_bytes\": %lld}", i ? "," : "", (long long)p->core_lo, (long long)p->core_hi,
-               (long long)p->local_bytes, (long long)p->remote_bytes, (long long)p->other_process_bytes);
+               "\"other_process_bytes\": %lld, \"node\": %d, \"node_bytes\": %lld, \"fetched_bytes\": %lld, "
+               "\"gets\": %lld}", i ? "," : "", (long long)p->core_lo, (long long)p->core_hi,
+               (long long)p->local_bytes, (long long)p->remote_bytes, (long long)p->other_process_bytes, p->node,
+               (long long)p->node_bytes, (long long)p->fetched_bytes, (long long)p->gets);
     }
     printf("%s],\n", r->processes > 1 ? "\n  " : "");
 }

@@ -134,6 +134,9 @@ typedef struct nr_proc {
     int64_t local_bytes;          /* from each reading core's own pages */
     int64_t remote_bytes;         /* from other cores' pages, in this process or another */
     int64_t other_process_bytes;  /* of those, from other processes' pages; -1 when not counted */
+    int node;                     /* its node (emulated or real) */
+    int64_t node_bytes;           /* its launch's read set held by other processes of its node */
+    int64_t fetched_bytes, gets;  /* held on other nodes, fetched before the launch in that many MPI_Get calls */
 } nr_proc;
 
 typedef struct nr_result {
@@ -158,6 +161,7 @@ typedef struct nr_result {
     char reference_name[64];   /* "from EXPR" or the reference function's name */
     int processes;             /* 1, or the MPI job's size */
     nr_proc procs[NR_MAX_PROCS];
+    int nodes;                    /* the nodes the processes form (1 without MPI) */
 } nr_result;
 
 int nr_compare(nd_kernels *k, const nr_case *c, const nr_settings *s, nr_result *r, nd_error *err);

@@ -84,7 +84,7 @@ int nr_open_device(const nd_device_config *cfg, nd_device **out, nd_error *err)
 
 int nr_procs_capture(nd_device *dev, nr_result *r, nd_error *err)
 {
-    r->processes = 1;
+    r->processes = r->nodes = 1;
 #ifdef NDRUN_HAVE_MPI
     if (!active)
         return 0;
@@ -95,9 +95,11 @@ int nr_procs_capture(nd_device *dev, nr_result *r, nd_error *err)
     int rc = n > NR_MAX_PROCS ? nd_fail(err, "%d processes; ndrun reports at most %d", n, NR_MAX_PROCS)
                               : nd_mpi_launch_procs(dev, p, n, err);
     for (int i = 0; i < n && !rc; ++i)
-        r->procs[i] = (nr_proc){p[i].core_lo, p[i].core_hi, p[i].total.local_bytes_read,
-                                p[i].total.remote_bytes_read, p[i].other_process_bytes_read};
+        r->procs[i] = (nr_proc){p[i].core_lo,    p[i].core_hi,      p[i].total.local_bytes_read,
+                                p[i].total.remote_bytes_read, p[i].other_process_bytes_read,
+                                p[i].node,       p[i].node_bytes,   p[i].staged_bytes, p[i].gets};
     r->processes = rc ? 1 : n;
+    r->nodes = rc ? 1 : nd_mpi_nnodes(dev);
     free(p);
     return rc;
 #else
@@ -111,8 +113,12 @@ void nr_print_procs(FILE *fp, const nr_result *r)
 {
     if (r->processes <= 1)
         return;
-    fprintf(fp, "processes: %d (one node, a shared-memory window); bytes the specialized kernel's cores read:\n",
-            r->processes);
+    if (r->nodes <= 1)
+        fprintf(fp, "processes: %d (one node, a shared-memory window); bytes the specialized kernel's cores read:\n",
+                r->processes);
+    else
+        fprintf(fp, "processes: %d on %d nodes (a shared-memory window per node, other nodes' pages fetched by "
+                    "MPI_Get); bytes the specialized kernel's cores read:\n", r->processes, r->nodes);
     bool uncounted = false;
     for (int i = 0; i < r->processes; ++i) {
         const nr_proc *p = &r->procs[i];
@@ -123,8 +129,13 @@ void nr_print_procs(FILE *fp, const nr_result *r)
         else
             snprintf(other, sizeof other, "%lld", (long long)p->other_process_bytes);
         fprintf(fp, "  process %d: cores [%lld, %lld), own pages %lld, other cores' pages %lld, of which in other "
-                    "processes %s\n", i, (long long)p->core_lo, (long long)p->core_hi, (long long)p->local_bytes,
+                    "processes %s", i, (long long)p->core_lo, (long long)p->core_hi, (long long)p->local_bytes,
                 (long long)p->remote_bytes, other);
+        fprintf(fp, "; read set: %lld bytes in its node's other processes", (long long)p->node_bytes);
+        if (r->nodes > 1)
+            fprintf(fp, ", node %d, fetched %lld bytes from other nodes in %lld gets", p->node,
+                    (long long)p->fetched_bytes, (long long)p->gets);
+        fputc('\n', fp);
     }
     if (uncounted) /* kernels count reads by core, and a process running several cannot split them */
         fprintf(fp, "  (other processes' bytes are counted when each process runs one core: -np equal to the "

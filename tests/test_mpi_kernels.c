@@ -8,6 +8,13 @@
  * the input's parts combined on the host); and a Partial matmul followed by all_reduce must give the
  * plain product. Every process's host writes go only to its own cores (checked with a poisoned copy
  * of the host array on the other ranks).
+ *
+ * Over emulated nodes (NDGEN_MPI_NODE_SIZE=k: ranks [0, k), [k, 2k), ... form nodes), the same checks,
+ * and each process's bytes fetched from other nodes before a launch equal a brute-force count over the
+ * distribution model: every core-list entry of every input held by a process of another node, or, for
+ * an elementwise op, every page of another node holding an input element (broadcast) of an output
+ * element the process writes, found element by element; with batched gets, one get per such process. Configurations in which a core would write another node's
+ * memory are refused.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -17,7 +24,9 @@
 #include "nd_runtime_mpi.h"
 #include "testutil.h"
 
-static int rank, nprocs;
+static int rank, nprocs, node_size; /* node_size: the emulated nodes' size, nprocs for one node */
+
+static int node_of(int r) { return r / node_size; }
 static int64_t passed;
 
 static const char *const suite[] = {"add", "mul", "relu", "exp", "reduce_sum", "reduce_max", "matmul", "bmm",
@@ -177,6 +186,143 @@ typedef struct result {
     bool specialized;
 } result;
 
+/* The process holding entry i of d on dev, from the documented core and bank maps. */
+static int holder(const nd_device *dev, const nd_dist *d, int64_t i)
+{
+    nd_core c = nd_dist_core(d, i);
+    return d->spec.buffer == ND_DRAM ? nd_mpi_rank_of_bank(dev, c.x)
+                                     : nd_mpi_rank_of_core(dev, (int64_t)c.y * nd_device_get_config(dev).grid_x + c.x);
+}
+
+/* Element e's coordinates in a row-major array of shape o. */
+static void coords(int64_t e, const nd_dist_spec *o, int64_t *x)
+{
+    for (int i = o->rank - 1; i >= 0; --i) {
+        x[i] = e % o->shape[i];
+        e /= o->shape[i];
+    }
+}
+
+/* The entry of d holding the element at x (copy 0), and its page. */
+static nd_loc element_loc(const nd_dist *d, const int64_t *x, int64_t *page)
+{
+    int64_t pc[ND_MAX_RANK];
+    for (int j = 0; j < d->spec.rank; ++j)
+        pc[j] = x[j] / d->spec.page[j];
+    *page = nd_dist_page_id(d, pc);
+    return nd_layout_locate_id(&d->squeezed, *page);
+}
+
+/* Whether process p writes the output element at x: a core of p writes the entry holding it in some
+ * copy (L1: the core holding the entry; DRAM: device core i writes entry i). */
+static bool p_writes(const setup *s, const int64_t *x, int p)
+{
+    const nd_dist *o = &s->d[s->n - 1];
+    nd_device_config cfg = nd_device_get_config(s->dev);
+    int64_t page, ncores = (int64_t)cfg.grid_x * cfg.grid_y;
+    nd_loc loc = element_loc(o, x, &page);
+    for (int64_t r = 0; r < o->spec.replicas; ++r) {
+        int64_t i = r * o->layout.ncores + loc.core;
+        int w = o->spec.buffer == ND_DRAM ? (i < ncores ? nd_mpi_rank_of_core(s->dev, i) : -1) : holder(s->dev, o, i);
+        if (w == p)
+            return true;
+    }
+    return false;
+}
+
+/* The elementwise read set applies (README): the op's reference is derived from EXPR, and every input
+ * is one whole copy whose shape broadcasts to the output's as numpy does. */
+static bool pointwise(const nda_kernel_entry *e, const setup *s)
+{
+    const nd_dist_spec *o = &s->d[s->n - 1].spec;
+    bool ok = e->reference_name && strcmp(e->reference_name, "from EXPR") == 0 && e->noutputs == 1 && o->parts == 1;
+    for (int t = 0; ok && t + 1 < s->n; ++t) {
+        const nd_dist_spec *i = &s->d[t].spec;
+        ok = i->replicas == 1 && i->parts == 1 && i->rank <= o->rank;
+        for (int j = 0; ok && j < i->rank; ++j)
+            ok = i->shape[j] == 1 || i->shape[j] == o->shape[j + o->rank - i->rank];
+    }
+    return ok;
+}
+
+/* Process p's read set beyond its own pages, as the brute force finds it: bytes held by other processes
+ * of its node, bytes held on other nodes, and how many processes of other nodes hold some. */
+typedef struct read_count {
+    int64_t node, other;
+    int sources;
+    bool from[64];
+} read_count;
+
+/* Counts len bytes held by process h into p's read set. */
+static void count_held(read_count *rc, int p, int h, int64_t len)
+{
+    if (h == p)
+        return;
+    if (node_of(h) == node_of(p)) {
+        rc->node += len;
+        return;
+    }
+    rc->other += len;
+    rc->sources += !rc->from[h];
+    rc->from[h] = true;
+}
+
+/* Brute force over the output's elements: every page holding an input element, broadcast, of an output
+ * element process p writes, counted once. */
+static void count_pointwise(const setup *s, int p, read_count *rc)
+{
+    const nd_dist_spec *o = &s->d[s->n - 1].spec;
+    int64_t x[ND_MAX_RANK], xi[ND_MAX_RANK];
+    for (int t = 0; t + 1 < s->n; ++t) {
+        const nd_dist *d = &s->d[t];
+        bool *seen = calloc((size_t)d->layout.num_pages, 1);
+        for (int64_t e = 0; e < s->elems[s->n - 1]; ++e) {
+            coords(e, o, x);
+            if (!p_writes(s, x, p))
+                continue;
+            for (int j = 0; j < d->spec.rank; ++j)
+                xi[j] = d->spec.shape[j] == 1 ? 0 : x[j + o->rank - d->spec.rank];
+            int64_t page;
+            nd_loc loc = element_loc(d, xi, &page);
+            if (!seen[page])
+                count_held(rc, p, holder(s->dev, d, loc.core), d->page_bytes);
+            seen[page] = true;
+        }
+        free(seen);
+    }
+}
+
+/* Process p's read set in a launch reading inputs s->d[0..ninputs): every entry of every copy, counted
+ * entry by entry (the inputs are distinct tensors, so no entry is counted twice); or, for an
+ * elementwise op, page by page. */
+static read_count count_read_set(const nda_kernel_entry *e, const setup *s, int ninputs, int p)
+{
+    read_count rc = {0};
+    if (pointwise(e, s)) {
+        count_pointwise(s, p, &rc);
+        return rc;
+    }
+    for (int t = 0; t < ninputs; ++t)
+        for (int64_t i = 0; i < s->d[t].list_cores; ++i)
+            count_held(&rc, p, holder(s->dev, &s->d[t], i), s->d[t].bytes_per_core);
+    return rc;
+}
+
+/* Every process's node, same-node and fetched bytes and gets in the last launch, against the count. */
+static void check_staged(const setup *s, const nda_kernel_entry *e, const nd_mpi_proc_stats *pp)
+{
+    bool batched = !getenv("NDGEN_MPI_GETS") || strcmp(getenv("NDGEN_MPI_GETS"), "batched") == 0;
+    for (int p = 0; p < nprocs; ++p) {
+        read_count want = count_read_set(e, s, s->n - e->noutputs, p);
+        CHECK(pp[p].node == node_of(p) && pp[p].staged_bytes == want.other && pp[p].node_bytes == want.node &&
+                  (!batched || pp[p].gets == want.sources) && (want.sources > 0) == (pp[p].gets > 0),
+              "process %d (node %d): %lld bytes of its node's, fetched %lld bytes in %lld gets; want %lld, %lld bytes "
+              "from %d processes on other nodes (node %d)", p, pp[p].node, (long long)pp[p].node_bytes,
+              (long long)pp[p].staged_bytes, (long long)pp[p].gets, (long long)want.node, (long long)want.other,
+              want.sources, node_of(p));
+    }
+}
+
 static result run(nd_kernels *k, setup *s, const nda_kernel_entry *e, const double *sc, int nsc, nd_variant v)
 {
     nd_error err;
@@ -207,6 +353,8 @@ static result run(nd_kernels *k, setup *s, const nda_kernel_entry *e, const doub
               "per-process shares %lld/%lld over %lld cores, job totals %lld/%lld over %lld", (long long)local,
               (long long)remote, (long long)cores, (long long)ls.total.local_bytes_read,
               (long long)ls.total.remote_bytes_read, (long long)ls.ncores);
+        if (s->dev && nd_mpi_nprocs(s->dev) == nprocs)
+            check_staged(s, e, pp);
     }
     return r;
 }
@@ -214,13 +362,6 @@ static result run(nd_kernels *k, setup *s, const nda_kernel_entry *e, const doub
 /* ---------------------------------------------------------------- plain references (f32) */
 
 /* Element e's coordinates in a row-major array of shape o. */
-static void coords(int64_t e, const nd_dist_spec *o, int64_t *x)
-{
-    for (int i = o->rank - 1; i >= 0; --i) {
-        x[i] = e % o->shape[i];
-        e /= o->shape[i];
-    }
-}
 
 /* Every output element by plain loops over contiguous arrays, written here independently of the specs. */
 static void reference(const nda_kernel_entry *e, const setup *s, const float *const *in, float *out,
@@ -551,6 +692,14 @@ static void check_open(void)
     m.banks = (nd_mpi_bank_map)7;
     rc = nd_device_open_mpi(&cfg, &m, MPI_COMM_WORLD, &dev, &err);
     CHECK_ERROR(rc, err, ND_EINVAL, "bank map 7");
+    nd_mpi_config_init(&m);
+    m.node_size = -2;
+    rc = nd_device_open_mpi(&cfg, &m, MPI_COMM_WORLD, &dev, &err);
+    CHECK_ERROR(rc, err, ND_EINVAL, "node_size -2");
+    nd_mpi_config_init(&m);
+    m.gets = (nd_mpi_gets)5;
+    rc = nd_device_open_mpi(&cfg, &m, MPI_COMM_WORLD, &dev, &err);
+    CHECK_ERROR(rc, err, ND_EINVAL, "gets 5");
     if (nprocs > 1) {
         nd_device_config odd = cfg;
         odd.grid_x = rank == 1 ? 0 : cfg.grid_x; /* invalid on one process only: every process refuses */
@@ -564,6 +713,21 @@ static void check_open(void)
         nd_mpi_config_init(&m);
         m.banks = map ? ND_MPI_BANKS_BLOCK : ND_MPI_BANKS_BY_CORE;
         rc = nd_device_open_mpi(&cfg, &m, MPI_COMM_WORLD, &dev, &err);
+        int cross = -1; /* the first bank b < 7 held (in blocks of 7) on another node than core b (blocks of 10) */
+        for (int b = 0; map && b < 7 && cross < 0; ++b) {
+            int w = 0, h = 0;
+            while (!(10 * w / nprocs <= b && b < 10 * (w + 1) / nprocs))
+                ++w;
+            while (!(7 * h / nprocs <= b && b < 7 * (h + 1) / nprocs))
+                ++h;
+            cross = node_of(w) != node_of(h) ? b : -1;
+        }
+        if (cross >= 0) {
+            char want[64];
+            snprintf(want, sizeof want, "bank %d is held by process", cross);
+            CHECK_ERROR(rc, err, ND_EINVAL, want);
+            continue;
+        }
         CHECK(rc == 0, "%s", err.msg);
         if (rc)
             continue;
@@ -586,11 +750,51 @@ static void check_open(void)
     ++passed;
 }
 
+/* Over several nodes, a DRAM tensor whose bank list puts entry c (written by core c) on another node
+ * than core c is refused at allocation; the same banks in order are not. */
+static void check_cross_node_writes(void)
+{
+    nd_device_config cfg;
+    nd_device *dev;
+    nd_tensor *t = NULL;
+    nd_error err;
+    test_case = "no core writes another node's memory";
+    nd_device_config_init(&cfg);
+    cfg.grid_x = 4, cfg.grid_y = 1, cfg.threads = 1, cfg.l1_bytes = 4096, cfg.dram_banks = 4;
+    cfg.dram_bank_bytes = 1 << 14;
+    nd_dist_flags in_order = {.shape = "16,40", .shard = "4,40", .buffer = "dram", .banks = "4",
+                              .dram_bank_size = "16K", .cores = "(0,0)-(3,0)"},
+                  reversed = in_order;
+    reversed.cores = "(3,0); (2,0); (1,0); (0,0)";
+    nd_dist d, r;
+    int rc = nd_dist_from_flags(&in_order, &d, &err) || nd_dist_from_flags(&reversed, &r, &err) ||
+             nd_device_open_mpi(&cfg, NULL, MPI_COMM_WORLD, &dev, &err);
+    CHECK(rc == 0, "%s", err.msg);
+    if (rc)
+        return;
+    CHECK(nd_tensor_alloc(dev, &d, &t, &err) == 0, "in order: %s", err.msg);
+    nd_tensor_free(t);
+    t = NULL;
+    /* core 0 writes entry 0, bank 3, held by the process of core 3 */
+    rc = nd_tensor_alloc(dev, &r, &t, &err);
+    if (node_of(nd_mpi_rank_of_core(dev, 0)) != node_of(nd_mpi_rank_of_core(dev, 3)))
+        CHECK_ERROR(rc, err, ND_EINVAL, "DRAM entry 0 is bank 3");
+    else
+        CHECK(rc == 0, "one node: %s", rc ? err.msg : "");
+    nd_tensor_free(t);
+    nd_device_close(dev);
+    ++passed;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    const char *ns = getenv("NDGEN_MPI_NODE_SIZE");
+    node_size = ns && atoi(ns) > 0 ? atoi(ns) : nprocs;
+    if (rank == 0)
+        printf("test_mpi_kernels: %d processes in nodes of %d\n", nprocs, node_size);
     nd_kernels *k = NULL;
     nd_error err;
     if (argc != 2 || nd_kernels_open(&k, &err) || nd_kernels_load(k, argv[1], &err)) {
@@ -618,6 +822,7 @@ int main(int argc, char **argv)
           (int)(sizeof suite / sizeof *suite));
     check_partial_then_all_reduce(k);
     check_own_writes();
+    check_cross_node_writes();
     check_open();
     nd_kernels_close(k);
     int failures = test_failures, any = 0;

@@ -29,6 +29,30 @@ for np in 1 2 4; do
     holds "$tmp/out" "[.per_process[] | .cores[1] - .cores[0]] | all(. == 1)" "-np $np: one core per process"
   fi
 done
+# 4 processes as emulated nodes of 1, 2 and 4 (NDGEN_MPI_NODE_SIZE): each process fetches, before the
+# launch, the input pages of other nodes covering the output elements its core writes, counted here by
+# hand. Rows to columns: a core's 16 columns take every input row, a 256-byte page each, so the rows of
+# the other nodes, 16 per process: 48 rows (12288 bytes, 3 gets) on 4 nodes, 32 (8192, 2 gets) on 2.
+# Columns to rows: a core's 16 rows take, from each other process, those rows' 16-column pages of 64
+# bytes: 3 * 16 * 64 = 3072 bytes on 4 nodes, 2048 on 2; whole entries would be 12288 and 8192. The
+# pages the node's other processes hold are read in place: (size - 1) times 4096, or 1024 (size 4: one
+# node, nothing fetched).
+for size in 1 2 4; do
+  others=$((4 - size))
+  for dir in rows cols; do
+    if [ $dir = rows ]; then in=16,64 out=64,16 page=$((16 * 256)); else in=64,16 out=16,64 page=$((16 * 64)); fi
+    want=$((others * page)) node=$(((size - 1) * page))
+    if ! NDGEN_MPI_NODE_SIZE=$size "$mpirun" -np 4 --oversubscribe "$ndrun" compare --op reshard --shape 64,64 \
+         --shard $in --grid 4x1 --operand out --shard $out --no-probes --min-time 0.001 --json >"$tmp/out" 2>"$tmp/err"; then
+      bad "nodes of $size, $dir: exit status $?: $(tail -3 "$tmp/err")"; continue
+    fi
+    holds "$tmp/out" ".match == true and .processes == 4 and .nodes == $((4 / size))" "nodes of $size, $dir: match and nodes"
+    holds "$tmp/out" "[.per_process[] | select(.fetched_bytes == $want and .gets == $others and .node_bytes == $node)]
+      | length == 4" "nodes of $size, $dir: each process fetches $want bytes in $others gets, reads $node in place"
+    holds "$tmp/out" "[range(4) as \$p | .per_process[\$p].node == (\$p / $size | floor)] | all" \
+      "nodes of $size, $dir: process p on node p / $size"
+  done
+done
 # The table prints the per-process lines once.
 "$mpirun" -np 2 --oversubscribe "$ndrun" compare --op reshard --shape 64,64 --shard 32,64 --grid 2x1 \
   --operand out --shard 64,32 --no-probes --min-time 0.001 >"$tmp/table" 2>&1

@@ -1,24 +1,44 @@
 /*
- * nd_runtime_mpi.h - the core grid of nd_runtime.h over the processes of an MPI job on one node
- * (library nd_runtime_mpi). Not about kernels: the same generated kernels, generic and specialized,
- * run unchanged, since every process can address every core's memory.
+ * nd_runtime_mpi.h - the core grid of nd_runtime.h over the processes of an MPI job, on one node or
+ * several (library nd_runtime_mpi). Not about kernels: the same generated kernels, generic and
+ * specialized, run unchanged, reading every page through the tensors' base pointers.
  *
  * Cores map to processes in blocks: with R processes and N = grid_x * grid_y cores, process r runs
  * device cores [r*N/R, (r+1)*N/R) in row-major id order and holds their L1. DRAM banks follow
- * nd_mpi_config.banks. Each process allocates its own cores' L1 and its own banks as its segment of
- * one MPI shared-memory window (MPI_Win_allocate_shared over MPI_COMM_TYPE_SHARED) and finds the
- * other segments with MPI_Win_shared_query, so a page held by another process is read by an ordinary
- * load. A communicator spanning several nodes is refused for now (reading pages of another node with
- * MPI RMA gets is the next step).
+ * nd_mpi_config.banks. Each process allocates its own cores' L1 and its own banks as its segment.
+ *
+ * Nodes. Processes are grouped into nodes by MPI_Comm_split_type(MPI_COMM_TYPE_SHARED), or into
+ * emulated smaller nodes (nd_mpi_config.node_size). Within a node the segments form one MPI
+ * shared-memory window (MPI_Win_allocate_shared; the others found with MPI_Win_shared_query), so a
+ * page another process of the node holds is read by an ordinary load. A process never loads from
+ * another node's memory: over several nodes, every segment is also exposed in an RMA window over all
+ * processes (MPI_Win_create on the same memory), and each process reserves a local mirror of the other
+ * nodes' segments (mmap MAP_NORESERVE: only fetched pages cost memory), laid out as those segments
+ * are, at which the base pointers of other nodes' cores and banks point.
+ *
+ * Staging. After a launch's opening fence, each process fetches into its mirror every page held by
+ * another node of every input tensor of the launch, every copy and part (so collectives and Partial
+ * inputs, which read any copy through all_base, are served); for an elementwise op (its reference
+ * derived from EXPR) over single whole copies, only the input pages covering the output pages its
+ * cores write: one MPI_Get per remote process with a
+ * derived datatype (MPI_Type_create_hindexed) listing the sorted, merged byte runs (ND_MPI_GETS_BATCHED),
+ * or one MPI_Get per page (ND_MPI_GETS_PER_PAGE, for comparison), then MPI_Win_flush_all, all inside
+ * one passive-target epoch (MPI_Win_lock_all at open, MPI_Win_unlock_all at close). Outputs are not
+ * fetched: a core writes only its own pages and no core reads, within a launch, a page another core
+ * writes in it. nd_tensor_read and _read_part fetch the other nodes' pages of the copy they read.
  *
  * Every process must make the same calls in the same order with the same arguments (SPMD): opening
  * and closing the device, allocating and freeing tensors (each process keeps the whole arena
  * bookkeeping, so placement is identical everywhere), writes, reads, loads, saves and launches. A
- * launch runs only the process's own cores, then fences (MPI_Win_sync, barrier, MPI_Win_sync), so
- * every process sees every core's writes when it returns; host writes, reads, loads and saves fence
- * too. nd_tensor_write writes only the pages on this process's cores and banks, from the host array
- * every process passes; nd_tensor_read reads every page. Statistics of a launch cover every core of
- * the job, gathered from the processes that ran them (nd_launch_stats is as in one process).
+ * launch fences, stages, runs only the process's own cores, then fences again (MPI_Win_sync on both
+ * windows, a barrier, MPI_Win_sync), so every process sees every core's writes when it returns. That
+ * ends a launch correctly: kernels write only their own core's pages (owner computes: a core never
+ * writes memory on another node, and configurations in which one would are refused), so no remote
+ * write is ever pending; a get completes (flush) before its process reaches the closing barrier, and
+ * no process writes the next launch's pages before every process has passed that barrier. Host
+ * writes, reads, loads and saves fence too. nd_tensor_write writes only the pages on this process's
+ * cores and banks, from the host array every process passes. Statistics of a launch cover every core
+ * of the job, gathered from the processes that ran them (nd_launch_stats is as in one process).
  *
  * A failed MPI call inside a launch or host call, or a fence that waits longer than
  * nd_mpi_config.fence_timeout for the other processes (one died or hangs), prints a message naming
@@ -44,19 +64,36 @@ typedef enum nd_mpi_bank_map {
                              window, still one writer per page) */
 } nd_mpi_bank_map;
 
+/* How a process fetches other nodes' pages before a launch. */
+typedef enum nd_mpi_gets {
+    ND_MPI_GETS_BATCHED,  /* one MPI_Get per remote process, a derived datatype of its merged byte runs */
+    ND_MPI_GETS_PER_PAGE, /* one MPI_Get per page (for comparison: the same bytes, many more calls) */
+} nd_mpi_gets;
+
 typedef struct nd_mpi_config {
     nd_mpi_bank_map banks;
     double fence_timeout; /* seconds a fence waits for the other processes before aborting the job */
+    int node_size;        /* 0: nodes are the real shared-memory nodes; k > 0: emulate nodes of k processes,
+                             ranks [0, k), [k, 2k), ... (within the real nodes), to run the cross-node
+                             path on one machine */
+    nd_mpi_gets gets;
 } nd_mpi_config;
 
-/* ND_MPI_BANKS_BY_CORE, fence_timeout 120 seconds. */
+/* ND_MPI_BANKS_BY_CORE, fence_timeout 120 seconds, the real nodes, batched gets. The environment
+ * variables NDGEN_MPI_NODE_SIZE (a number) and NDGEN_MPI_GETS ("batched" or "page"), when set, give
+ * node_size and gets instead (an unreadable value makes nd_device_open_mpi refuse, naming it), so
+ * that programs passing NULL or these defaults run over emulated nodes unchanged. */
 void nd_mpi_config_init(nd_mpi_config *mcfg);
 
 /*
  * Opens a device over the processes of comm (collective; mcfg NULL: the defaults). Every process must
- * give the same grid, L1, DRAM and bank map (threads may differ). ND_EINVAL: a communicator spanning
- * several nodes, settings that differ between processes, a bad mcfg; ND_ENOMEM: the window cannot be
- * allocated; ND_ESYS: another MPI failure. With one process the device behaves as nd_device_open's.
+ * give the same grid, L1, DRAM and bank map (threads may differ). ND_EINVAL: settings that differ
+ * between processes, a bad mcfg, a bank map under which a core would write a bank held on another
+ * node (ND_MPI_BANKS_BLOCK over several nodes, unless its blocks happen to fall on the writers' nodes;
+ * nd_tensor_alloc likewise refuses a DRAM tensor whose bank list puts an entry on another node than
+ * the core writing it); ND_ENOMEM: the shared window cannot be allocated, or the mirror of the other
+ * nodes' memory cannot be reserved; ND_ESYS: another MPI failure (the RMA window among them). With one
+ * process the device behaves as nd_device_open's.
  */
 int nd_device_open_mpi(const nd_device_config *cfg, const nd_mpi_config *mcfg, MPI_Comm comm, nd_device **out,
                        nd_error *err);
@@ -64,6 +101,10 @@ int nd_device_open_mpi(const nd_device_config *cfg, const nd_mpi_config *mcfg, M
 /* This process's rank and the number of processes (0 and 1 for a device of nd_device_open). */
 int nd_mpi_rank(const nd_device *dev);
 int nd_mpi_nprocs(const nd_device *dev);
+/* The node of process r (nodes numbered 0, 1, ... in the order of their lowest rank; -1 outside the
+ * job) and the number of nodes. */
+int nd_mpi_node_of_rank(const nd_device *dev, int r);
+int nd_mpi_nnodes(const nd_device *dev);
 /* The process running device core id, and the one holding DRAM bank b; -1 outside the device. */
 int nd_mpi_rank_of_core(const nd_device *dev, int64_t id);
 int nd_mpi_rank_of_bank(const nd_device *dev, int b);
@@ -74,9 +115,18 @@ typedef struct nd_mpi_proc_stats {
     double seconds;                   /* its cores' run, fences excluded */
     nda_stats total;                  /* its cores' statistics summed: local = the reading core's own
                                          pages, remote = any other core's (all on this node) */
-    int64_t other_process_bytes_read; /* read from pages another process holds: exact when every process
-                                         runs at most one core (then every remote page is another
-                                         process's); -1 otherwise, as kernels count reads by core */
+    int64_t other_process_bytes_read; /* read from pages another process holds, on its node or another:
+                                         exact when every process runs at most one core (then every
+                                         remote page is another process's); -1 otherwise, as kernels
+                                         count reads by core */
+    int node;                         /* its node */
+    /* The launch's read set (README "Across nodes": every page of its inputs, or for an elementwise op
+     * those covering its cores' output pages) beyond this process's own pages, split by where it
+     * lives; exact counts of that set (kernels may read less of it): */
+    int64_t node_bytes;               /* held by other processes of its node: read in place */
+    int64_t staged_bytes;             /* held on other nodes: fetched into its mirror before the launch */
+    int64_t gets;                     /* the MPI_Get calls that fetched them */
+    double stage_seconds;             /* the fetching, from the first get to the flush */
 } nd_mpi_proc_stats;
 
 /* per_proc[0..nd_mpi_nprocs) from the device's last launch (every process has every entry). */

@@ -77,7 +77,7 @@ int main(int argc, char **argv)
     }
     float *part = malloc((size_t)bytes), *mine = calloc((size_t)n, 4), *sum = malloc((size_t)bytes);
     float *got = malloc((size_t)bytes);
-    double *t = malloc((size_t)reps * sizeof *t);
+    double *t = malloc((size_t)reps * sizeof *t), *stage = malloc((size_t)reps * sizeof *stage);
     uint64_t seed = 12345;
     for (int q = 0; q < P; ++q) { /* every process writes every part (its own cores' pages of it) */
         for (int64_t i = 0; i < n; ++i) {
@@ -134,6 +134,10 @@ int main(int argc, char **argv)
                                           .variant = v ? ND_VARIANT_SPECIALIZED : ND_VARIANT_GENERIC, .stats = &st},
                         &err);
             t[r] = st.seconds;
+            stage[r] = 0; /* the slowest process's gets (other nodes' pages) in this launch */
+            if (rc == 0 && nd_mpi_launch_procs(dev, pp, nprocs < 64 ? nprocs : 64, &err) == 0)
+                for (int p = 0; p < nprocs && p < 64; ++p)
+                    stage[r] = pp[p].stage_seconds > stage[r] ? pp[p].stage_seconds : stage[r];
         }
         if (rc) { /* the specialized target is one shape (8x64): others have none */
             if (rank == 0)
@@ -141,14 +145,21 @@ int main(int argc, char **argv)
             continue;
         }
         nd_mpi_launch_procs(dev, pp, nprocs < 64 ? nprocs : 64, &err);
-        int64_t busiest = 0;
-        for (int p = 0; p < nprocs && p < 64; ++p)
+        int64_t busiest = 0, staged = 0, gets = 0;
+        for (int p = 0; p < nprocs && p < 64; ++p) {
             busiest = pp[p].total.remote_bytes_read > busiest ? pp[p].total.remote_bytes_read : busiest;
+            staged = pp[p].staged_bytes > staged ? pp[p].staged_bytes : staged;
+            gets = pp[p].gets > gets ? pp[p].gets : gets;
+        }
         nd_tensor_read(out, got, bytes, &err);
         if (rank == 0)
             printf("direct all_reduce, %-11s %d processes: %9.1f us per launch; read %lld bytes locally, %lld from "
                    "other cores (busiest process %lld)\n", variants[v], nprocs, 1e6 * median(t, reps),
                    (long long)st.total.local_bytes_read, (long long)st.total.remote_bytes_read, (long long)busiest);
+        if (rank == 0 && nd_mpi_nnodes(dev) > 1)
+            printf("  over %d nodes: fetched %lld bytes from other nodes per launch in %lld gets (busiest process), "
+                   "the gets %.1f us (median of the slowest process)\n", nd_mpi_nnodes(dev), (long long)staged,
+                   (long long)gets, 1e6 * median(stage, reps));
     }
     for (int r = 0; r < reps; ++r) {
         MPI_Barrier(MPI_COMM_WORLD);
@@ -168,7 +179,7 @@ int main(int argc, char **argv)
     nd_tensor_free(splits[1]);
     nd_kernels_close(k);
     nd_device_close(dev);
-    free(part), free(mine), free(sum), free(got), free(two), free(t);
+    free(part), free(mine), free(sum), free(got), free(two), free(t), free(stage);
     MPI_Finalize();
     return bad;
 }

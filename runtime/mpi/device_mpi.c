@@ -1,8 +1,8 @@
 /*
- * device_mpi.c - a device over the processes of an MPI job on one node: the core-to-process map, the
- * shared-memory window holding every process's L1 and banks, the fence that ends a launch, and the
- * gathering of statistics. Not the launch itself (device.c runs this process's cores) nor host I/O
- * (hostio.c; MPI-IO in io_mpi.c).
+ * device_mpi.c - a device over the processes of an MPI job: the core-to-process map, the nodes, the
+ * shared-memory window holding the node's L1 and banks, the fence that ends a launch, and the
+ * gathering of statistics. Not the launch itself (device.c runs this process's cores), nor the other
+ * nodes' pages (stage_mpi.c), nor host I/O (hostio.c; MPI-IO in io_mpi.c).
  *
  * Why a barrier between MPI_Win_sync calls ends a launch correctly: kernels write only pages their own
  * core owns (owner computes), each page has one writer, and no core reads a page another core writes
@@ -14,17 +14,33 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "mpi_internal.h"
+
+/* Unreadable environment values, which check_local refuses by name. */
+enum { NODE_SIZE_UNREADABLE = -1, GETS_UNREADABLE = -1 };
 
 void nd_mpi_config_init(nd_mpi_config *mcfg)
 {
     mcfg->banks = ND_MPI_BANKS_BY_CORE;
     mcfg->fence_timeout = 120.0;
+    mcfg->node_size = 0;
+    mcfg->gets = ND_MPI_GETS_BATCHED;
+    const char *k = getenv("NDGEN_MPI_NODE_SIZE"), *g = getenv("NDGEN_MPI_GETS");
+    if (k && *k) {
+        char *end;
+        long v = strtol(k, &end, 10);
+        mcfg->node_size = *end || v < 0 || v > 1 << 30 ? NODE_SIZE_UNREADABLE : (int)v;
+    }
+    if (g && *g)
+        mcfg->gets = strcmp(g, "batched") == 0 ? ND_MPI_GETS_BATCHED
+                     : strcmp(g, "page") == 0  ? ND_MPI_GETS_PER_PAGE
+                                               : (nd_mpi_gets)GETS_UNREADABLE;
 }
 
-static double now_seconds(void)
+double nd_mpi_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -51,9 +67,11 @@ static void fence(nd_device *dev)
     int rc, done = 0;
     if ((rc = MPI_Win_sync(c->win)) != MPI_SUCCESS)
         nd_mpi_die(c, "MPI_Win_sync", rc);
+    if (c->rma != MPI_WIN_NULL && (rc = MPI_Win_sync(c->rma)) != MPI_SUCCESS) /* this process's stores, for gets */
+        nd_mpi_die(c, "MPI_Win_sync of the RMA window", rc);
     if ((rc = MPI_Ibarrier(c->comm, &req)) != MPI_SUCCESS)
         nd_mpi_die(c, "MPI_Ibarrier", rc);
-    double start = now_seconds();
+    double start = nd_mpi_now();
     for (long spins = 0; !done; ++spins) {
         if ((rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
             nd_mpi_die(c, "MPI_Test of the fence's barrier", rc);
@@ -61,7 +79,7 @@ static void fence(nd_device *dev)
             break;
         if (spins > 1000) /* past a short spin, wait politely: processes may outnumber cores */
             nanosleep(&(struct timespec){0, 20000}, NULL);
-        if ((spins & 255) == 0 && now_seconds() - start > c->fence_timeout) {
+        if ((spins & 255) == 0 && nd_mpi_now() - start > c->fence_timeout) {
             fprintf(stderr, "ndgen mpi: process %d of %d: a fence waited %.0f s for the other processes (one has "
                             "died or hangs); ending the job\n", c->procs.rank, c->procs.nranks, c->fence_timeout);
             fflush(stderr);
@@ -80,13 +98,22 @@ static void gather(nd_device *dev, double own_seconds)
                             MPI_BYTE, c->comm);
     if (rc != MPI_SUCCESS)
         nd_mpi_die(c, "MPI_Allgatherv of the launch statistics", rc);
-    if ((rc = MPI_Allgather(&own_seconds, 1, MPI_DOUBLE, c->seconds, 1, MPI_DOUBLE, c->comm)) != MPI_SUCCESS)
-        nd_mpi_die(c, "MPI_Allgather of the launch times", rc);
+    c->mine.seconds = own_seconds;
+    rc = MPI_Allgather(&c->mine, sizeof c->mine, MPI_BYTE, c->shares, sizeof c->mine, MPI_BYTE, c->comm);
+    if (rc != MPI_SUCCESS)
+        nd_mpi_die(c, "MPI_Allgather of the launch times and gets", rc);
+    memset(&c->mine, 0, sizeof c->mine);
 }
 
 static void close_procs(nd_device_procs *p)
 {
     nd_mpi_ctx *c = p->ctx;
+    if (c->rma != MPI_WIN_NULL) { /* ends the device's one passive-target epoch */
+        MPI_Win_unlock_all(c->rma);
+        MPI_Win_free(&c->rma);
+    }
+    if (c->mirror)
+        munmap(c->mirror, c->mirror_bytes);
     if (c->win != MPI_WIN_NULL) {
         MPI_Win_unlock_all(c->win);
         MPI_Win_free(&c->win);
@@ -100,18 +127,22 @@ static void close_procs(nd_device_procs *p)
     free(c->core_lo);
     free(c->stat_counts);
     free(c->stat_displs);
-    free(c->seconds);
+    free(c->shares);
+    free(c->node_of_rank);
+    free(c->seg_bytes);
+    free(c->seg_base);
     free(c);
 }
 
 /* The settings every process must share, for comparing them. */
 typedef struct shared_cfg {
-    int64_t grid_x, grid_y, l1_bytes, dram_banks, dram_bank_bytes, banks;
+    int64_t grid_x, grid_y, l1_bytes, dram_banks, dram_bank_bytes, banks, node_size, gets;
 } shared_cfg;
 
 static int check_same(nd_mpi_ctx *c, const nd_device_config *cfg, const nd_mpi_config *m, nd_error *err)
 {
-    shared_cfg mine = {cfg->grid_x, cfg->grid_y, cfg->l1_bytes, cfg->dram_banks, cfg->dram_bank_bytes, m->banks};
+    shared_cfg mine = {cfg->grid_x, cfg->grid_y,  cfg->l1_bytes, cfg->dram_banks, cfg->dram_bank_bytes,
+                       m->banks,    m->node_size, m->gets};
     int n = c->procs.nranks;
     shared_cfg *all = malloc((size_t)n * sizeof *all);
     int ok = all != NULL, everywhere;
@@ -126,11 +157,13 @@ static int check_same(nd_mpi_ctx *c, const nd_device_config *cfg, const nd_mpi_c
             shared_cfg o = all[r];
             free(all);
             return nd_fail(err, "device over %d processes: process %d asks for grid %lldx%lld, L1 %lld, %lld banks of "
-                                "%lld, bank map %lld, but process %d for grid %dx%d, L1 %lld, %d banks of %lld, bank "
-                                "map %d: every process must give the same device", n, r, (long long)o.grid_x,
-                           (long long)o.grid_y, (long long)o.l1_bytes, (long long)o.dram_banks,
-                           (long long)o.dram_bank_bytes, (long long)o.banks, c->procs.rank, cfg->grid_x, cfg->grid_y,
-                           (long long)cfg->l1_bytes, cfg->dram_banks, (long long)cfg->dram_bank_bytes, (int)m->banks);
+                                "%lld, bank map %lld, node size %lld, gets %lld, but process %d for grid %dx%d, L1 "
+                                "%lld, %d banks of %lld, bank map %d, node size %d, gets %d: every process must give "
+                                "the same device", n, r, (long long)o.grid_x, (long long)o.grid_y,
+                           (long long)o.l1_bytes, (long long)o.dram_banks, (long long)o.dram_bank_bytes,
+                           (long long)o.banks, (long long)o.node_size, (long long)o.gets, c->procs.rank, cfg->grid_x,
+                           cfg->grid_y, (long long)cfg->l1_bytes, cfg->dram_banks, (long long)cfg->dram_bank_bytes,
+                           (int)m->banks, m->node_size, (int)m->gets);
         }
     free(all);
     return 0;
@@ -146,8 +179,11 @@ static int make_map(nd_mpi_ctx *c, const nd_device_config *cfg, nd_mpi_bank_map 
     c->core_lo = malloc((size_t)(n + 1) * sizeof *c->core_lo);
     c->stat_counts = malloc((size_t)n * sizeof *c->stat_counts);
     c->stat_displs = malloc((size_t)n * sizeof *c->stat_displs);
-    c->seconds = calloc((size_t)n, sizeof *c->seconds);
-    if (!c->rank_of_core || !c->rank_of_bank || !c->core_lo || !c->stat_counts || !c->stat_displs || !c->seconds)
+    c->shares = calloc((size_t)n, sizeof *c->shares);
+    c->seg_bytes = calloc((size_t)n, sizeof *c->seg_bytes);
+    c->seg_base = calloc((size_t)n, sizeof *c->seg_base);
+    if (!c->rank_of_core || !c->rank_of_bank || !c->core_lo || !c->stat_counts || !c->stat_displs || !c->shares ||
+        !c->seg_bytes || !c->seg_base)
         return nd_failc(err, ND_ENOMEM, "device over %d processes: out of memory for the core map", n);
     if (ncores * (int64_t)sizeof(nda_stats) > (int64_t)2147483647)
         return nd_failc(err, ND_ERANGE, "device over %d processes: %lld cores' statistics exceed one MPI message", n,
@@ -167,18 +203,82 @@ static int make_map(nd_mpi_ctx *c, const nd_device_config *cfg, nd_mpi_bank_map 
     c->procs.rank_of_bank = c->rank_of_bank;
     c->procs.core_lo = c->core_lo[c->procs.rank];
     c->procs.core_hi = c->core_lo[c->procs.rank + 1];
+    for (int r = 0; r < n; ++r)
+        c->seg_bytes[r] = nd_mpi_lay_segment(c, cfg, r, NULL, NULL, NULL);
     return 0;
 }
 
-/* This process's segment: its cores' L1, then its banks. Every process's segment, found with
- * MPI_Win_shared_query, gives every core's and bank's address. */
+int64_t nd_mpi_lay_segment(const nd_mpi_ctx *c, const nd_device_config *cfg, int r, uint8_t *seg, uint8_t **l1,
+                           uint8_t **banks)
+{
+    int64_t at = 0;
+    for (int64_t i = c->core_lo[r]; i < c->core_lo[r + 1]; ++i, at += cfg->l1_bytes)
+        if (l1)
+            l1[i] = seg + at;
+    for (int b = 0; b < cfg->dram_banks; ++b)
+        if (c->rank_of_bank[b] == r) {
+            if (banks)
+                banks[b] = seg + at;
+            at += cfg->dram_bank_bytes;
+        }
+    return at;
+}
+
+/* The nodes: the real shared-memory split, cut into blocks of node_size ranks when emulating. Nodes
+ * are numbered in the order of their lowest rank (each node communicator's rank 0, its lowest, as
+ * the split keys by rank). */
+static int make_nodes(nd_mpi_ctx *c, int node_size, nd_error *err)
+{
+    MPI_Comm real;
+    int n = c->procs.nranks, me = c->procs.rank, leader = me;
+    if (MPI_Comm_split_type(c->comm, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &real) != MPI_SUCCESS)
+        return nd_failc(err, ND_ESYS, "device over MPI: MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) failed");
+    int rc = node_size > 0 ? MPI_Comm_split(real, me / node_size, me, &c->shm) : MPI_Comm_dup(real, &c->shm);
+    MPI_Comm_free(&real);
+    if (rc != MPI_SUCCESS)
+        return nd_failc(err, ND_ESYS, "device over MPI: splitting the nodes into emulated nodes failed");
+    MPI_Bcast(&leader, 1, MPI_INT, 0, c->shm);
+    int32_t *leaders = malloc((size_t)n * sizeof *leaders);
+    c->node_of_rank = malloc((size_t)n * sizeof *c->node_of_rank);
+    if (!leaders || !c->node_of_rank) {
+        free(leaders);
+        return nd_failc(err, ND_ENOMEM, "device over MPI: out of memory for the node map");
+    }
+    int32_t l32 = leader;
+    if (MPI_Allgather(&l32, 1, MPI_INT32_T, leaders, 1, MPI_INT32_T, c->comm) != MPI_SUCCESS) {
+        free(leaders);
+        return nd_failc(err, ND_ESYS, "device over MPI: MPI_Allgather of the node leaders failed");
+    }
+    c->nnodes = 0;
+    for (int r = 0; r < n; ++r) /* a leader is its node's lowest rank: nodes appear in order of leaders */
+        c->node_of_rank[r] = leaders[r] == r ? c->nnodes++ : c->node_of_rank[leaders[r]];
+    free(leaders);
+    return 0;
+}
+
+/* Whether core b (< ncores) and bank b, which it writes in every DRAM tensor whose bank list is in
+ * order, are on one node for every b: else the bank map is refused. */
+static int check_bank_nodes(const nd_mpi_ctx *c, const nd_device_config *cfg, nd_error *err)
+{
+    int64_t ncores = (int64_t)cfg->grid_x * cfg->grid_y;
+    for (int64_t b = 0; b < cfg->dram_banks && b < ncores; ++b) {
+        int w = c->rank_of_core[b], h = c->rank_of_bank[b];
+        if (c->node_of_rank[w] != c->node_of_rank[h])
+            return nd_fail(err, "device over %d processes on %d nodes: bank %lld is held by process %d on node %d, "
+                                "but core %lld, which writes it, runs on process %d on node %d; a core never "
+                                "writes another node's memory: use ND_MPI_BANKS_BY_CORE", c->procs.nranks,
+                           c->nnodes, (long long)b, h, c->node_of_rank[h], (long long)b, w, c->node_of_rank[w]);
+    }
+    return 0;
+}
+
+/* This process's segment: its cores' L1, then its banks. The segments of the node's processes, found
+ * with MPI_Win_shared_query, give their cores' and banks' addresses; over several nodes the mirror
+ * gives the others', and the RMA window exposes this segment to them. */
 static int make_window(nd_mpi_ctx *c, const nd_device_config *cfg, uint8_t **l1, uint8_t **banks, nd_error *err)
 {
     int n = c->procs.nranks, me = c->procs.rank;
-    int64_t ncores = (int64_t)cfg->grid_x * cfg->grid_y, own_banks = 0, bytes;
-    for (int b = 0; b < cfg->dram_banks; ++b)
-        own_banks += c->rank_of_bank[b] == me;
-    bytes = (c->procs.core_hi - c->procs.core_lo) * cfg->l1_bytes + own_banks * cfg->dram_bank_bytes;
+    int64_t bytes = c->seg_bytes[me];
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "alloc_shared_noncontig", "true"); /* each segment near its process */
@@ -199,25 +299,29 @@ static int make_window(nd_mpi_ctx *c, const nd_device_config *cfg, uint8_t **l1,
     MPI_Win_set_errhandler(c->win, MPI_ERRORS_RETURN);
     if ((rc = MPI_Win_lock_all(MPI_MODE_NOCHECK, c->win)) != MPI_SUCCESS) /* the epoch MPI_Win_sync needs */
         return nd_failc(err, ND_ESYS, "device over %d processes: MPI_Win_lock_all failed", n);
-    int64_t next_bank = 0;
+    MPI_Group world, node;
+    MPI_Comm_group(c->comm, &world);
+    MPI_Comm_group(c->shm, &node);
     for (int r = 0; r < n; ++r) {
         MPI_Aint size;
-        int unit;
+        int unit, at;
         uint8_t *seg;
-        if (MPI_Win_shared_query(c->win, r, &size, &unit, &seg) != MPI_SUCCESS)
+        if (c->node_of_rank[r] != c->node_of_rank[me])
+            continue;
+        MPI_Group_translate_ranks(world, 1, &r, node, &at); /* r's rank in the node's communicator */
+        if (at == MPI_UNDEFINED || MPI_Win_shared_query(c->win, at, &size, &unit, &seg) != MPI_SUCCESS) {
+            MPI_Group_free(&world);
+            MPI_Group_free(&node);
             return nd_failc(err, ND_ESYS, "device over %d processes: MPI_Win_shared_query of process %d failed", n, r);
-        for (int64_t i = c->core_lo[r]; i < c->core_lo[r + 1]; ++i)
-            l1[i] = seg + (i - c->core_lo[r]) * cfg->l1_bytes;
-        uint8_t *bank = seg + (c->core_lo[r + 1] - c->core_lo[r]) * cfg->l1_bytes;
-        for (int b = 0; b < cfg->dram_banks; ++b)
-            if (c->rank_of_bank[b] == r) {
-                banks[b] = bank;
-                bank += cfg->dram_bank_bytes;
-                ++next_bank;
-            }
+        }
+        c->seg_base[r] = seg;
+        nd_mpi_lay_segment(c, cfg, r, seg, l1, banks);
     }
-    (void)ncores;
-    return next_bank == cfg->dram_banks ? 0 : nd_failc(err, ND_ESYS, "device: bank map lost a bank");
+    MPI_Group_free(&world);
+    MPI_Group_free(&node);
+    if (c->nnodes == 1)
+        return 0;
+    return nd_mpi_make_mirror(c, cfg, l1, banks, err) || nd_mpi_make_rma(c, mine, err) ? -1 : 0;
 }
 
 /* Whether ok holds on every process (collective). */
@@ -238,6 +342,14 @@ static int check_local(const nd_device_config *cfg, const nd_mpi_config *m, nd_e
     if (!(m->fence_timeout > 0))
         return nd_fail(err, "device over MPI: fence_timeout %g: must be a positive number of seconds",
                        m->fence_timeout);
+    if (m->node_size < 0)
+        return nd_fail(err, "device over MPI: node_size %d (NDGEN_MPI_NODE_SIZE '%s'): expected 0 (the real nodes) "
+                            "or a number of processes per emulated node", m->node_size,
+                       getenv("NDGEN_MPI_NODE_SIZE") ? getenv("NDGEN_MPI_NODE_SIZE") : "");
+    if (m->gets != ND_MPI_GETS_BATCHED && m->gets != ND_MPI_GETS_PER_PAGE)
+        return nd_fail(err, "device over MPI: gets %d (NDGEN_MPI_GETS '%s'): expected ND_MPI_GETS_BATCHED "
+                            "(\"batched\") or ND_MPI_GETS_PER_PAGE (\"page\")", (int)m->gets,
+                       getenv("NDGEN_MPI_GETS") ? getenv("NDGEN_MPI_GETS") : "");
     return 0;
 }
 
@@ -245,7 +357,7 @@ int nd_device_open_mpi(const nd_device_config *cfg, const nd_mpi_config *mcfg, M
                        nd_error *err)
 {
     nd_mpi_config m;
-    int inited = 0, size, shm_size;
+    int inited = 0, size;
     if (mcfg)
         m = *mcfg;
     else
@@ -257,7 +369,8 @@ int nd_device_open_mpi(const nd_device_config *cfg, const nd_mpi_config *mcfg, M
     nd_mpi_ctx *c = calloc(1, sizeof *c);
     if (!c) /* then MPI_Comm_dup is not reached here and the other processes wait in it: end the job */
         MPI_Abort(comm, 1);
-    c->win = MPI_WIN_NULL;
+    c->win = c->rma = MPI_WIN_NULL;
+    c->gets = m.gets;
     c->shm = c->comm = MPI_COMM_NULL;
     c->fence_timeout = m.fence_timeout;
     c->procs = (nd_device_procs){.fence = fence, .gather = gather, .close = close_procs, .ctx = c};
@@ -281,24 +394,11 @@ int nd_device_open_mpi(const nd_device_config *cfg, const nd_mpi_config *mcfg, M
         close_procs(&c->procs);
         return nd_device_open(cfg, out, err);
     }
-    if (MPI_Comm_split_type(c->comm, MPI_COMM_TYPE_SHARED, c->procs.rank, MPI_INFO_NULL, &c->shm) != MPI_SUCCESS) {
-        close_procs(&c->procs);
-        return nd_failc(err, ND_ESYS, "device over MPI: MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) failed");
-    }
-    MPI_Comm_size(c->shm, &shm_size);
-    int all_one_node = shm_size == size, everywhere = 0;
-    MPI_Allreduce(&all_one_node, &everywhere, 1, MPI_INT, MPI_MIN, c->comm);
-    if (!everywhere) {
-        close_procs(&c->procs);
-        return nd_fail(err, "device over MPI: the communicator's %d processes span several nodes (%d of them share "
-                            "this one); a device spans one node for now: reading pages of another node with MPI RMA "
-                            "gets is not implemented yet", size, shm_size);
-    }
     if (check_same(c, cfg, &m, err)) { /* collective: every process sees the same outcome */
         close_procs(&c->procs);
         return -1;
     }
-    mine_ok = make_map(c, cfg, m.banks, err) == 0;
+    mine_ok = make_nodes(c, m.node_size, err) == 0 && make_map(c, cfg, m.banks, err) == 0;
     if (mine_ok) {
         l1 = calloc((size_t)cfg->grid_x * (size_t)cfg->grid_y, sizeof *l1);
         banks = calloc((size_t)cfg->dram_banks, sizeof *banks);
@@ -309,8 +409,18 @@ int nd_device_open_mpi(const nd_device_config *cfg, const nd_mpi_config *mcfg, M
         free(l1);
         free(banks);
         close_procs(&c->procs);
-        return mine_ok ? nd_failc(err, ND_ENOMEM, "device over MPI: another process ran out of memory") : -1;
+        return mine_ok ? nd_failc(err, ND_ESYS, "device over MPI: another process could not map its nodes and cores")
+                       : -1;
     }
+    if (check_bank_nodes(c, cfg, err)) { /* the same maps everywhere: every process refuses alike */
+        free(l1);
+        free(banks);
+        close_procs(&c->procs);
+        return -1;
+    }
+    c->procs.stage = nd_mpi_stage; /* on one node it only counts the node's bytes */
+    if (c->nnodes > 1)
+        c->procs.check_tensor = nd_mpi_check_tensor;
     mine_ok = make_window(c, cfg, l1, banks, err) == 0;
     if (!agree(c, mine_ok)) {
         if (mine_ok)
@@ -332,6 +442,20 @@ static const nd_mpi_ctx *ctx_of(const nd_device *dev) { return dev->procs ? dev-
 
 int nd_mpi_rank(const nd_device *dev) { return dev->procs ? dev->procs->rank : 0; }
 int nd_mpi_nprocs(const nd_device *dev) { return dev->procs ? dev->procs->nranks : 1; }
+
+int nd_mpi_node_of_rank(const nd_device *dev, int r)
+{
+    const nd_mpi_ctx *c = ctx_of(dev);
+    if (r < 0 || r >= nd_mpi_nprocs(dev))
+        return -1;
+    return c ? c->node_of_rank[r] : 0;
+}
+
+int nd_mpi_nnodes(const nd_device *dev)
+{
+    const nd_mpi_ctx *c = ctx_of(dev);
+    return c ? c->nnodes : 1;
+}
 
 int nd_mpi_rank_of_core(const nd_device *dev, int64_t id)
 {
@@ -358,7 +482,12 @@ int nd_mpi_launch_procs(const nd_device *dev, nd_mpi_proc_stats *per_proc, int n
         memset(p, 0, sizeof *p);
         p->core_lo = c ? c->core_lo[r] : 0;
         p->core_hi = c ? c->core_lo[r + 1] : dev->ncores;
-        p->seconds = c ? c->seconds[r] : dev->run_seconds;
+        p->seconds = c ? c->shares[r].seconds : dev->run_seconds;
+        p->node = c ? c->node_of_rank[r] : 0;
+        p->staged_bytes = c ? c->shares[r].staged_bytes : 0;
+        p->node_bytes = c ? c->shares[r].node_bytes : 0;
+        p->gets = c ? c->shares[r].gets : 0;
+        p->stage_seconds = c ? c->shares[r].stage_seconds : 0;
         for (int64_t i = p->core_lo; i < p->core_hi; ++i) {
             const nda_stats *s = &dev->stats[i];
             p->total.local_pages_read += s->local_pages_read;

@@ -5,20 +5,50 @@
 #include "nd_runtime_mpi.h"
 #include "runtime_internal.h"
 
+/* One process's share of a launch, gathered to every process. */
+typedef struct nd_mpi_share {
+    double seconds;       /* its own cores' run */
+    double stage_seconds; /* its gets, first to flush */
+    int64_t staged_bytes, gets, node_bytes;
+} nd_mpi_share;
+
 /* A device's MPI state, behind nd_device_procs.ctx. */
 typedef struct nd_mpi_ctx {
     nd_device_procs procs;       /* procs.ctx points back here */
     MPI_Comm comm;               /* the user's communicator, duplicated, errors returned */
-    MPI_Comm shm;                /* the same processes, as one node's shared-memory communicator */
-    MPI_Win win;                 /* every process's L1 and banks */
+    MPI_Comm shm;                /* this process's node (real or emulated), a shared-memory communicator */
+    MPI_Win win;                 /* the node's L1 and banks, shared memory */
+    MPI_Win rma;                 /* over several nodes: every process's segment, for gets; else MPI_WIN_NULL */
     double fence_timeout;
+    nd_mpi_gets gets;
+    int nnodes;
+    int32_t *node_of_rank;       /* [nranks] */
     int32_t *rank_of_core, *rank_of_bank;
     int64_t *core_lo;            /* [nranks + 1]: process r runs cores [core_lo[r], core_lo[r + 1]) */
+    int64_t *seg_bytes;          /* [nranks]: process r's segment, its cores' L1 then its banks in order */
+    uint8_t **seg_base;          /* [nranks]: where this process addresses it (shared, or the mirror) */
+    uint8_t *mirror;             /* the other nodes' segments, in rank order; NULL on one node */
+    size_t mirror_bytes;
     int *stat_counts, *stat_displs; /* bytes of nda_stats per process, for the gather */
-    double *seconds;             /* [nranks]: each process's own run in the last launch */
+    nd_mpi_share mine;           /* this process's share of the launch under way */
+    nd_mpi_share *shares;        /* [nranks]: every process's share of the last launch */
 } nd_mpi_ctx;
+
+/* Seconds on a monotonic clock. */
+double nd_mpi_now(void);
 
 /* Prints which call failed on which process and ends the job (MPI_Abort); never returns. */
 _Noreturn void nd_mpi_die(const nd_mpi_ctx *c, const char *call, int rc);
+
+/* stage_mpi.c: over several nodes, the mirror of the other nodes' segments (their cores' l1[] and
+ * banks[] pointers set into it), the RMA window over this process's segment `mine`, and staging. */
+int nd_mpi_make_mirror(nd_mpi_ctx *c, const nd_device_config *cfg, uint8_t **l1, uint8_t **banks, nd_error *err);
+int nd_mpi_make_rma(nd_mpi_ctx *c, uint8_t *mine, nd_error *err);
+void nd_mpi_stage(nd_device *dev, const nd_tensor *const *ts, int n, const nd_tensor *pointwise_out, int64_t copy,
+                  bool launch);
+int nd_mpi_check_tensor(const nd_device *dev, const nd_dist *d, nd_error *err);
+/* Sets l1[] and banks[] of process r's cores and banks for its segment at seg; returns its bytes. */
+int64_t nd_mpi_lay_segment(const nd_mpi_ctx *c, const nd_device_config *cfg, int r, uint8_t *seg, uint8_t **l1,
+                           uint8_t **banks);
 
 #endif

@@ -299,6 +299,8 @@ int nd_tensor_alloc(nd_device *dev, const nd_dist *d, nd_tensor **out, nd_error 
 {
     if (check_fits_device(dev, d, err))
         return -1;
+    if (dev->procs && dev->procs->check_tensor && dev->procs->check_tensor(dev, d, err))
+        return -1;
     nd_tensor *t = calloc(1, sizeof *t);
     if (!t)
         return nd_failc(err, ND_ENOMEM, "tensor: out of memory");
@@ -419,8 +421,12 @@ static void sum_stats(const nda_stats *per_core, int64_t n, nda_stats *total)
     }
 }
 
-static int launch(nd_device *dev, nda_kernel_fn *kernel, nd_tensor *const *tensors, int ntensors,
-                  const double *scalars, int nscalars, const char *names, nd_launch_stats *stats, nd_error *err)
+/* ninputs: the first ninputs tensors are read (a bare function's roles are unknown: all of them); no
+ * kernel reads an output's pages of other cores, which those cores write in the same launch.
+ * pointwise_out: an elementwise op's output (see nd_device_procs.stage), or NULL. */
+static int launch(nd_device *dev, nda_kernel_fn *kernel, nd_tensor *const *tensors, int ntensors, int ninputs,
+                  const nd_tensor *pointwise_out, const double *scalars, int nscalars, const char *names,
+                  nd_launch_stats *stats, nd_error *err)
 {
     nda_tensor views[MAX_LAUNCH_TENSORS];
     bool copies = false;
@@ -440,7 +446,12 @@ static int launch(nd_device *dev, nda_kernel_fn *kernel, nd_tensor *const *tenso
     memset(dev->stats, 0, (size_t)dev->ncores * sizeof *dev->stats);
     if (procs) /* every process's writes before the launch are visible to every core */
         procs->fence(dev);
+    double start = procs ? now_seconds() : 0; /* over processes a launch's time includes its gets */
+    if (procs && procs->stage) /* other nodes' pages the cores read, into the local mirror */
+        procs->stage(dev, (const nd_tensor *const *)tensors, ninputs, pointwise_out, -1, true);
     double t0 = now_seconds();
+    if (!procs)
+        start = t0;
     nd_pool_run(dev->pool, hi - lo, run_core, &job);
     double t1 = now_seconds();
     dev->run_seconds = t1 - t0;
@@ -450,7 +461,7 @@ static int launch(nd_device *dev, nda_kernel_fn *kernel, nd_tensor *const *tenso
         t1 = now_seconds();
     }
     if (stats) {
-        stats->seconds = t1 - t0;
+        stats->seconds = t1 - start;
         stats->ncores = dev->ncores;
         stats->per_core = dev->stats;
         sum_stats(dev->stats, dev->ncores, &stats->total);
@@ -461,7 +472,7 @@ static int launch(nd_device *dev, nda_kernel_fn *kernel, nd_tensor *const *tenso
 int nd_launch(nd_device *dev, nda_kernel_fn *kernel, nd_tensor *const *tensors, int ntensors,
               const double *scalars, int nscalars, nd_launch_stats *stats, nd_error *err)
 {
-    return launch(dev, kernel, tensors, ntensors, scalars, nscalars, NULL, stats, err);
+    return launch(dev, kernel, tensors, ntensors, ntensors, NULL, scalars, nscalars, NULL, stats, err);
 }
 
 int nd_launch_entry(nd_device *dev, const nda_kernel_entry *e, nd_tensor *const *tensors, int ntensors,
@@ -474,5 +485,10 @@ int nd_launch_entry(nd_device *dev, const nda_kernel_entry *e, nd_tensor *const 
         return -1;
     if (!nd_kernel_serves_scalars(e, scalars, nscalars)) /* its constants would silently replace them */
         return nd_failc(err, ND_EREFUSED, "launch: %s fixed other scalar values than the launch gives", e->symbol);
-    return launch(dev, e->fn, tensors, ntensors, scalars, nscalars, names, stats, err);
+    int ninputs = e->noutputs >= 0 && e->noutputs <= ntensors ? ntensors - e->noutputs : ntensors;
+    /* a reference derived from EXPR (spec reference = "elementwise") states out[e] = EXPR(inputs at e) */
+    bool pointwise = dev->procs && e->reference_name && strcmp(e->reference_name, "from EXPR") == 0 &&
+                     e->noutputs == 1 && ninputs == ntensors - 1;
+    return launch(dev, e->fn, tensors, ntensors, ninputs, pointwise ? tensors[ntensors - 1] : NULL, scalars, nscalars,
+                  names, stats, err);
 }

@@ -219,7 +219,10 @@ int nd_tensor_read_part(const nd_tensor *t, int part, void *host, int64_t bytes,
     if (check_host_bytes(t, bytes, "tensor read", err))
         return -1;
     fence(t);
-    copy_all(t, (int64_t)part * (s->replicas / s->parts), host, false);
+    int64_t copy = (int64_t)part * (s->replicas / s->parts);
+    if (t->dev->procs && t->dev->procs->stage) /* other nodes' pages of the copy, by gets */
+        t->dev->procs->stage(t->dev, &t, 1, NULL, copy, false);
+    copy_all(t, copy, host, false);
     fence(t); /* no process changes a page before every process has read it */
     return 0;
 }

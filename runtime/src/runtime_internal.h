@@ -89,6 +89,18 @@ typedef struct nd_device_procs {
     /* After a launch: every core's statistics from the process that ran it into dev->stats, and this
      * process's own seconds to every process. */
     void (*gather)(nd_device *dev, double own_seconds);
+    /* Over several nodes: brings into this process's local mirror of other nodes' memory the pages,
+     * held on another node, of copy `copy` (-1: every copy) of ts[0..n) that this process reads, so
+     * that loads through the tensors' base pointers read current data: every such page; or, given
+     * pointwise_out (the output of an elementwise op, whose element e depends only on the inputs'
+     * elements at e, broadcast), those covering the elements of pointwise_out that this process's
+     * cores write. `launch`: count it in the launch's statistics. Called after a fence. On one node it
+     * only counts the pages other processes hold (all in the shared window) and fetches nothing. */
+    void (*stage)(nd_device *dev, const nd_tensor *const *ts, int n, const nd_tensor *pointwise_out, int64_t copy,
+                  bool launch);
+    /* Whether a tensor of distribution d may live on this device: 0, or -1 with err set (a core
+     * would write memory on another node). NULL: every tensor may. */
+    int (*check_tensor)(const nd_device *dev, const nd_dist *d, nd_error *err);
     void (*close)(struct nd_device_procs *procs); /* frees the window, ctx and procs */
     void *ctx;
 } nd_device_procs;
