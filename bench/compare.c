@@ -220,7 +220,9 @@ static int time_variants(nr_setup *su, variants *v, const nr_settings *s, int64_
     one_round(su, v, &rd, r->has_blas); /* warm-up: caches, page faults, lazy binding */
     rd.n = 0;
     double start = nr_now();
-    while (rd.n < MAX_RUNS && (rd.n < s->min_repeats || nr_now() - start < s->min_seconds * (r->has_blas ? 4 : 3)))
+    /* every process times as many rounds (each launch is collective under MPI): rank 0's clock decides */
+    while (nr_procs_agree(rd.n < MAX_RUNS &&
+                          (rd.n < s->min_repeats || nr_now() - start < s->min_seconds * (r->has_blas ? 4 : 3))))
         one_round(su, v, &rd, r->has_blas);
     summarize(rd.t[0], rd.n, &r->generic);
     summarize(rd.t[1], rd.n, &r->specialized);

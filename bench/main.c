@@ -169,21 +169,6 @@ int nr_parse_common(int argc, char **argv, int *i, nr_case *c, nr_settings *s, n
 /* The report (report.c) with what was checked against what said plainly: JSON gains
  * "reference_checked" and "reference_name" after "match"; the table's results line names the reference, or
  * says that none was checked and drops the reference row. */
-/* "processes": the job's size, and per process the bytes its cores read (procs.c). */
-static void print_procs_json(const nr_result *r)
-{
-    printf("  \"processes\": %d,\n  \"nodes\": %d,\n  \"per_process\": [", r->processes, r->nodes > 0 ? r->nodes : 1);
-    for (int i = 0; i < r->processes && r->processes > 1; ++i) {
-        const nr_proc *p = &r->procs[i];
-        printf("%s\n    {\"cores\": [%lld, %lld], \"local_bytes\": %lld, \"other_core_bytes\": %lld, "
-               "\"other_process_bytes\": %lld, \"node\": %d, \"node_bytes\": %lld, \"fetched_bytes\": %lld, "
-               "\"gets\": %lld}", i ? "," : "", (long long)p->core_lo, (long long)p->core_hi,
-               (long long)p->local_bytes, (long long)p->remote_bytes, (long long)p->other_process_bytes, p->node,
-               (long long)p->node_bytes, (long long)p->fetched_bytes, (long long)p->gets);
-    }
-    printf("%s],\n", r->processes > 1 ? "\n  " : "");
-}
-
 static void print_result(const nr_result *r, bool json)
 {
     char *text = NULL;
@@ -210,7 +195,7 @@ static void print_result(const nr_result *r, bool json)
                    "kernel stood in)" : "\"", set < 0 ? "" : r->specialized_fixed, set < 0 ? "" : "\": ",
                    set < 0 ? "" : ndreg_fixed_what(set));
         } else if (json && strncmp(line, "  \"match\":", 10) == 0) {
-            print_procs_json(r);
+            nr_print_procs_json(stdout, r, "  ");
             printf("%.*s  \"reference_checked\": %s,\n  \"reference_name\": ", n, line, r->has_reference ? "true" : "false");
             printf(r->has_reference ? "\"%s\",\n" : "null,\n  \"reference_note\": \"%s\",\n",
                    r->has_reference ? r->reference_name : none);

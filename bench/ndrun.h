@@ -48,6 +48,11 @@ void nr_settings_init(nr_settings *s);
 /* Parses one option at argv[*i] into c or s (advancing *i past its value); 1 if it is not one of
  * the shared options, -1 on a bad value. */
 int nr_parse_option(int argc, char **argv, int *i, nr_case *c, nr_settings *s, nd_error *err);
+/* A suite's case from its ndrun compare options args[0..max) (NULL-terminated when shorter), labelled. */
+enum { NR_MAX_CASE_ARGS = 32 };
+int nr_case_from_args(const char *label, const char *const *args, int max, nr_case *c, nd_error *err);
+/* Writes path whole or not at all: write(fp, ctx) into a temporary beside it, renamed over it. */
+int nr_write_file(const char *path, void (*write)(FILE *fp, const void *ctx), const void *ctx, nd_error *err);
 extern const char nr_options_help[];
 
 /* ---- setup.c: the device, operands and inputs for one case. */
@@ -179,12 +184,17 @@ const char *nr_limit_name(const nr_result *r);
 int nr_procs_init(int *argc, char ***argv, nd_error *err);
 void nr_procs_finish(void);
 int nr_procs_rank(void);
+/* Rank 0's go, on every process (as is without a launcher): a decision every process must take alike,
+ * such as whether to time another round, when each process's own clock would say otherwise. */
+bool nr_procs_agree(bool go);
 /* nd_device_open, or over every process of the job when under a launcher. */
 int nr_open_device(const nd_device_config *cfg, nd_device **out, nd_error *err);
 /* r->processes and r->procs from the device's last launch. */
 int nr_procs_capture(nd_device *dev, nr_result *r, nd_error *err);
 /* The per-process lines of the table, when there are several processes. */
 void nr_print_procs(FILE *fp, const nr_result *r);
+/* "processes", "nodes" and "per_process" as JSON members, each line after indent, each ending ",\n". */
+void nr_print_procs_json(FILE *fp, const nr_result *r, const char *indent);
 
 /* ---- report.c: tables and JSON. */
 void nr_print_table(FILE *fp, const nr_result *r);
@@ -199,6 +209,8 @@ int nr_compare_main(int argc, char **argv);
 int nr_bench_main(int argc, char **argv);
 /* suite_contract.c: ndrun bench --contractions, the contraction cases beside the OpenBLAS peer. */
 int nr_bench_contract_main(int argc, char **argv);
+/* suite_procs.c: ndrun bench --processes, the multi-process family (under mpirun or alone). */
+int nr_bench_procs_main(int argc, char **argv);
 /* Opens the kernel libraries (the bundled one by default), with the JIT when s->jit. */
 int nr_open_kernels(const nr_settings *s, nd_kernels **out, nd_error *err);
 /* nr_parse_option plus --kernels, --spec-dir and --template-dir. */

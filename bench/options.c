@@ -167,3 +167,21 @@ int nr_parse_option(int argc, char **argv, int *i, nr_case *c, nr_settings *s, n
     int rc = settings_option(name, v, s, err);
     return rc <= 0 ? rc : case_option(name, v, c, err);
 }
+
+int nr_case_from_args(const char *label, const char *const *args, int max, nr_case *c, nd_error *err)
+{
+    char *argv[NR_MAX_CASE_ARGS];
+    int argc = 0;
+    nr_settings ignored; /* a case's own options are its operands' and op's, never the run's settings */
+    nr_settings_init(&ignored);
+    *c = (nr_case){.nflags = 1};
+    while (argc < max && argc < NR_MAX_CASE_ARGS && args[argc]) {
+        argv[argc] = (char *)args[argc];
+        ++argc;
+    }
+    for (int i = 0; i < argc; ++i)
+        if (nr_parse_option(argc, argv, &i, c, &ignored, err))
+            return -1;
+    snprintf(c->label, sizeof c->label, "%s", label);
+    return 0;
+}

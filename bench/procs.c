@@ -142,3 +142,33 @@ void nr_print_procs(FILE *fp, const nr_result *r)
                     "grid's cores)\n");
     fputc('\n', fp);
 }
+
+void nr_print_procs_json(FILE *fp, const nr_result *r, const char *indent)
+{
+    fprintf(fp, "%s\"processes\": %d,\n%s\"nodes\": %d,\n%s\"per_process\": [", indent, r->processes, indent,
+            r->nodes > 0 ? r->nodes : 1, indent);
+    for (int i = 0; i < r->processes && r->processes > 1; ++i) {
+        const nr_proc *p = &r->procs[i];
+        fprintf(fp, "%s\n%s  {\"cores\": [%lld, %lld], \"local_bytes\": %lld, \"other_core_bytes\": %lld, "
+                    "\"other_process_bytes\": %lld, \"node\": %d, \"node_bytes\": %lld, \"fetched_bytes\": %lld, "
+                    "\"gets\": %lld}", i ? "," : "", indent, (long long)p->core_lo, (long long)p->core_hi,
+                (long long)p->local_bytes, (long long)p->remote_bytes, (long long)p->other_process_bytes, p->node,
+                (long long)p->node_bytes, (long long)p->fetched_bytes, (long long)p->gets);
+    }
+    fprintf(fp, "%s%s],\n", r->processes > 1 ? "\n" : "", r->processes > 1 ? indent : "");
+}
+
+bool nr_procs_agree(bool go)
+{
+#ifdef NDRUN_HAVE_MPI
+    if (active) {
+        int v = go;
+        if (MPI_Bcast(&v, 1, MPI_INT, 0, MPI_COMM_WORLD) != MPI_SUCCESS) {
+            fprintf(stderr, "ndrun: process %d: MPI_Bcast failed; ending the job\n", nr_procs_rank());
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        return v != 0;
+    }
+#endif
+    return go;
+}

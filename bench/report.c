@@ -1,6 +1,9 @@
 /* report.c - results as a table for people and as JSON for scripts. */
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ndrun.h"
 
@@ -227,4 +230,20 @@ void nr_print_suite_table(FILE *fp, const nr_result *r, int n)
         fprintf(fp, "%-34s %-11s %10s %10s %10s %7.2fx %10s %10s%s\n", r[i].label, r[i].family, g, s, ref,
                 r[i].generic.median / r[i].specialized.median, rate, pct, r[i].match ? "" : "  MISMATCH");
     }
+}
+
+int nr_write_file(const char *path, void (*write)(FILE *fp, const void *ctx), const void *ctx, nd_error *err)
+{
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp-%d", path, (int)getpid());
+    FILE *fp = fopen(tmp, "w");
+    if (!fp)
+        return nd_failc(err, ND_EIO, "%s: cannot write: %s", tmp, strerror(errno));
+    write(fp, ctx);
+    bool bad = ferror(fp) != 0;
+    if (fclose(fp) != 0 || bad || rename(tmp, path) != 0) {
+        unlink(tmp);
+        return nd_failc(err, ND_EIO, "%s: cannot write: %s", path, strerror(errno));
+    }
+    return 0;
 }

@@ -181,30 +181,27 @@ static int case_from_text(const char *text, nr_case *c, char *store, size_t len,
 }
 
 /* Writes a result file whole or not at all. */
-static int write_atomic(const char *path, const nr_result *r, int n, bool svg, nd_error *err)
+typedef struct suite_results {
+    const nr_result *r;
+    int n;
+} suite_results;
+
+static void write_json(FILE *fp, const void *ctx)
 {
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp-%d", path, (int)getpid());
-    FILE *fp = fopen(tmp, "w");
-    if (!fp)
-        return nd_failc(err, ND_EIO, "%s: cannot write: %s", tmp, strerror(errno));
-    if (svg) {
-        nr_chart_svg(fp, r, n);
-    } else {
-        fputs("{\n  \"tool\": \"ndrun bench\",\n  \"cases\": [\n", fp);
-        for (int i = 0; i < n; ++i) {
-            fputs("    ", fp);
-            nr_print_json(fp, &r[i], "      ");
-            fputs(i + 1 < n ? ",\n" : "\n", fp);
-        }
-        fputs("  ]\n}\n", fp);
+    const suite_results *sr = ctx;
+    fputs("{\n  \"tool\": \"ndrun bench\",\n  \"cases\": [\n", fp);
+    for (int i = 0; i < sr->n; ++i) {
+        fputs("    ", fp);
+        nr_print_json(fp, &sr->r[i], "      ");
+        fputs(i + 1 < sr->n ? ",\n" : "\n", fp);
     }
-    bool bad = ferror(fp) != 0;
-    if (fclose(fp) != 0 || bad || rename(tmp, path) != 0) {
-        unlink(tmp);
-        return nd_failc(err, ND_EIO, "%s: cannot write: %s", path, strerror(errno));
-    }
-    return 0;
+    fputs("  ]\n}\n", fp);
+}
+
+static void write_svg(FILE *fp, const void *ctx)
+{
+    const suite_results *sr = ctx;
+    nr_chart_svg(fp, sr->r, sr->n);
 }
 
 typedef struct bench_opts {
@@ -301,6 +298,7 @@ static int run_cases(nd_kernels *k, const bench_opts *b, const nr_settings *s, n
 int nr_bench_main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "--contractions")) return nr_bench_contract_main(argc, argv); /* suite_contract.c */
+    if (argc > 1 && !strcmp(argv[1], "--processes")) return nr_bench_procs_main(argc, argv); /* suite_procs.c */
     bench_opts b = {.size = SIZE_FULL, .json_out = "ndrun-bench.json", .svg_out = "ndrun-bench.svg"};
     nr_settings s;
     nd_error err;
@@ -327,8 +325,8 @@ int nr_bench_main(int argc, char **argv)
     nr_result *res = calloc(NCASES, sizeof *res);
     int rc = !res ? nd_failc(&err, ND_ENOMEM, "out of memory") : nr_open_kernels(&s, &k, &err);
     double t0 = nr_now();
-    rc = rc || run_cases(k, &b, &s, res, &n, &err) || write_atomic(b.json_out, res, n, false, &err) ||
-         write_atomic(b.svg_out, res, n, true, &err);
+    rc = rc || run_cases(k, &b, &s, res, &n, &err) || nr_write_file(b.json_out, write_json, &(suite_results){res, n}, &err) ||
+         nr_write_file(b.svg_out, write_svg, &(suite_results){res, n}, &err);
     if (rc) {
         fprintf(stderr, "ndrun bench: %s\n", err.msg);
     } else {

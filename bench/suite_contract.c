@@ -155,20 +155,8 @@ static bool close_to(const float *got, const float *want, int64_t n, char *why, 
 
 static int open_run(nd_kernels *k, const contract_case *cc, const nr_settings *s, contract_run *run, nd_error *err)
 {
-    nr_case c = {.nflags = 1};
-    char *argv[16];
-    int argc = 0;
-    nr_settings ignored;
-    nr_settings_init(&ignored);
-    snprintf(c.label, sizeof c.label, "%s", cc->label);
-    while (argc < 16 && cc->args[argc]) {
-        argv[argc] = (char *)cc->args[argc];
-        ++argc;
-    }
-    for (int i = 0; i < argc; ++i)
-        if (nr_parse_option(argc, argv, &i, &c, &ignored, err))
-            return -1;
-    if (nr_setup_open(k, &c, s, &run->su, err))
+    nr_case c;
+    if (nr_case_from_args(cc->label, cc->args, 16, &c, err) || nr_setup_open(k, &c, s, &run->su, err))
         return -1;
     nr_setup *su = &run->su;
     peer_shape_of(su, &run->peer);
