@@ -77,13 +77,14 @@ CT_FUSE static inline void ct_tile(int64_t kc, const float *ap, int64_t lda, con
     CT_ROWS(CT_SAVE)
 }
 
-/* A class of one row (a matrix-vector product) would waste CT_MR - 1 of the tile's rows. Instead its
- * panel operand is packed as rows (lane j at pk[j * ld + k], copied as runs along k) and c[j] = (add ?
- * c[j] : 0) + the sum over kc steps of r[k] pk[j * ld + k], for the n lanes. Each lane sums in 16
- * vector lanes (k mod 16) folded in a fixed order, then the tail in order: the rounding differs from
- * ct_tile's sequential sum (bound (kc/16 + 16) eps sum|r pk| against kc eps sum|r pk|), but the path
- * is chosen from the output's runs alone, so the generic and specialized kernels take the same one.
- * CT_MR lanes at a time keep independent chains in flight. */
+/* A class of one row (a matrix-vector product) would waste CT_MR - 1 of the tile's rows. Instead each
+ * lane j of its panel operand is a row of kc floats at lane_rows[j] (read in place where the operand holds
+ * its k contiguously, else packed as a row) and c[j] = (add ? c[j] : 0) + the sum over kc steps of
+ * r[k] lane_rows[j][k], for the n lanes. Each lane sums in 16 vector lanes (k mod 16) folded in a fixed
+ * order, then the tail in order: the rounding differs from ct_tile's sequential sum (bound (kc/16 +
+ * 16) eps sum|r lane_rows[j]| against kc eps sum|r lane_rows[j]|), but the path is chosen from the output's runs
+ * alone, so the generic and specialized kernels take the same one. CT_MR lanes at a time keep
+ * independent chains, and as many memory streams, in flight. */
 static inline float ct_fold(ct_vec v)
 {
     float t = 0.0f;
@@ -104,8 +105,8 @@ CT_FUSE static inline float ct_dot(int64_t kc, const float *restrict r, const fl
     return t;
 }
 
-CT_FUSE static inline void ct_dots(int64_t kc, const float *restrict r, const float *restrict pk, int64_t ld,
-                                   float *restrict c, int64_t n, int add)
+CT_FUSE static inline void ct_dots(int64_t kc, const float *restrict r, const float *const *lane_rows, float *restrict c,
+                                   int64_t n, int add)
 {
     int64_t j = 0;
     for (; j + CT_MR <= n; j += CT_MR) {
@@ -114,17 +115,17 @@ CT_FUSE static inline void ct_dots(int64_t kc, const float *restrict r, const fl
         for (; k + 16 <= kc; k += 16) {
             const ct_vec rv = *(const ct_vec *)(r + k);
             for (int i = 0; i < CT_MR; ++i)
-                acc[i] += rv * *(const ct_vec *)(pk + (j + i) * ld + k);
+                acc[i] += rv * *(const ct_vec *)(lane_rows[j + i] + k);
         }
         for (int i = 0; i < CT_MR; ++i) {
             float t = ct_fold(acc[i]);
             for (int64_t q = k; q < kc; ++q)
-                t += r[q] * pk[(j + i) * ld + q];
+                t += r[q] * lane_rows[j + i][q];
             c[j + i] = (add ? c[j + i] : 0.0f) + t;
         }
     }
     for (; j < n; ++j)
-        c[j] = (add ? c[j] : 0.0f) + ct_dot(kc, r, pk + j * ld);
+        c[j] = (add ? c[j] : 0.0f) + ct_dot(kc, r, lane_rows[j]);
 }
 
 /* ---------------------------------------------------------------- block sizes */
@@ -243,6 +244,7 @@ typedef struct ct_work {
     float *apack;       /* mc rows of kc floats, row-major: a block of the rows' operand */
     float *bpack;       /* ncp panels of kc x CT_NR floats, k-major: a block of the panel operand */
     float *cblock;      /* a class's rows, ncp * CT_NR floats each */
+    const float **lane_rows; /* classes of one row (ct_dots): each lane's row of the panel operand */
 } ct_work;
 
 static inline float *ct_alloc(int64_t floats)
@@ -253,7 +255,7 @@ static inline float *ct_alloc(int64_t floats)
 
 static inline void ct_work_free(ct_work *w)
 {
-    free(w->apack), free(w->bpack), free(w->cblock);
+    free(w->apack), free(w->bpack), free(w->cblock), free(w->lane_rows);
 }
 
 /* Allocates for blocks bl, K steps of k, N output columns and classes of at most nrows runs; false
@@ -267,7 +269,8 @@ static inline bool ct_work_init(ct_work *w, ct_blocks bl, int64_t K, int64_t N, 
     w->apack = ct_alloc(w->bl.mc * w->bl.kc);
     w->bpack = ct_alloc(w->ncp * w->bl.kc * CT_NR);
     w->cblock = ct_alloc(ct_round_up(nrows, CT_MR) * w->ncp * CT_NR);
-    if (w->apack && w->bpack && w->cblock)
+    w->lane_rows = malloc((size_t)(w->ncp * CT_NR) * sizeof *w->lane_rows);
+    if (w->apack && w->bpack && w->cblock && w->lane_rows)
         return true;
     ct_work_free(w);
     return false;
@@ -355,10 +358,10 @@ static inline void ct_product(const ct_work *w, const ct_step *s)
         }
 }
 
-/* ct_product for a class of one row (ct_dots): its panel block was packed as rows of ld = kc, n lanes. */
+/* ct_product for a class of one row (ct_dots): its n lanes' rows are at w->lane_rows. */
 static inline void ct_product_row(const ct_work *w, const ct_step *s, int64_t n)
 {
-    ct_dots(s->kn, w->apack, w->bpack, w->bl.kc, w->cblock, n, s->pc > 0);
+    ct_dots(s->kn, w->apack, w->lane_rows, w->cblock, n, s->pc > 0);
 }
 
 /* Stores the class's accumulators for the step's block of columns into its runs: their columns that

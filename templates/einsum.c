@@ -40,6 +40,9 @@
 
 enum { MAX_LETTERS = 2 * ROWS_MAX_RANK };
 
+/* Whether the stored elements are the f32 values the products take, so a row may be read in place. */
+#define NDT_IN_PLACE _Generic((NDT_T)0, float: 1, default: 0)
+
 /* How one operand's coordinate follows the output's and the reduced letters. */
 typedef struct side {
     int rank;
@@ -132,6 +135,7 @@ typedef struct pack {
     float *pack;
     bool across;            /* read across lanes (columns), one k at a time */
     bool rowwise;           /* lanes are columns, stored as rows (a class of one row: ct_dots) */
+    const float **lane_rows; /* rowwise: each lane's row, in place when the operand holds it whole */
     int64_t l, k;           /* position */
     int64_t y[ROWS_MAX_RANK], max, stride;
     float *dst;
@@ -255,11 +259,18 @@ void einsum(const nda_core *core, const nda_args *args)
                                       wk.bpack, dots);
         job[njobs++] = pack_begin(&p, !p.panel, runs + s.i + s.ic, NULL, 0, s.mr, k0 + s.pc, s.kn, wk.bl.kc, wk.apack,
                                   dots);
+        job[0].lane_rows = dots && s.ic == 0 ? wk.lane_rows : NULL;
         for (int j = 0; j < njobs; ++j)
             for (pack *k = &job[j]; pack_more(k);) {
                 int64_t n;
                 const NDT_T *v = k->op ? nda_elem_read(core, b, k->y, &n) : nda_elem_read(core, a, k->y, &n);
                 n = rows_min(n, k->max);
+                if (k->lane_rows && k->k == 0) /* a lane's row: read in place when it is whole f32, else packed */
+                    k->lane_rows[k->l] = n == k->K && NDT_IN_PLACE ? (const float *)(const void *)v : k->dst;
+                if (k->lane_rows && k->k == 0 && n == k->K && NDT_IN_PLACE) {
+                    pack_next(k, n);
+                    continue;
+                }
                 for (int64_t e = 0; e < n; ++e)
                     k->dst[e * k->stride] = NDT_LOAD(v[e]);
                 pack_next(k, n);
