@@ -5,7 +5,12 @@
  * row-major array byte for byte (read back with stdio on rank 0); a load into another distribution
  * reads back bit-exact; each process staged exactly the elements of the pages its own cores or banks
  * hold (counted here element by element from the distribution model), so none held more than its own
- * shards; and the refusals: a Partial save, a missing file, a file of the wrong size.
+ * shards; and the refusals: a Partial save, a missing file, a file of the wrong size. Then each
+ * process's own slice of a host array on such distributions (DRAM over banks of every process, bf16
+ * copies held by different processes, a process holding two copies of some elements, a Partial sum):
+ * its runs equal a brute-force listing from the model (every element, which process holds it in any
+ * copy); write_local from every process then nd_tensor_read gives the array bit for bit; read_local
+ * gives the array's elements at the runs; a slice of the wrong size on one process fails on all.
  */
 #include <string.h>
 
