@@ -10,7 +10,9 @@
  * copies held by different processes, a process holding two copies of some elements, a Partial sum):
  * its runs equal a brute-force listing from the model (every element, which process holds it in any
  * copy); write_local from every process then nd_tensor_read gives the array bit for bit; read_local
- * gives the array's elements at the runs; a slice of the wrong size on one process fails on all.
+ * gives the array's elements at the runs; every page a process holds is the array with zero padding
+ * (read from its buffers, poisoned before); a slice of the wrong size on one process fails on all.
+ * Last, 12 random distributions (seed 2026 + k, printed on failure) of up to 400 rows.
  */
 #include <string.h>
 
@@ -19,6 +21,13 @@
 
 static int rank, nprocs;
 static const char *dir;
+
+/* The process holding core-list entry i (of every copy) of d: its core's, or its bank's. */
+static int entry_rank(nd_device *dev, const nd_dist *d, int64_t i)
+{
+    nd_core c = nd_dist_core(d, i);
+    return d->spec.buffer == ND_DRAM ? nd_mpi_rank_of_bank(dev, c.x) : nd_mpi_rank_of_core(dev, (int64_t)c.y * 8 + c.x);
+}
 
 /* Bytes of t's copy r held by this process's cores or banks: element by element, from the model; each
  * such element's row-major index is also marked in held (may be NULL). */
@@ -29,9 +38,7 @@ static int64_t own_bytes(nd_device *dev, const nd_dist *d, int64_t r, uint8_t *h
         for (int i = 0; i < d->spec.rank; ++i)
             coord[i] = e[i] / d->spec.page[i];
         nd_loc loc = nd_layout_locate_id(&d->squeezed, nd_dist_page_id(d, coord));
-        nd_core c = nd_dist_core(d, r * d->layout.ncores + loc.core);
-        int owner = d->spec.buffer == ND_DRAM ? nd_mpi_rank_of_bank(dev, c.x)
-                                              : nd_mpi_rank_of_core(dev, (int64_t)c.y * 8 + c.x);
+        int owner = entry_rank(dev, d, r * d->layout.ncores + loc.core);
         n += owner == rank ? d->elem_bytes : 0;
         if (held && owner == rank)
             held[flat] = 1;
@@ -155,6 +162,52 @@ static nd_elem_run *check_runs(nd_device *dev, const nd_tensor *t, const nd_dist
     return want;
 }
 
+/* Sets every byte of the buffers this process holds to 0xFF, padding included. */
+static void poison_own(nd_device *dev, const nd_tensor *t, const nd_dist *d)
+{
+    const nda_tensor *v = nd_tensor_view(t);
+    for (int64_t i = 0; i < d->spec.replicas * d->layout.ncores; ++i)
+        if (entry_rank(dev, d, i) == rank)
+            memset(v->all_base[i], 0xFF, (size_t)d->bytes_per_core);
+}
+
+/* Whether every page this process holds, in every copy, is host's elements row-major over the page box
+ * with zero bytes where the box leaves the tensor: read straight from the buffers. */
+static bool own_pages_hold(nd_device *dev, const nd_tensor *t, const nd_dist *d, const uint8_t *host)
+{
+    const nda_tensor *v = nd_tensor_view(t);
+    int rk = d->spec.rank;
+    int64_t eb = d->elem_bytes, coord[ND_MAX_RANK];
+    for (int64_t i = 0; i < d->spec.replicas * d->layout.ncores; ++i) {
+        for (int64_t p = 0; p < d->layout.num_pages && entry_rank(dev, d, i) == rank; ++p) {
+            nd_loc loc = nd_layout_locate_id(&d->squeezed, p);
+            if (loc.core != i % d->layout.ncores)
+                continue;
+            const uint8_t *slot = v->all_base[i] + loc.offset * d->page_bytes;
+            nd_dist_page_coord(d, p, coord);
+            int64_t in[ND_MAX_RANK] = {0}; /* odometer over the page box */
+            for (int64_t k = 0;; ++k) {
+                int64_t flat = 0;
+                bool inside = true;
+                for (int j = 0; j < rk; ++j) {
+                    int64_t e = coord[j] * d->spec.page[j] + in[j];
+                    inside = inside && e < d->spec.shape[j];
+                    flat = flat * d->spec.shape[j] + e;
+                }
+                static const uint8_t zero[8];
+                if (memcmp(slot + k * eb, inside ? host + flat * eb : zero, (size_t)eb) != 0)
+                    return false;
+                int j = rk - 1;
+                while (j >= 0 && ++in[j] == d->spec.page[j])
+                    in[j--] = 0;
+                if (j < 0)
+                    break;
+            }
+        }
+    }
+    return true;
+}
+
 /* This process's slice: runs as the model lists them; write_local then read whole gives the array bit for
  * bit, read_local gives the array's elements at the runs; a wrong size on one process fails everywhere. */
 static void slice_trip(nd_device *dev, const char *name, const nd_dist_flags *f)
@@ -182,9 +235,12 @@ static void slice_trip(nd_device *dev, const char *name, const nd_dist_flags *f)
     memset(slice, 0xAB, (size_t)(count * eb));
     CHECK(nd_tensor_read_local_mpi(t, slice, count * eb, &err) == 0 && memcmp(slice, want, (size_t)(count * eb)) == 0,
           "process %d: read_local differs from the written array at its runs", rank);
-    /* write_local over it from every process: the whole tensor is the new array */
+    /* write_local over it from every process: the whole tensor is the new array, in every page held */
     gather_runs(host, runs, n, eb, slice);
+    poison_own(dev, t, &d);
     CHECK(nd_tensor_write_local_mpi(t, slice, count * eb, &err) == 0, "%s", err.msg);
+    CHECK(own_pages_hold(dev, t, &d, host), "process %d: a page it holds is not the array, or its padding not zero",
+          rank);
     memset(back, 0, (size_t)(elems * eb));
     CHECK(nd_tensor_read(t, back, elems * eb, &err) == 0 && memcmp(back, host, (size_t)(elems * eb)) == 0,
           "after every process's write_local, the tensor differs from the array");
@@ -200,6 +256,38 @@ static void slice_trip(nd_device *dev, const char *name, const nd_dist_flags *f)
           "a refused write_local changed the tensor");
     free(runs), free(host), free(other), free(back), free(slice), free(want);
     nd_tensor_free(t);
+}
+
+/* Random slices, case k from seed + k (the seed is printed on failure): rows up to 400 (over 256),
+ * uneven tails, every dtype, row and column splits, copies, tiles dealt round robin, DRAM banks. */
+static void slice_random(nd_device *dev, uint64_t seed, int cases)
+{
+    static const char *const dtypes[] = {"f32", "bf16", "i32", "u8"};
+    static const char *const splits[] = {"a b -> a8 b2", "a b -> * a4 b2", "a b -> a2 * b4"};
+    for (int k = 0; k < cases; ++k) {
+        uint64_t rng = test_seed = seed + (uint64_t)k;
+        int64_t rows = 1 + (int64_t)(rng_next(&rng) % 400), cols = 1 + (int64_t)(rng_next(&rng) % 40);
+        int64_t pr = 1 + (int64_t)(rng_next(&rng) % 8), pc = 1 + (int64_t)(rng_next(&rng) % 8);
+        int64_t sr = pr * (1 + (int64_t)(rng_next(&rng) % 3)), sc = pc * (1 + (int64_t)(rng_next(&rng) % 2));
+        char shape[64], page[64], shard[64], desc[200];
+        snprintf(shape, sizeof shape, "%lld,%lld", (long long)rows, (long long)cols);
+        nd_dist_flags f = {.shape = shape, .grid = "8x2", .dtype = dtypes[rng_next(&rng) % 4]};
+        int kind = (int)(rng_next(&rng) % 5);
+        if (kind < 3) {
+            f.einshard = splits[kind], f.uneven = true;
+        } else if (kind == 3) {
+            snprintf(page, sizeof page, "%lld,%lld", (long long)pr, (long long)pc);
+            snprintf(shard, sizeof shard, "%lld,%lld", (long long)sr, (long long)sc);
+            f.page = page, f.shard = shard;
+        } else {
+            snprintf(page, sizeof page, "1,%lld", (long long)cols);
+            f.page = page, f.buffer = "dram", f.banks = "16", f.interleaved = true;
+        }
+        snprintf(desc, sizeof desc, "slice_random %s %s %s", shape, f.dtype,
+                 kind < 3 ? f.einshard : kind == 3 ? "tiles" : "dram");
+        slice_trip(dev, desc, &f);
+    }
+    test_seed = 0;
 }
 
 /* A Partial(sum) tensor from slices: part 0 the value, the others zeros, so the parts add up to the array;
@@ -336,12 +424,13 @@ int main(int argc, char **argv)
     slice_trip(dev, "slice_copies_same_process", &(nd_dist_flags){.shape = "5,300", .dtype = "bf16", .grid = "8x2",
                                                                   .einshard = "a b -> a2 * b4", .uneven = true});
     slice_partial(dev);
+    slice_random(dev, 2026, 12);
     nd_device_close(dev);
     int failures = test_failures, any = 0;
     MPI_Allreduce(&failures, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (rank == 0)
         printf("test_mpi_io on %d processes: ", nprocs);
-    int rc = rank == 0 ? test_finish(10) : failures != 0;
+    int rc = rank == 0 ? test_finish(22) : failures != 0;
     MPI_Finalize();
     return any ? 1 : rc;
 }
