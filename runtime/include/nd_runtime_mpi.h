@@ -40,6 +40,13 @@
  * cores and banks, from the host array every process passes. Statistics of a launch cover every core
  * of the job, gathered from the processes that ran them (nd_launch_stats is as in one process).
  *
+ * Host arrays. nd_tensor_write takes the whole array on every process; nd_tensor_read (and _read_part)
+ * on a device over several processes is the materializing call: it reads every page of the copy,
+ * fetching other nodes' pages, and fills the whole array on every process that calls it (rank 0 alone
+ * wanting the whole tensor still makes the collective call on every process). To move no more than
+ * each process's own pages, use files (nd_tensor_load_mpi, _save_mpi) or each process's slice of the
+ * array (nd_tensor_local_runs_mpi, nd_tensor_write_local_mpi, _read_local_mpi) below.
+ *
  * A failed MPI call inside a launch or host call, or a fence that waits longer than
  * nd_mpi_config.fence_timeout for the other processes (one died or hangs), prints a message naming
  * the process and the call to stderr and ends the whole job with MPI_Abort: the grid's memory is
@@ -145,6 +152,39 @@ int nd_mpi_launch_procs(const nd_device *dev, nd_mpi_proc_stats *per_proc, int n
  */
 int nd_tensor_load_mpi(nd_tensor *t, const char *path, int64_t *host_bytes, nd_error *err);
 int nd_tensor_save_mpi(const nd_tensor *t, const char *path, int64_t *host_bytes, nd_error *err);
+
+/* Elements [offset, offset + count) of a tensor's row-major array. */
+typedef struct nd_elem_run {
+    int64_t offset, count;
+} nd_elem_run;
+
+/*
+ * This process's slice of t: the union of the elements of every page it holds (on its cores or banks),
+ * in every copy and part, as runs of the row-major array, sorted, disjoint and maximal (runs never
+ * touch), each element once however many of its copies the process holds. Count then fill, the caller
+ * owning the array: with runs NULL (cap 0) it sets *nruns and *elems (the slice's length in elements,
+ * the runs' counts summed); then with runs of cap >= *nruns entries it fills them too. Local: reads only
+ * the distribution, neither memory nor other processes. ND_EINVAL: runs non-NULL with cap < *nruns
+ * (*nruns and *elems are set, runs unchanged); ND_ENOMEM: no memory for the listing.
+ */
+int nd_tensor_local_runs_mpi(const nd_tensor *t, nd_elem_run *runs, int64_t cap, int64_t *nruns, int64_t *elems,
+                             nd_error *err);
+
+/*
+ * The tensor from and to this process's slice of its row-major array: slice holds exactly the slice's
+ * elements (nd_tensor_local_runs_mpi), run after run, bytes = their count times the element size.
+ * Collective, fenced on both sides as nd_tensor_write and _read. write gives every page this process
+ * holds, in every copy, the slice's values (edge padding zero), so when every process writes its slice
+ * the tensor has the array's value; a Partial tensor is written as nd_tensor_write writes it (part 0
+ * the value, the other parts neutral under the reduce op: every part's pages are held by some process,
+ * which knows their values from its slice or the reduce op alone, so nothing is refused). read fills
+ * the slice from this process's own pages only (no get, no other process's memory) and refuses a
+ * Partial tensor (ND_EREFUSED), whose elements are not yet values. ND_EINVAL: bytes not the slice's
+ * size, on any process (the others report that another process's slice has the wrong size);
+ * ND_ENOMEM: no memory for the listing. Works on a one-process device (the slice is the whole array).
+ */
+int nd_tensor_write_local_mpi(nd_tensor *t, const void *slice, int64_t bytes, nd_error *err);
+int nd_tensor_read_local_mpi(const nd_tensor *t, void *slice, int64_t bytes, nd_error *err);
 
 #ifdef __cplusplus
 }

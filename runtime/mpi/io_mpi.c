@@ -1,11 +1,15 @@
 /*
- * io_mpi.c - a tensor to and from a file of its row-major elements through MPI-IO, each process moving
- * only the elements of the pages it holds. Not the host-array scatter and gather (hostio.c).
+ * io_mpi.c - a tensor to and from a file of its row-major elements through MPI-IO, and to and from each
+ * process's own slice of the row-major array, each process moving only the elements of the pages it
+ * holds. Not the whole-array scatter and gather (hostio.c).
  *
  * Per copy, a process lists the row runs of its pages (file offset, length, address in the page),
  * sorts them by file offset (a file view's displacements must not decrease), makes them one hindexed
  * file type and moves them with one collective call through a staging buffer of exactly their bytes.
+ * A slice is those runs over every copy, merged; each copy's sorted runs find their place in it in one
+ * walk, and are copied straight between the slice and the pages (no staging).
  */
+#include <assert.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,17 +58,15 @@ static int by_offset(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The runs of this process's pages of copy r, sorted; 0, or -1 when out of memory. */
-static int list_copy(const nd_tensor *t, int64_t r, int me, bool load, io_list *l)
+/* Appends the runs of this process's pages of copy r, unsorted (zeroing edge pages' padding when
+ * zero_padding); l->failed when out of memory. */
+static void add_copy(const nd_tensor *t, int64_t r, int me, io_list *l)
 {
     const nd_dist *d = &t->dist;
     bool edge = false;
-    l->n = l->bytes = 0;
     l->elem_bytes = d->elem_bytes;
     l->page_bytes = d->page_bytes;
     l->edge = &edge;
-    l->zero_padding = load;
-    l->failed = false;
     for (int64_t p = 0; p < d->layout.num_pages && !l->failed; ++p) {
         nd_loc loc = nd_layout_locate_id(&d->squeezed, p);
         int64_t i = r * d->layout.ncores + loc.core;
@@ -74,6 +76,16 @@ static int list_copy(const nd_tensor *t, int64_t r, int me, bool load, io_list *
         l->first = true;
         nd_page_runs(d, p, &edge, add_run, l);
     }
+    l->edge = NULL; /* edge is gone */
+}
+
+/* The runs of this process's pages of copy r, sorted; 0, or -1 when out of memory. */
+static int list_copy(const nd_tensor *t, int64_t r, int me, bool load, io_list *l)
+{
+    l->n = l->bytes = 0;
+    l->zero_padding = load;
+    l->failed = false;
+    add_copy(t, r, me, l);
     if (l->failed)
         return -1;
     qsort(l->runs, (size_t)l->n, sizeof *l->runs, by_offset);
@@ -247,4 +259,149 @@ int nd_tensor_load_mpi(nd_tensor *t, const char *path, int64_t *host_bytes, nd_e
 int nd_tensor_save_mpi(const nd_tensor *t, const char *path, int64_t *host_bytes, nd_error *err)
 {
     return file_io((nd_tensor *)t, path, false, host_bytes, err); /* save only reads the tensor */
+}
+
+/*
+ * A process's slice of a host array: the union of its pages' elements over every copy, as sorted,
+ * disjoint, maximal element runs. The pages of one copy are disjoint and every copy's pages cut the
+ * array alike, so two copies' row runs are equal or disjoint; merging any overlap keeps it general.
+ */
+typedef struct io_slice {
+    nd_elem_run *runs;
+    int64_t n, elems;
+} io_slice;
+
+/* 0, or -1 when out of memory. */
+static int list_slice(const nd_tensor *t, int me, io_slice *sl)
+{
+    io_list l = {0};
+    *sl = (io_slice){0};
+    for (int64_t r = 0; r < t->dist.spec.replicas && !l.failed; ++r)
+        add_copy(t, r, me, &l);
+    if (l.failed) {
+        free(l.runs);
+        return -1;
+    }
+    qsort(l.runs, (size_t)l.n, sizeof *l.runs, by_offset);
+    sl->runs = malloc((size_t)(l.n ? l.n : 1) * sizeof *sl->runs);
+    if (!sl->runs) {
+        free(l.runs);
+        return -1;
+    }
+    for (int64_t i = 0; i < l.n; ++i) {
+        int64_t off = l.runs[i].file_off / l.elem_bytes, end = off + l.runs[i].len / l.elem_bytes;
+        nd_elem_run *last = sl->n ? &sl->runs[sl->n - 1] : NULL;
+        if (last && off <= last->offset + last->count) { /* touches or overlaps the run before */
+            int64_t grow = end - (last->offset + last->count);
+            last->count += grow > 0 ? grow : 0;
+            sl->elems += grow > 0 ? grow : 0;
+        } else {
+            sl->runs[sl->n++] = (nd_elem_run){off, end - off};
+            sl->elems += end - off;
+        }
+    }
+    free(l.runs);
+    return 0;
+}
+
+int nd_tensor_local_runs_mpi(const nd_tensor *t, nd_elem_run *runs, int64_t cap, int64_t *nruns, int64_t *elems,
+                             nd_error *err)
+{
+    io_slice sl;
+    if (list_slice(t, t->dev->procs ? t->dev->procs->rank : 0, &sl))
+        return nd_failc(err, ND_ENOMEM, "tensor local runs: out of memory for the list of page runs");
+    *nruns = sl.n;
+    *elems = sl.elems;
+    int out = 0;
+    if (runs && cap < sl.n)
+        out = nd_fail(err, "tensor local runs: this process's slice has %lld runs, but the array has room for %lld",
+                      (long long)sl.n, (long long)cap);
+    else if (runs && sl.n)
+        memcpy(runs, sl.runs, (size_t)sl.n * sizeof *runs);
+    free(sl.runs);
+    return out;
+}
+
+/* Whether every process has ok (a one-process device: ok). */
+static bool agree(const nd_tensor *t, int ok)
+{
+    const nd_device_procs *p = t->dev->procs;
+    return p ? all_ok(t, ((nd_mpi_ctx *)p->ctx)->comm, ok) : ok != 0;
+}
+
+/* Copies the pages of copy r this process holds to (write) or from the slice. l's runs are sorted, each
+ * inside one of sl's runs, so one walk over both finds every run's place in the slice. */
+static int slice_copy(const nd_tensor *t, int64_t r, int me, const io_slice *sl, uint8_t *slice, bool write,
+                      io_list *l)
+{
+    if (list_copy(t, r, me, write, l))
+        return -1;
+    int64_t k = 0, before = 0, eb = t->dist.elem_bytes; /* before: the slice's elements ahead of run k */
+    for (int64_t i = 0; i < l->n; ++i) {
+        int64_t off = l->runs[i].file_off / eb;
+        while (k < sl->n && sl->runs[k].offset + sl->runs[k].count <= off)
+            before += sl->runs[k++].count;
+        assert(k < sl->n && off >= sl->runs[k].offset &&
+               off + l->runs[i].len / eb <= sl->runs[k].offset + sl->runs[k].count);
+        uint8_t *at = slice + (before + off - sl->runs[k].offset) * eb;
+        if (write)
+            memcpy(l->runs[i].mem, at, (size_t)l->runs[i].len);
+        else
+            memcpy(at, l->runs[i].mem, (size_t)l->runs[i].len);
+    }
+    return 0;
+}
+
+static int slice_io(nd_tensor *t, uint8_t *slice, int64_t bytes, bool write, nd_error *err)
+{
+    const char *what = write ? "tensor write_local" : "tensor read_local";
+    const nd_dist_spec *s = &t->dist.spec;
+    nd_device_procs *procs = t->dev->procs;
+    int me = procs ? procs->rank : 0;
+    if (!write && s->parts > 1) /* every process sees the same tensor: all refuse */
+        return nd_failc(err, ND_EREFUSED, "%s: the tensor is Partial, %d parts pending a %s; resolve it with an "
+                                          "all_reduce or reduce_scatter first", what, (int)s->parts,
+                        nd_reduce_name(s->reduce));
+    io_slice sl;
+    int listed = list_slice(t, me, &sl);
+    if (!agree(t, listed == 0)) {
+        free(sl.runs);
+        return nd_failc(err, ND_ENOMEM, "%s: a process is out of memory for its list of page runs", what);
+    }
+    int64_t want = sl.elems * t->dist.elem_bytes;
+    if (!agree(t, bytes == want)) {
+        free(sl.runs);
+        if (bytes != want)
+            return nd_fail(err, "%s: the slice has %lld bytes, but this process holds %lld elements of the %s "
+                                "tensor, %lld bytes", what, (long long)bytes, (long long)sl.elems,
+                           nd_dtype_name(s->dtype), (long long)want);
+        return nd_fail(err, "%s: another process's slice has the wrong size", what);
+    }
+    if (procs)
+        procs->fence(t->dev); /* earlier launches' and host calls' writes are seen, their reads done */
+    io_list l = {0};
+    int out = 0;
+    for (int64_t r = 0; r < s->replicas && out == 0; ++r) {
+        if (write && !nd_copy_gets_value(t, r))
+            nd_copy_fill_neutral(t, r);
+        else
+            out = slice_copy(t, r, me, &sl, slice, write, &l);
+    }
+    free(l.runs);
+    free(sl.runs);
+    if (!agree(t, out == 0))
+        out = nd_failc(err, ND_ENOMEM, "%s: a process is out of memory for its list of page runs", what);
+    if (procs)
+        procs->fence(t->dev); /* every process sees the written pages; no page changes before all have read */
+    return out;
+}
+
+int nd_tensor_write_local_mpi(nd_tensor *t, const void *slice, int64_t bytes, nd_error *err)
+{
+    return slice_io(t, (uint8_t *)slice, bytes, true, err); /* write only reads the slice */
+}
+
+int nd_tensor_read_local_mpi(const nd_tensor *t, void *slice, int64_t bytes, nd_error *err)
+{
+    return slice_io((nd_tensor *)t, slice, bytes, false, err); /* read only reads the tensor */
 }
