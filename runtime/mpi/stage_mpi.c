@@ -36,8 +36,10 @@ int nd_mpi_make_mirror(nd_mpi_ctx *c, const nd_device_config *cfg, uint8_t **l1,
     if (total == 0)
         return 0;
     /* MAP_NORESERVE: reserving the other nodes' whole memory costs address space only; a page costs
-     * memory once a get writes it */
-    void *m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+     * memory once a get writes it. Read-only but while gets fill it (nd_mpi_stage): a kernel that stores
+     * into another node's page (nda_page_write of a page its core does not own) faults, where a
+     * writable mirror would take the store and lose it silently. */
+    void *m = mmap(NULL, total, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED)
         return nd_failc(err, ND_ENOMEM, "device over %d processes on %d nodes: cannot reserve %zu bytes of address "
                                         "space for the mirror of the other nodes' memory", c->procs.nranks,
@@ -327,10 +329,15 @@ void nd_mpi_stage(nd_device *dev, const nd_tensor *const *ts, int n, const nd_te
     int64_t bytes = runs_merge(&set.other), node_bytes = runs_merge(&set.node), gets = 0;
     double t0 = nd_mpi_now();
     if (c->rma != MPI_WIN_NULL) { /* several nodes */
+        bool open = c->mirror && set.other.n > 0; /* the mirror is writable only while gets fill it */
+        if (open && mprotect(c->mirror, c->mirror_bytes, PROT_READ | PROT_WRITE) != 0)
+            nd_mpi_die(c, "mprotect of the mirror of other nodes' memory (writable, for the gets)", MPI_ERR_OTHER);
         gets = issue(c, &set.other, page_bytes);
         int rc = MPI_Win_flush_all(c->rma); /* every get of this stage has landed in the mirror */
         if (rc != MPI_SUCCESS)
             nd_mpi_die(c, "MPI_Win_flush_all after the gets", rc);
+        if (open && mprotect(c->mirror, c->mirror_bytes, PROT_READ) != 0)
+            nd_mpi_die(c, "mprotect of the mirror of other nodes' memory (read-only again)", MPI_ERR_OTHER);
     }
     free(set.other.v);
     free(set.node.v);
