@@ -71,10 +71,8 @@ int nd_mpi_make_rma(nd_mpi_ctx *c, uint8_t *mine, nd_error *err)
     }
     MPI_Win_set_errhandler(c->rma, MPI_ERRORS_RETURN);
     /* One passive-target epoch for the device's lifetime: stages flush it, closing unlocks it. */
-    if (MPI_Win_lock_all(MPI_MODE_NOCHECK, c->rma) != MPI_SUCCESS) {
-        MPI_Win_free(&c->rma);
+    if (MPI_Win_lock_all(MPI_MODE_NOCHECK, c->rma) != MPI_SUCCESS) /* the window is freed at close, collectively */
         return nd_failc(err, ND_ESYS, "device over %d processes: MPI_Win_lock_all of the RMA window failed", n);
-    }
     return 0;
 }
 
