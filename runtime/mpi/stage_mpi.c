@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "mpi_internal.h"
 
@@ -327,14 +328,23 @@ void nd_mpi_stage(nd_device *dev, const nd_tensor *const *ts, int n, const nd_te
     int64_t bytes = runs_merge(&set.other), node_bytes = runs_merge(&set.node), gets = 0;
     double t0 = nd_mpi_now();
     if (c->rma != MPI_WIN_NULL) { /* several nodes */
-        bool open = c->mirror && set.other.n > 0; /* the mirror is writable only while gets fill it */
-        if (open && mprotect(c->mirror, c->mirror_bytes, PROT_READ | PROT_WRITE) != 0)
+        /* the mirror is writable only while gets fill it, and only the span they fill (mprotect's cost
+         * grows with the resident pages it covers) */
+        uintptr_t lo = UINTPTR_MAX, hi = 0, page = (uintptr_t)sysconf(_SC_PAGESIZE);
+        for (int64_t i = 0; i < set.other.n; ++i) {
+            uintptr_t a = (uintptr_t)(c->seg_base[set.other.v[i].rank] + set.other.v[i].disp);
+            lo = a < lo ? a : lo;
+            hi = a + (uintptr_t)set.other.v[i].len > hi ? a + (uintptr_t)set.other.v[i].len : hi;
+        }
+        bool open = set.other.n > 0;
+        lo &= ~(page - 1);
+        if (open && mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE) != 0)
             nd_mpi_die(c, "mprotect of the mirror of other nodes' memory (writable, for the gets)", MPI_ERR_OTHER);
         gets = issue(c, &set.other, page_bytes);
         int rc = MPI_Win_flush_all(c->rma); /* every get of this stage has landed in the mirror */
         if (rc != MPI_SUCCESS)
             nd_mpi_die(c, "MPI_Win_flush_all after the gets", rc);
-        if (open && mprotect(c->mirror, c->mirror_bytes, PROT_READ) != 0)
+        if (open && mprotect((void *)lo, hi - lo, PROT_READ) != 0)
             nd_mpi_die(c, "mprotect of the mirror of other nodes' memory (read-only again)", MPI_ERR_OTHER);
     }
     free(set.other.v);
