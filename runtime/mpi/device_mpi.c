@@ -272,6 +272,8 @@ static int check_bank_nodes(const nd_mpi_ctx *c, const nd_device_config *cfg, nd
     return 0;
 }
 
+static bool agree(const nd_mpi_ctx *c, bool ok);
+
 /* This process's segment: its cores' L1, then its banks. The segments of the node's processes, found
  * with MPI_Win_shared_query, give their cores' and banks' addresses; over several nodes the mirror
  * gives the others', and the RMA window exposes this segment to them. */
@@ -297,12 +299,15 @@ static int make_window(nd_mpi_ctx *c, const nd_device_config *cfg, uint8_t **l1,
                         (long long)bytes);
     }
     MPI_Win_set_errhandler(c->win, MPI_ERRORS_RETURN);
+    /* Local steps that may fail on one process alone: their outcome is agreed before MPI_Win_create,
+     * which is collective (a process that skipped it would leave the others waiting in it forever). */
+    int failed = 0;
     if ((rc = MPI_Win_lock_all(MPI_MODE_NOCHECK, c->win)) != MPI_SUCCESS) /* the epoch MPI_Win_sync needs */
-        return nd_failc(err, ND_ESYS, "device over %d processes: MPI_Win_lock_all failed", n);
+        failed = nd_failc(err, ND_ESYS, "device over %d processes: MPI_Win_lock_all failed", n);
     MPI_Group world, node;
     MPI_Comm_group(c->comm, &world);
     MPI_Comm_group(c->shm, &node);
-    for (int r = 0; r < n; ++r) {
+    for (int r = 0; r < n && !failed; ++r) {
         MPI_Aint size;
         int unit, at;
         uint8_t *seg;
@@ -310,18 +315,22 @@ static int make_window(nd_mpi_ctx *c, const nd_device_config *cfg, uint8_t **l1,
             continue;
         MPI_Group_translate_ranks(world, 1, &r, node, &at); /* r's rank in the node's communicator */
         if (at == MPI_UNDEFINED || MPI_Win_shared_query(c->win, at, &size, &unit, &seg) != MPI_SUCCESS) {
-            MPI_Group_free(&world);
-            MPI_Group_free(&node);
-            return nd_failc(err, ND_ESYS, "device over %d processes: MPI_Win_shared_query of process %d failed", n, r);
+            failed = nd_failc(err, ND_ESYS, "device over %d processes: MPI_Win_shared_query of process %d failed", n,
+                              r);
+            break;
         }
         c->seg_base[r] = seg;
         nd_mpi_lay_segment(c, cfg, r, seg, l1, banks);
     }
     MPI_Group_free(&world);
     MPI_Group_free(&node);
-    if (c->nnodes == 1)
-        return 0;
-    return nd_mpi_make_mirror(c, cfg, l1, banks, err) || nd_mpi_make_rma(c, mine, err) ? -1 : 0;
+    if (!failed && c->nnodes > 1) /* its size differs by process: it may fail on one alone */
+        failed = nd_mpi_make_mirror(c, cfg, l1, banks, err);
+    if (!agree(c, failed == 0))
+        return failed ? -1 : nd_failc(err, ND_ESYS, "device over %d processes: another process could not set up its "
+                                                    "shared window or its mirror of other nodes' memory (its own "
+                                                    "error says which)", n);
+    return c->nnodes > 1 ? nd_mpi_make_rma(c, mine, err) : 0;
 }
 
 /* Whether ok holds on every process (collective). */

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "mpi_internal.h"
 
@@ -36,8 +37,10 @@ int nd_mpi_make_mirror(nd_mpi_ctx *c, const nd_device_config *cfg, uint8_t **l1,
     if (total == 0)
         return 0;
     /* MAP_NORESERVE: reserving the other nodes' whole memory costs address space only; a page costs
-     * memory once a get writes it */
-    void *m = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+     * memory once a get writes it. Read-only but while gets fill it (nd_mpi_stage): a kernel that stores
+     * into another node's page (nda_page_write of a page its core does not own) faults, where a
+     * writable mirror would take the store and lose it silently. */
+    void *m = mmap(NULL, total, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED)
         return nd_failc(err, ND_ENOMEM, "device over %d processes on %d nodes: cannot reserve %zu bytes of address "
                                         "space for the mirror of the other nodes' memory", c->procs.nranks,
@@ -69,10 +72,8 @@ int nd_mpi_make_rma(nd_mpi_ctx *c, uint8_t *mine, nd_error *err)
     }
     MPI_Win_set_errhandler(c->rma, MPI_ERRORS_RETURN);
     /* One passive-target epoch for the device's lifetime: stages flush it, closing unlocks it. */
-    if (MPI_Win_lock_all(MPI_MODE_NOCHECK, c->rma) != MPI_SUCCESS) {
-        MPI_Win_free(&c->rma);
+    if (MPI_Win_lock_all(MPI_MODE_NOCHECK, c->rma) != MPI_SUCCESS) /* the window is freed at close, collectively */
         return nd_failc(err, ND_ESYS, "device over %d processes: MPI_Win_lock_all of the RMA window failed", n);
-    }
     return 0;
 }
 
@@ -327,10 +328,24 @@ void nd_mpi_stage(nd_device *dev, const nd_tensor *const *ts, int n, const nd_te
     int64_t bytes = runs_merge(&set.other), node_bytes = runs_merge(&set.node), gets = 0;
     double t0 = nd_mpi_now();
     if (c->rma != MPI_WIN_NULL) { /* several nodes */
+        /* the mirror is writable only while gets fill it, and only the span they fill (mprotect's cost
+         * grows with the resident pages it covers) */
+        uintptr_t lo = UINTPTR_MAX, hi = 0, page = (uintptr_t)sysconf(_SC_PAGESIZE);
+        for (int64_t i = 0; i < set.other.n; ++i) {
+            uintptr_t a = (uintptr_t)(c->seg_base[set.other.v[i].rank] + set.other.v[i].disp);
+            lo = a < lo ? a : lo;
+            hi = a + (uintptr_t)set.other.v[i].len > hi ? a + (uintptr_t)set.other.v[i].len : hi;
+        }
+        bool open = set.other.n > 0;
+        lo &= ~(page - 1);
+        if (open && mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE) != 0)
+            nd_mpi_die(c, "mprotect of the mirror of other nodes' memory (writable, for the gets)", MPI_ERR_OTHER);
         gets = issue(c, &set.other, page_bytes);
         int rc = MPI_Win_flush_all(c->rma); /* every get of this stage has landed in the mirror */
         if (rc != MPI_SUCCESS)
             nd_mpi_die(c, "MPI_Win_flush_all after the gets", rc);
+        if (open && mprotect((void *)lo, hi - lo, PROT_READ) != 0)
+            nd_mpi_die(c, "mprotect of the mirror of other nodes' memory (read-only again)", MPI_ERR_OTHER);
     }
     free(set.other.v);
     free(set.node.v);
