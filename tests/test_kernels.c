@@ -177,7 +177,7 @@ static void reference_reduce(const char *op, void *out, const void *in, const nd
             if (!red[i] || o->rank == s->rank)
                 j = j * (red[i] ? 1 : s->shape[i]) + (red[i] ? 0 : x[i]);
         float v = load_value(in, e, s->dtype);
-        acc[j] = max ? fmaxf(acc[j], v) : acc[j] + v;
+        acc[j] = !max ? acc[j] + v : isnan(v) || v > acc[j] ? v : acc[j]; /* a max is NaN if any value is */
         for (int i = s->rank - 1; i >= 0 && ++x[i] == s->shape[i]; --i)
             x[i] = 0;
     }
