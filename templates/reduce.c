@@ -59,11 +59,13 @@ enum {
 static inline void reduce_lanes(float *restrict lane, const NDT_T *restrict p, int64_t n)
 {
     int64_t e = 0;
-    for (; e + VMATH_BLOCK <= n; e += VMATH_BLOCK)
+    for (; e + VMATH_BLOCK <= n; e += VMATH_BLOCK) {
+        VMATH_KEEP_LOOP /* a vector loop: unrolled first, GCC would keep 16 scalar lanes */
         for (int q = 0; q < VMATH_BLOCK; ++q) {
             const float v = NDT_LOAD(p[e + q]);
             lane[q] = NDT_ACC(lane[q], v);
         }
+    }
     for (; e < n; ++e) {
         const float v = NDT_LOAD(p[e]);
         lane[0] = NDT_ACC(lane[0], v);
@@ -144,7 +146,7 @@ void reduce(const nda_core *core, const nda_args *args)
                 const int64_t start = y[r - 1], span = rows_kept ? m : ad[r - 1];
                 bool more = true;
                 while (more) { /* every combination of the reduced axes but the last, GROUP at a time */
-                    int64_t ys[GROUP][ROWS_MAX_RANK];
+                    int64_t ys[GROUP][ROWS_MAX_RANK] = {{0}};
                     int g = 0;
                     do {
                         for (int i = 0; i < r; ++i)
