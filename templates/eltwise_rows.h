@@ -122,4 +122,25 @@ enum { VMATH_BLOCK = 16 };
 
 static inline int64_t vmath_min(int64_t a, int64_t b) { return a < b ? a : b; }
 
+/* Folds p[0, n) (elements of the template's NDT_T, loaded by its NDT_LOAD) into VMATH_BLOCK lanes of f32:
+ * lane[e % 16] = STEP(lane[e % 16], v) over the whole blocks, the rest into lane 0. The block's loop is
+ * kept a loop, which GCC vectorizes (unrolled first, it would keep 16 scalar lanes). STEP may name its
+ * arguments more than once: each value is loaded into a variable first. A macro, since NDT_LOAD is each
+ * kernel's own. */
+#define VMATH_FOLD(lane, p, n, STEP)                                                                       \
+    do {                                                                                                    \
+        int64_t e_ = 0;                                                                                     \
+        for (; e_ + VMATH_BLOCK <= (n); e_ += VMATH_BLOCK) {                                                \
+            VMATH_KEEP_LOOP                                                                                 \
+            for (int k_ = 0; k_ < VMATH_BLOCK; ++k_) {                                                      \
+                const float v_ = NDT_LOAD((p)[e_ + k_]);                                                    \
+                (lane)[k_] = STEP((lane)[k_], v_);                                                          \
+            }                                                                                               \
+        }                                                                                                   \
+        for (; e_ < (n); ++e_) {                                                                            \
+            const float v_ = NDT_LOAD((p)[e_]);                                                             \
+            (lane)[0] = STEP((lane)[0], v_);                                                                \
+        }                                                                                                   \
+    } while (0)
+
 #endif

@@ -54,22 +54,10 @@ enum {
     GROUP = 4,    /* input rows folded into those accumulators per pass */
 };
 
-/* lane[e % 16] accumulates p[e] for the whole blocks of p[0, n); the rest goes to lane 0. Each value is
- * loaded into a variable first: NDT_ACC may name x more than once. */
+/* lane[e % 16] accumulates p[e] for the whole blocks of p[0, n); the rest goes to lane 0. */
 static inline void reduce_lanes(float *restrict lane, const NDT_T *restrict p, int64_t n)
 {
-    int64_t e = 0;
-    for (; e + VMATH_BLOCK <= n; e += VMATH_BLOCK) {
-        VMATH_KEEP_LOOP /* a vector loop: unrolled first, GCC would keep 16 scalar lanes */
-        for (int q = 0; q < VMATH_BLOCK; ++q) {
-            const float v = NDT_LOAD(p[e + q]);
-            lane[q] = NDT_ACC(lane[q], v);
-        }
-    }
-    for (; e < n; ++e) {
-        const float v = NDT_LOAD(p[e]);
-        lane[0] = NDT_ACC(lane[0], v);
-    }
+    VMATH_FOLD(lane, p, n, NDT_ACC);
 }
 
 /* acc[0, n) folds in the runs p[0][0, n), .., p[g - 1][0, n), in that order for every element: the

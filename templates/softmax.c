@@ -33,22 +33,13 @@
 
 enum { ROW_KEEP = 4096 }; /* the longest row whose exps are kept between passes (16 KiB) */
 
-/* lane[e % 16] = the larger of it and x[e], over whole blocks of x[0, n); the rest into lane 0. A NaN
- * is passed over: the comparison is false. */
+/* The larger of m and v; a NaN v is passed over (the comparison is false). */
+#define SOFTMAX_MAX(m, v) ((v) > (m) ? (v) : (m))
+
+/* lane[e % 16] = the larger of it and x[e], over whole blocks of x[0, n); the rest into lane 0. */
 static inline void softmax_max(float *restrict lane, const NDT_T *restrict x, int64_t n)
 {
-    int64_t e = 0;
-    for (; e + VMATH_BLOCK <= n; e += VMATH_BLOCK) {
-        VMATH_KEEP_LOOP /* a vector loop: unrolled first, GCC would keep 16 scalar lanes */
-        for (int k = 0; k < VMATH_BLOCK; ++k) {
-            const float v = NDT_LOAD(x[e + k]);
-            lane[k] = v > lane[k] ? v : lane[k];
-        }
-    }
-    for (; e < n; ++e) {
-        const float v = NDT_LOAD(x[e]);
-        lane[0] = v > lane[0] ? v : lane[0];
-    }
+    VMATH_FOLD(lane, x, n, SOFTMAX_MAX);
 }
 
 /* ex[0, n) = exp(x[0, n) - max), a block of VMATH_BLOCK at a time, the last padded with -inf (exp 0);
@@ -126,7 +117,7 @@ void softmax(const nda_core *core, const nda_args *args)
                 x[r - 1] += n;
             }
             for (int k = 0; k < VMATH_BLOCK; ++k)
-                max = lane[k] > max ? lane[k] : max;
+                max = SOFTMAX_MAX(max, lane[k]);
             for (x[r - 1] = 0; x[r - 1] < width;) { /* its exps and their sum, */
                 int64_t n;
                 const NDT_T *p = nda_elem_read(core, a, x, &n);
