@@ -127,7 +127,10 @@ void permute(const nda_core *core, const nda_args *args)
                         int64_t n;
                         const NDT_T *p = nda_elem_read(core, a, y, &n);
                         const int m = (int)rows_min(n, nt - b);
-                        memcpy(buf[j] + b, p, (size_t)m * sizeof(NDT_T));
+                        if (m == TILE) /* a whole line: a copy of constant size, inlined */
+                            memcpy(buf[j], p, sizeof buf[j]);
+                        else
+                            memcpy(buf[j] + b, p, (size_t)m * sizeof(NDT_T));
                         b += m;
                         y[r - 1] += m;
                     }
