@@ -253,7 +253,7 @@ static void reference_einsum(const nda_kernel_entry *e, void *out, const void *c
  * from libm's; tests/test_vmath.c bounds them). Their outputs are held to the reference within 8 ULP
  * for f32, and gelu also within 1e-6 absolute, in either dtype (0.5 x (1 + erf) loses erf's relative
  * accuracy where erf is near -1); softmax within 10 ULP (its exp's 4, the same 4 again in the sum of the
- * exps, the sum's and the quotient's roundings); bf16 outputs within one bf16 step (f32 results a few
+ * exps, the roundings of the sum, of its reciprocal and of the product); bf16 outputs within one bf16 step (f32 results a few
  * ULP apart may round to neighbours). Every other op, and generic against specialized always, bit for
  * bit. */
 static bool within_vmath(const char *op, nd_dtype t, const uint8_t *got, const uint8_t *want, int64_t i)
