@@ -86,12 +86,12 @@ elements() { # the product of the first --shape's dims
 for row in "${ops[@]}"; do
   IFS='|' read -r op small large <<<"$row"
   for a in "$small" "$large"; do # specialize on demand outside valgrind
-    $ndrun compare --op "$op" $a --grid 2x1 --threads 1 $opts >/dev/null
+    $ndrun compare --op "$op" --grid 2x1 $a --threads 1 $opts >/dev/null
   done
-  g1=$(counted "nd_${op}__f32__generic" --op "$op" $small --grid 2x1 --threads 1)
-  g2=$(counted "nd_${op}__f32__generic" --op "$op" $large --grid 2x1 --threads 1)
-  s1=$(counted "nd_${op}__f32__t*" --op "$op" $small --grid 2x1 --threads 1)
-  s2=$(counted "nd_${op}__f32__t*" --op "$op" $large --grid 2x1 --threads 1)
+  g1=$(counted "nd_${op}__f32__generic" --op "$op" --grid 2x1 $small --threads 1)
+  g2=$(counted "nd_${op}__f32__generic" --op "$op" --grid 2x1 $large --threads 1)
+  s1=$(counted "nd_${op}__f32__t*" --op "$op" --grid 2x1 $small --threads 1)
+  s2=$(counted "nd_${op}__f32__t*" --op "$op" --grid 2x1 $large --threads 1)
   de=$(( $(elements "$large") - $(elements "$small") ))
   label="$op $(grep -oE -- '--(axes|perm) [0-9,]+' <<<"$small" | head -1)"
   [ "$op" = permute ] && [ "$label" = "permute " ] && label="permute (transpose)"
