@@ -71,3 +71,18 @@ int td_open_library(const char *who, const char *lib, int threads, nd_kernels **
     *k = NULL;
     return -1;
 }
+
+int td_set_jit(nd_kernels *k, char *const *words, nd_error *err)
+{
+    nd_jit_config cfg;
+    nd_jit_config_init(&cfg);
+    cfg.cache_dir = NULL;
+    cfg.ndgen = words[0];
+    cfg.spec_dir = words[1];
+    cfg.ntemplate_dirs = 1;
+    cfg.template_dirs[0] = words[2];
+    cfg.include_dir = words[3];
+    cfg.cflags = words[4];
+    cfg.ldflags = words[5];
+    return nd_kernels_set_jit(k, &cfg, err);
+}

@@ -618,18 +618,8 @@ static int random_main(nd_kernels *k, int argc, char **argv)
                         "INCLUDE_DIR CFLAGS LDFLAGS\n");
         return 1;
     }
-    nd_jit_config cfg;
     nd_error err;
-    nd_jit_config_init(&cfg);
-    cfg.cache_dir = NULL; /* a private temporary folder: every case is built from the templates as they are */
-    cfg.ndgen = argv[i + 1];
-    cfg.spec_dir = argv[i + 2];
-    cfg.ntemplate_dirs = 1;
-    cfg.template_dirs[0] = argv[i + 3];
-    cfg.include_dir = argv[i + 4];
-    cfg.cflags = argv[i + 5];
-    cfg.ldflags = argv[i + 6];
-    if (nd_kernels_set_jit(k, &cfg, &err)) {
+    if (td_set_jit(k, argv + i + 1, &err)) {
         fprintf(stderr, "test_kernels: %s\n", err.msg);
         return 1;
     }

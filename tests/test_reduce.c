@@ -19,6 +19,7 @@
  */
 #include <math.h>
 
+#include "device_setup.h"
 #include "nd_runtime.h"
 #include "testutil.h"
 
@@ -226,21 +227,11 @@ static void check_one(nd_kernels *k, const rcase *c, bool jit, uint64_t *rng)
         nd_device_close(dev);
 }
 
-/* --jit NDGEN SPEC_DIR TEMPLATE_DIR INCLUDE_DIR CFLAGS LDFLAGS, as test_differential takes it. */
+/* --jit's words (td_set_jit). */
 static int set_jit(nd_kernels *k, char **argv)
 {
-    nd_jit_config cfg;
     nd_error err;
-    nd_jit_config_init(&cfg);
-    cfg.cache_dir = NULL; /* a private temporary folder: built from the templates as they are */
-    cfg.ndgen = argv[0];
-    cfg.spec_dir = argv[1];
-    cfg.ntemplate_dirs = 1;
-    cfg.template_dirs[0] = argv[2];
-    cfg.include_dir = argv[3];
-    cfg.cflags = argv[4];
-    cfg.ldflags = argv[5];
-    if (nd_kernels_set_jit(k, &cfg, &err) == 0)
+    if (td_set_jit(k, argv, &err) == 0)
         return 0;
     fprintf(stderr, "test_reduce: %s\n", err.msg);
     return -1;
