@@ -79,8 +79,8 @@ ops=(
   "permute|--shape 32,64,64 --shard 16,64,64 --perm 2,0,1 --operand out --shard 32,32,64|--shape 64,64,64 --shard 32,64,64 --perm 2,0,1 --operand out --shard 32,64,64"
   "permute|--shape 32,64,64 --shard 16,64,64 --perm 0,2,1|--shape 64,64,64 --shard 32,64,64 --perm 0,2,1"
 )
-elements() { # the product of the first --shape's dims
-  local shape; shape=$(sed -E 's/.*--shape ([0-9,]+).*/\1/' <<<"$1")
+elements() { # the product of the first --shape's dims (the input's: an output may have its own)
+  local shape; shape=$(grep -oE -- '--shape [0-9,]+' <<<"$1" | head -1 | cut -d' ' -f2)
   echo $(( ${shape//,/*} ))
 }
 for row in "${ops[@]}"; do
