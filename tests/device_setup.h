@@ -29,9 +29,11 @@ void td_setup_free(td_setup *s);
  * "who: message" and leaves nothing open. */
 int td_open_library(const char *who, const char *lib, int threads, nd_kernels **k, nd_device **dev);
 
-/* Turns on k's JIT from the six words NDGEN SPEC_DIR TEMPLATE_DIR INCLUDE_DIR CFLAGS LDFLAGS that
- * follow --jit on a kernel test's command line (CMake passes them), with a private temporary cache, so
- * every kernel is built from the templates as they are. */
+/* A JIT configuration from the six words NDGEN SPEC_DIR TEMPLATE_DIR INCLUDE_DIR CFLAGS LDFLAGS that a
+ * kernel test's command line gives (CMake passes them), caching in cache_dir (NULL: a private
+ * temporary folder, so every kernel is built from the templates as they are). */
+void td_jit_config(nd_jit_config *cfg, char *const *words, const char *cache_dir);
+/* Turns on k's JIT configured by td_jit_config(words, NULL). */
 int td_set_jit(nd_kernels *k, char *const *words, nd_error *err);
 
 #endif
