@@ -1117,8 +1117,6 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
 
 /* ---------------------------------------------------------------- names in macro bodies */
 
-static bool ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
-
 /* Calls f(w, name, offset) for each identifier of macro definition span, with the macro's own name and
  * parameters left out, and members (after . or ->) too. Comments and strings are skipped. */
 static int each_body_ident(walk *w, range span, int (*f)(walk *, const char *, unsigned, unsigned))
@@ -1127,13 +1125,13 @@ static int each_body_ident(walk *w, range span, int (*f)(walk *, const char *, u
     unsigned i = span.lo, hi = span.hi;
     char params[16][64];
     int nparams = 0;
-    while (i < hi && ident_char(t[i])) /* the macro's name */
+    while (i < hi && ndg_ident_char(t[i])) /* the macro's name */
         ++i;
     if (i < hi && t[i] == '(') { /* a function-like macro's parameters */
         while (i < hi && t[i] != ')') {
-            if (ident_char(t[i]) && !isdigit((unsigned char)t[i])) {
+            if (ndg_ident_char(t[i]) && !isdigit((unsigned char)t[i])) {
                 unsigned j = i;
-                while (j < hi && ident_char(t[j]))
+                while (j < hi && ndg_ident_char(t[j]))
                     ++j;
                 if (nparams < 16)
                     snprintf(params[nparams++], sizeof params[0], "%.*s", (int)(j - i), t + i);
@@ -1152,11 +1150,11 @@ static int each_body_ident(walk *w, range span, int (*f)(walk *, const char *, u
             for (i += 2; i + 1 < hi && !(t[i] == '*' && t[i + 1] == '/'); ++i)
                 ;
         } else if (isdigit((unsigned char)t[i])) {
-            while (i + 1 < hi && ident_char(t[i + 1]))
+            while (i + 1 < hi && ndg_ident_char(t[i + 1]))
                 ++i;
-        } else if (ident_char(t[i])) {
+        } else if (ndg_ident_char(t[i])) {
             unsigned j = i;
-            while (j < hi && ident_char(t[j]))
+            while (j < hi && ndg_ident_char(t[j]))
                 ++j;
             unsigned p = i;
             while (p > span.lo && (t[p - 1] == ' ' || t[p - 1] == '\t'))
@@ -1229,79 +1227,6 @@ static int rename_in_macros(walk *w)
  * after. __COUNTER__ may appear nowhere, template or header: each variant would count on from the last.
  */
 
-typedef struct ident {
-    const char *s;
-    size_t n;
-    int line, col;
-    bool body;      /* in a #define after the macro's name: expanded where the macro is used */
-    bool directive; /* elsewhere in a preprocessor line, the name a #define defines included */
-} ident;
-
-static bool is_ident(const ident *id, const char *name) { return strlen(name) == id->n && !strncmp(id->s, name, id->n); }
-
-/* The directive of the line whose '#' is at text[i]: sets *define and *include; returns its end. */
-static size_t directive_name(const char *text, size_t len, size_t i, bool *define, bool *include)
-{
-    size_t j = i + 1;
-    while (j < len && (text[j] == ' ' || text[j] == '\t'))
-        ++j;
-    size_t k = j;
-    while (k < len && ident_char(text[k]))
-        ++k;
-    *define = k - j == 6 && strncmp(text + j, "define", 6) == 0;
-    *include = k - j == 7 && strncmp(text + j, "include", 7) == 0;
-    return k;
-}
-
-/* Calls f for each identifier of C text outside comments, strings, numbers and #include lines, until
- * f returns nonzero. */
-static int each_ident(const char *text, size_t len, int (*f)(const ident *, void *), void *data)
-{
-    int line = 1, rc = 0;
-    size_t line_at = 0; /* offset of the line's first character */
-    bool line_start = true, directive = false, define = false, named = false, include = false;
-    for (size_t i = 0; i < len && !rc; ++i) {
-        char ch = text[i];
-        if (ch == '\\' && i + 1 < len && text[i + 1] == '\n') {
-            ++i, ++line, line_at = i + 1;
-        } else if (ch == '\n') {
-            ++line, line_at = i + 1;
-            line_start = true, directive = define = named = include = false;
-        } else if (ch == '/' && i + 1 < len && text[i + 1] == '*') {
-            for (i += 2; i + 1 < len && !(text[i] == '*' && text[i + 1] == '/'); ++i)
-                if (text[i] == '\n')
-                    ++line, line_at = i + 1;
-            ++i;
-        } else if (ch == '/' && i + 1 < len && text[i + 1] == '/') {
-            while (i + 1 < len && text[i + 1] != '\n')
-                ++i;
-        } else if (ch == '"' || ch == '\'') {
-            for (++i; i < len && text[i] != ch && text[i] != '\n'; ++i)
-                i += text[i] == '\\';
-        } else if (ch == '#' && line_start) {
-            directive = true;
-            line_start = false;
-            i = directive_name(text, len, i, &define, &include) - 1;
-        } else if (isdigit((unsigned char)ch) || (ch == '.' && i + 1 < len && isdigit((unsigned char)text[i + 1]))) {
-            while (i + 1 < len && (ident_char(text[i + 1]) || text[i + 1] == '.'))
-                ++i; /* a number, suffixes and exponents included */
-            line_start = false;
-        } else if (ident_char(ch) && !include) {
-            size_t j = i;
-            while (j < len && ident_char(text[j]))
-                ++j;
-            ident id = {text + i, j - i, line, (int)(i - line_at) + 1, define && named, directive && !(define && named)};
-            named |= define;
-            rc = f(&id, data);
-            i = j - 1;
-            line_start = false;
-        } else if (ch != ' ' && ch != '\t') {
-            line_start = false;
-        }
-    }
-    return rc;
-}
-
 /* Trigraphs: ??/ is a backslash in ISO C modes and plain text in GNU modes, the compilers' defaults, so
  * ndgen (which parses as C17) and the compiler could read a line, a comment or a string differently. */
 static int no_trigraphs(const char *path, const char *text, size_t len, nd_error *err)
@@ -1318,6 +1243,8 @@ static int no_trigraphs(const char *path, const char *text, size_t len, nd_error
     return 0;
 }
 
+static bool is_ident(const ndg_ident *id, const char *name) { return strlen(name) == id->n && !strncmp(id->s, name, id->n); }
+
 typedef struct text_check {
     const char *path; /* the file, as messages name it */
     const char *real; /* its real path, to tell its own macros from another header's */
@@ -1325,7 +1252,7 @@ typedef struct text_check {
     nd_error *err;
 } text_check;
 
-static int no_counter(const ident *id, void *data)
+static int no_counter(const ndg_ident *id, void *data)
 {
     const text_check *c = data;
     if (!is_ident(id, "__COUNTER__"))
@@ -1334,7 +1261,7 @@ static int no_counter(const ident *id, void *data)
                            "template would see another value", c->path, id->line, id->col);
 }
 
-static int header_ident(const ident *id, void *data)
+static int header_ident(const ndg_ident *id, void *data)
 {
     const text_check *c = data;
     const char *why = NULL, *whose = "";
@@ -1379,7 +1306,7 @@ static int check_header(const walk *w, const char *path, nd_error *err)
     text[len] = '\0';
     fclose(fp);
     text_check c = {path, real, w, err};
-    int rc = no_trigraphs(path, text, len, err) || each_ident(text, len, header_ident, &c) ? -1 : 0;
+    int rc = no_trigraphs(path, text, len, err) || ndg_each_ident(text, len, header_ident, &c) ? -1 : 0;
     free(text);
     return rc;
 }
@@ -1414,7 +1341,7 @@ static bool own_dep(const walk *w, const char *path)
 static int check_texts(const walk *w)
 {
     text_check c = {w->path, "", w, w->err};
-    if (no_trigraphs(w->path, w->t->text, w->t->len, w->err) || each_ident(w->t->text, w->t->len, no_counter, &c))
+    if (no_trigraphs(w->path, w->t->text, w->t->len, w->err) || ndg_each_ident(w->t->text, w->t->len, no_counter, &c))
         return -1;
     for (int i = 0; i < w->t->ndeps; ++i)
         if (own_dep(w, w->t->deps[i]) && check_header(w, w->t->deps[i], w->err))

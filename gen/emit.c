@@ -236,8 +236,17 @@ static bool include_line(const char *s, size_t n, size_t i, size_t *eol)
     return true;
 }
 
+/* Stops the scan at a template parameter (NDT_*) named outside a macro body: text the header's
+ * inclusion reads in place, which would take the first variant's value. In a macro body the name is
+ * expanded where the macro is used, inside each variant, with that variant's value. */
+static int parameter_outside_body(const ndg_ident *id, void *data)
+{
+    (void)data;
+    return !id->body && id->n > 4 && strncmp(id->s, "NDT_", 4) == 0;
+}
+
 /* Whether the header at path can be included once at the top of a file instead of in each variant: it
- * names no template parameter (NDT_), which the variants define differently, and an include guard
+ * names no template parameter outside its macro bodies (parameter_outside_body), and an include guard
  * makes every inclusion after the first a no-op, so the first one alone has effect. */
 static bool hoistable_header(const char *path)
 {
@@ -251,7 +260,7 @@ static bool hoistable_header(const char *path)
     fclose(fp);
     const char *s = b.data ? b.data : "";
     size_t n = b.len;
-    bool ok = !strstr(s, "NDT_") && strlen(s) == n;
+    bool ok = strlen(s) == n && !ndg_each_ident(s, n, parameter_outside_body, NULL);
     if (ok && !strstr(s, "#pragma once")) { /* #ifndef G / #define G ... #endif, and nothing after */
         char guard[128] = "", def[128] = "";
         size_t i = skip_blank(s, n, 0);

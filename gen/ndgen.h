@@ -220,6 +220,20 @@ void ndg_buf_put(ndg_buf *b, const char *s, size_t n);
 void ndg_buf_printf(ndg_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ndg_buf_free(ndg_buf *b);
 
+/* An identifier of C text, as ndg_each_ident finds it: where it is and what reads it. */
+typedef struct ndg_ident {
+    const char *s;
+    size_t n;
+    int line, col;
+    bool body;      /* in a #define after the macro's name: expanded where the macro is used */
+    bool directive; /* elsewhere in a preprocessor line, the name a #define defines included */
+} ndg_ident;
+/* Whether c can be part of an identifier. */
+bool ndg_ident_char(char c);
+/* Calls f for each identifier of C text outside comments, strings, numbers and #include lines, until
+ * f returns nonzero (which it returns). */
+int ndg_each_ident(const char *text, size_t len, int (*f)(const ndg_ident *, void *), void *data);
+
 typedef struct ndg_variant {
     const ndg_op *op;
     const ndg_target *target; /* NULL: the generic kernel */

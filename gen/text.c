@@ -1,7 +1,9 @@
 /*
  * text.c - text helpers shared by the pipeline and the inspection commands: the growing buffer that
- * generated code is written into (ndg_buf), and the one JSON string writer.
+ * generated code is written into (ndg_buf), the one JSON string writer, and the identifier scan of C
+ * text that tells a macro body from code read where it stands (ndg_each_ident).
  */
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,4 +74,68 @@ void ndg_json_string(FILE *fp, const char *s)
             fputc(c, fp);
     }
     fputc('"', fp);
+}
+
+bool ndg_ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
+
+/* The directive of the line whose '#' is at text[i]: sets *define and *include; returns its end. */
+static size_t directive_name(const char *text, size_t len, size_t i, bool *define, bool *include)
+{
+    size_t j = i + 1;
+    while (j < len && (text[j] == ' ' || text[j] == '\t'))
+        ++j;
+    size_t k = j;
+    while (k < len && ndg_ident_char(text[k]))
+        ++k;
+    *define = k - j == 6 && strncmp(text + j, "define", 6) == 0;
+    *include = k - j == 7 && strncmp(text + j, "include", 7) == 0;
+    return k;
+}
+
+/* See ndgen.h. */
+int ndg_each_ident(const char *text, size_t len, int (*f)(const ndg_ident *, void *), void *data)
+{
+    int line = 1, rc = 0;
+    size_t line_at = 0; /* offset of the line's first character */
+    bool line_start = true, directive = false, define = false, named = false, include = false;
+    for (size_t i = 0; i < len && !rc; ++i) {
+        char ch = text[i];
+        if (ch == '\\' && i + 1 < len && text[i + 1] == '\n') {
+            ++i, ++line, line_at = i + 1;
+        } else if (ch == '\n') {
+            ++line, line_at = i + 1;
+            line_start = true, directive = define = named = include = false;
+        } else if (ch == '/' && i + 1 < len && text[i + 1] == '*') {
+            for (i += 2; i + 1 < len && !(text[i] == '*' && text[i + 1] == '/'); ++i)
+                if (text[i] == '\n')
+                    ++line, line_at = i + 1;
+            ++i;
+        } else if (ch == '/' && i + 1 < len && text[i + 1] == '/') {
+            while (i + 1 < len && text[i + 1] != '\n')
+                ++i;
+        } else if (ch == '"' || ch == '\'') {
+            for (++i; i < len && text[i] != ch && text[i] != '\n'; ++i)
+                i += text[i] == '\\';
+        } else if (ch == '#' && line_start) {
+            directive = true;
+            line_start = false;
+            i = directive_name(text, len, i, &define, &include) - 1;
+        } else if (isdigit((unsigned char)ch) || (ch == '.' && i + 1 < len && isdigit((unsigned char)text[i + 1]))) {
+            while (i + 1 < len && (ndg_ident_char(text[i + 1]) || text[i + 1] == '.'))
+                ++i; /* a number, suffixes and exponents included */
+            line_start = false;
+        } else if (ndg_ident_char(ch) && !include) {
+            size_t j = i;
+            while (j < len && ndg_ident_char(text[j]))
+                ++j;
+            ndg_ident id = {text + i, j - i, line, (int)(i - line_at) + 1, define && named, directive && !(define && named)};
+            named |= define;
+            rc = f(&id, data);
+            i = j - 1;
+            line_start = false;
+        } else if (ch != ' ' && ch != '\t') {
+            line_start = false;
+        }
+    }
+    return rc;
 }

@@ -1,10 +1,12 @@
 -- reduce_sum, reduce_max and reduce_mean over any set of axes, with or without keepdims: the axes come with each launch
 -- (scalars = axes(a)); accumulation is in f32, for f32 and bf16 data.
+-- A maximum is NaN when any reduced element is NaN (as numpy.max, torch.amax and IEEE 754-2019 maximum),
+-- written as a comparison and a select rather than fmaxf (which passes NaN over), so that it vectorizes.
 include "common.lua"
 
 local reductions = {
   sum  = { INIT = "0.0f", ACC = "((acc) + (x))", FINISH = "(acc)" },
-  max  = { INIT = "(-INFINITY)", ACC = "fmaxf(acc, x)", FINISH = "(acc)" },
+  max  = { INIT = "(-INFINITY)", ACC = "((x) > (acc) || (x) != (x) ? (x) : (acc))", FINISH = "(acc)" },
   mean = { INIT = "0.0f", ACC = "((acc) + (x))", FINISH = "((acc) / (float)(n))" },
 }
 

@@ -8,6 +8,8 @@ local targets = {
   { all = d({ 2, 64, 64 }, { shard = { 1, 32, 64 }, tile = "32x32", grid = "2x2" }) },  -- tiles
   { a = d({ 3, 5, 33 }, { interleaved = true, buffer = "dram", banks = 2 }),              -- DRAM, uneven
     out = d({ 3, 5, 33 }, { shard = { 2, 2, 33 }, grid = "2x2", strategy = "contiguous" }) },
+  { a = d({ 3, 4500 }, { shard = { 3, 1600 }, grid = "3x1" }),                           -- rows past ROW_KEEP (4096),
+    out = d({ 3, 4500 }, { shard = { 2, 4500 }, grid = "2x1" }) },                        -- their exps computed twice
 }
 for _, dtype in ipairs({ "f32", "bf16" }) do
   op {

@@ -36,7 +36,7 @@
 
 /* y[0, n) = EXPR(x[0, n)), VMATH_BLOCK lanes at a time: whole blocks in place, the rest padded to a
  * block (each lane's result depends on its own value alone, so both give the same bits). */
-static inline void unary_run(NDT_T *restrict y, const NDT_T *restrict x, int64_t n)
+static VMATH_WIDE void unary_run(NDT_T *restrict y, const NDT_T *restrict x, int64_t n)
 {
     int64_t e0 = 0;
     for (; e0 + VMATH_BLOCK <= n; e0 += VMATH_BLOCK) {

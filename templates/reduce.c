@@ -3,13 +3,21 @@
  * checks them, and the output shape, with or without keepdims). Accumulation is in f32. Owner
  * computes: each core fills the output pages it holds, reading `a` wherever it lives.
  *
- * When the input's last axis is kept, an output row is a run along it: the row accumulates whole
- * input runs for each combination of the reduced axes. When the last axis is reduced, each output
- * element accumulates runs along it, in VMATH_BLOCK (16) independent lanes, combined in lane order at
- * the end: 16 chains at once instead of one, so the loads, not the adds' latency, set the pace. The
- * order of the additions is then not the input's order: a sum's rounding differs from a sequential
- * one (its error bound, n eps sum|x|, becomes (n/16 + 16) eps sum|x|); maxima are exact in any order.
- * Every variant of the kernel adds in the same order, so generic and specialized agree bit for bit.
+ * When the input's last axis is kept, an output row is a run along it: CHUNK output elements at a time
+ * accumulate whole input runs, GROUP combinations of the reduced axes per pass (one load and store of
+ * each accumulator per GROUP input elements, GROUP input streams in flight), each element still folded
+ * in the input's order. When the last axis is reduced, each output element accumulates runs along it
+ * in VMATH_BLOCK (16) independent lanes, combined in lane order at the end: 16 chains at once instead
+ * of one, so the loads, not the adds' latency, set the pace.
+ *
+ * Tolerance. Kept last axis: the additions are the input's order, so a sum of n values is within
+ * (n - 1) eps sum|x| of the exact sum (eps = 2^-24), as a sequential loop. Reduced last axis: the
+ * order is not the input's; with runs of L elements along the last axis, lane q holds about n/16
+ * values (lane 0 also the L mod 16 at each run's end), and the sum is within (c + 15) eps sum|x|, c
+ * the longest lane's count: (n/16 + 15) eps sum|x| for runs of whole 16-element blocks, never more
+ * than (n - 1 + 15) eps sum|x|. Maxima are exact in any order. Every variant of the kernel adds in the
+ * same order, so generic and specialized agree bit for bit.
+ * A maximum is whatever NDT_ACC makes it: the spec's is NaN when any element is NaN.
  *
  * Operands: 0 a (input), 1 out (output). Scalars: axes(a).
  * Parameters: NDT_T stored type, NDT_LOAD(v) and NDT_STORE(v) conversions to and from f32;
@@ -41,17 +49,42 @@
 #define NDT_FINISH(acc, n) (acc)
 #endif
 
-enum { CHUNK = 256 }; /* output elements accumulated at once when rows are kept */
+enum {
+    CHUNK = 2048, /* output elements accumulated at once when rows are kept: 8 KiB of f32, in L1 */
+    GROUP = 4,    /* input rows folded into those accumulators per pass */
+};
 
 /* lane[e % 16] accumulates p[e] for the whole blocks of p[0, n); the rest goes to lane 0. */
 static inline void reduce_lanes(float *restrict lane, const NDT_T *restrict p, int64_t n)
 {
-    int64_t e = 0;
-    for (; e + VMATH_BLOCK <= n; e += VMATH_BLOCK)
-        for (int q = 0; q < VMATH_BLOCK; ++q)
-            lane[q] = NDT_ACC(lane[q], NDT_LOAD(p[e + q]));
-    for (; e < n; ++e)
-        lane[0] = NDT_ACC(lane[0], NDT_LOAD(p[e]));
+    VMATH_FOLD(lane, p, n, NDT_ACC);
+}
+
+/* acc[0, n) folds in the runs p[0][0, n), .., p[g - 1][0, n), in that order for every element: the
+ * input's order, with one load and store of each accumulator per GROUP runs. One statement per step,
+ * not nested NDT_ACCs, which GCC would not vectorize. */
+static inline void reduce_runs(float *restrict acc, const NDT_T *const *p, int g, int64_t n)
+{
+    if (g == GROUP) {
+        const NDT_T *restrict p0 = p[0], *restrict p1 = p[1], *restrict p2 = p[2], *restrict p3 = p[3];
+        for (int64_t e = 0; e < n; ++e) {
+            const float v0 = NDT_LOAD(p0[e]), v1 = NDT_LOAD(p1[e]), v2 = NDT_LOAD(p2[e]), v3 = NDT_LOAD(p3[e]);
+            float s = acc[e];
+            s = NDT_ACC(s, v0);
+            s = NDT_ACC(s, v1);
+            s = NDT_ACC(s, v2);
+            s = NDT_ACC(s, v3);
+            acc[e] = s;
+        }
+        return;
+    }
+    for (int i = 0; i < g; ++i) {
+        const NDT_T *restrict pi = p[i];
+        for (int64_t e = 0; e < n; ++e) {
+            const float v = NDT_LOAD(pi[e]);
+            acc[e] = NDT_ACC(acc[e], v);
+        }
+    }
 }
 
 void reduce(const nda_core *core, const nda_args *args)
@@ -77,6 +110,7 @@ void reduce(const nda_core *core, const nda_args *args)
         red_outer[i] = red[i] && i < r - 1;
     }
     (void)count; /* for NDT_FINISH, which may not need it (a sum, a max) */
+    const bool rows_kept = !red[r - 1];
     for (nda_iter it = nda_iter_local(core, out); nda_iter_valid(&it); nda_iter_next(&it)) {
         int64_t pc[ROWS_MAX_RANK], x[ROWS_MAX_RANK] = {0}, y[ROWS_MAX_RANK] = {0}, off;
         rows w;
@@ -86,38 +120,51 @@ void reduce(const nda_core *core, const nda_args *args)
         do {
             const int64_t len = rows_get(&w, x, &off);
             for (int64_t j0 = 0; j0 < len;) {
-                const int64_t m = red[r - 1] ? 1 : rows_min(len - j0, CHUNK);
-                float acc[CHUNK];
+                const int64_t m = rows_kept ? rows_min(len - j0, CHUNK) : 1;
+                float acc[CHUNK], lane[VMATH_BLOCK];
                 for (int64_t e = 0; e < m; ++e)
                     acc[e] = NDT_INIT;
+                for (int q = 0; q < VMATH_BLOCK; ++q)
+                    lane[q] = NDT_INIT;
                 for (int i = 0; i < r; ++i)
                     y[i] = 0;
                 for (int j = 0; j < ro; ++j)
                     y[map[j]] = red[map[j]] ? 0 : x[j];
-                y[r - 1] = red[r - 1] ? 0 : x[ro - 1]; /* x[ro - 1] already advanced past j0 */
-                float lane[VMATH_BLOCK];
-                for (int q = 0; q < VMATH_BLOCK; ++q)
-                    lane[q] = NDT_INIT;
-                do { /* every combination of the reduced axes but the last */
-                    const int64_t start = y[r - 1], span = red[r - 1] ? ad[r - 1] : m;
+                y[r - 1] = rows_kept ? x[ro - 1] : 0; /* x[ro - 1] already advanced past j0 */
+                const int64_t start = y[r - 1], span = rows_kept ? m : ad[r - 1];
+                bool more = true;
+                while (more) { /* every combination of the reduced axes but the last, GROUP at a time */
+                    int64_t ys[GROUP][ROWS_MAX_RANK] = {{0}};
+                    int g = 0;
+                    do {
+                        for (int i = 0; i < r; ++i)
+                            ys[g][i] = y[i];
+                        ++g;
+                        more = rows_odometer(y, red_outer, ad, r);
+                    } while (more && g < GROUP);
                     for (int64_t k = 0; k < span;) {
-                        int64_t n;
-                        const NDT_T *p = nda_elem_read(core, a, y, &n);
-                        n = rows_min(n, span - k);
-                        if (red[r - 1])
-                            reduce_lanes(lane, p, n);
+                        const NDT_T *p[GROUP];
+                        int64_t n = span - k;
+                        for (int i = 0; i < g; ++i) {
+                            int64_t ni;
+                            ys[i][r - 1] = start + k;
+                            p[i] = nda_elem_read(core, a, ys[i], &ni);
+                            n = rows_min(n, ni);
+                        }
+                        if (rows_kept)
+                            reduce_runs(acc + k, p, g, n);
                         else
-                            for (int64_t e = 0; e < n; ++e)
-                                acc[k + e] = NDT_ACC(acc[k + e], NDT_LOAD(p[e]));
+                            for (int i = 0; i < g; ++i)
+                                reduce_lanes(lane, p[i], n);
                         k += n;
-                        y[r - 1] += n;
                     }
-                    y[r - 1] = start;
-                } while (rows_odometer(y, red_outer, ad, r));
-                if (red[r - 1]) { /* the lanes, in order */
+                }
+                if (!rows_kept) { /* the lanes, in order */
                     acc[0] = lane[0];
-                    for (int q = 1; q < VMATH_BLOCK; ++q)
-                        acc[0] = NDT_ACC(acc[0], lane[q]);
+                    for (int q = 1; q < VMATH_BLOCK; ++q) {
+                        const float v = lane[q];
+                        acc[0] = NDT_ACC(acc[0], v);
+                    }
                 }
                 for (int64_t e = 0; e < m; ++e)
                     z[off + j0 + e] = NDT_STORE(NDT_FINISH(acc[e], count));

@@ -71,3 +71,23 @@ int td_open_library(const char *who, const char *lib, int threads, nd_kernels **
     *k = NULL;
     return -1;
 }
+
+void td_jit_config(nd_jit_config *cfg, char *const *words, const char *cache_dir)
+{
+    nd_jit_config_init(cfg);
+    cfg->cache_dir = cache_dir;
+    cfg->ndgen = words[0];
+    cfg->spec_dir = words[1];
+    cfg->ntemplate_dirs = 1;
+    cfg->template_dirs[0] = words[2];
+    cfg->include_dir = words[3];
+    cfg->cflags = words[4];
+    cfg->ldflags = words[5];
+}
+
+int td_set_jit(nd_kernels *k, char *const *words, nd_error *err)
+{
+    nd_jit_config cfg;
+    td_jit_config(&cfg, words, NULL);
+    return nd_kernels_set_jit(k, &cfg, err);
+}

@@ -1,4 +1,4 @@
-/* device_setup.h - the kernel tests' device: one that holds a target's operands, and the operands on it. */
+/* device_setup.h - the kernel tests' device: one that holds a target's operands, and the operands on it; and their JIT. */
 #ifndef ND_DEVICE_SETUP_H
 #define ND_DEVICE_SETUP_H
 
@@ -28,5 +28,12 @@ void td_setup_free(td_setup *s);
 /* A test's kernels (library lib loaded) and a default device of `threads` threads; on failure prints
  * "who: message" and leaves nothing open. */
 int td_open_library(const char *who, const char *lib, int threads, nd_kernels **k, nd_device **dev);
+
+/* A JIT configuration from the six words NDGEN SPEC_DIR TEMPLATE_DIR INCLUDE_DIR CFLAGS LDFLAGS that a
+ * kernel test's command line gives (CMake passes them), caching in cache_dir (NULL: a private
+ * temporary folder, so every kernel is built from the templates as they are). */
+void td_jit_config(nd_jit_config *cfg, char *const *words, const char *cache_dir);
+/* Turns on k's JIT configured by td_jit_config(words, NULL). */
+int td_set_jit(nd_kernels *k, char *const *words, nd_error *err);
 
 #endif

@@ -16,6 +16,7 @@
 #include <dirent.h>
 #include <stdlib.h>
 
+#include "device_setup.h"
 #include "nd_runtime.h"
 #include "testutil.h"
 
@@ -212,15 +213,7 @@ int main(int argc, char **argv)
             perror("mkdtemp");
             return 1;
         }
-        nd_jit_config_init(&cfg);
-        cfg.cache_dir = dir;
-        cfg.ndgen = argv[2];
-        cfg.spec_dir = argv[3];
-        cfg.ntemplate_dirs = 1;
-        cfg.template_dirs[0] = argv[4];
-        cfg.include_dir = argv[5];
-        cfg.cflags = argv[6];
-        cfg.ldflags = argv[7];
+        td_jit_config(&cfg, argv + 2, dir);
         run_set(&sets[i], dir);
         char cmd[128];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

@@ -1,7 +1,7 @@
 /*
  * reduce.c - the plain references of reduce_sum, reduce_max and reduce_mean over the axes given as the
  * launch's scalars: each output element folds every input element that maps to it, in row-major
- * order, in f32.
+ * order, in f32. A maximum is NaN when any of its elements is NaN.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -29,7 +29,10 @@ static void ref_reduce(const nda_ref_args *args, int64_t lo, int64_t hi, int kin
             for (int i = 0; i < in->rank; ++i)
                 idx = idx * in->shape[i] + x[i];
             float v = ndref_load_f32(in, idx);
-            acc = kind == REF_MAX ? fmaxf(acc, v) : acc + v;
+            if (kind != REF_MAX)
+                acc += v;
+            else if (isnan(v) || v > acc)
+                acc = v;
             for (int i = in->rank - 1; i >= 0; --i) { /* the next combination of the reduced coordinates */
                 if (!red[i])
                     continue;
