@@ -138,8 +138,8 @@ void nr_print_procs(FILE *fp, const nr_result *r)
         fputc('\n', fp);
     }
     if (uncounted) /* kernels count reads by core, and a process running several cannot split them */
-        fprintf(fp, "  (other processes' bytes are counted when each process runs one core: -np equal to the "
-                    "grid's cores)\n");
+        fprintf(fp, "  (other processes' bytes are counted when each process runs one core, -np equal to the "
+                    "grid's cores, and no operand is in DRAM)\n");
     fputc('\n', fp);
 }
 

@@ -337,8 +337,10 @@ int nr_bench_main(int argc, char **argv)
     nr_result *res = calloc(NCASES, sizeof *res);
     int rc = !res ? nd_failc(&err, ND_ENOMEM, "out of memory") : nr_open_kernels(&s, &k, &err);
     double t0 = nr_now();
-    rc = rc || run_cases(k, &b, &s, res, &n, &err) || nr_write_file(b.json_out, write_json, &(suite_results){res, n}, &err) ||
-         nr_write_file(b.svg_out, write_svg, &(suite_results){res, n}, &err);
+    rc = rc || run_cases(k, &b, &s, res, &n, &err);
+    if (!rc && nr_procs_rank() == 0) /* under mpirun, rank 0 alone writes */
+        rc = nr_write_file(b.json_out, write_json, &(suite_results){res, n}, &err) ||
+             nr_write_file(b.svg_out, write_svg, &(suite_results){res, n}, &err);
     if (rc) {
         fprintf(stderr, "ndrun bench: %s\n", err.msg);
     } else {

@@ -16,6 +16,7 @@
  * element the process writes, found element by element; with batched gets, one get per such process. Configurations in which a core would write another node's
  * memory are refused.
  */
+#define _DEFAULT_SOURCE /* setenv, unsetenv, strdup */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -688,6 +689,20 @@ static void check_open(void)
     m.fence_timeout = 0;
     rc = nd_device_open_mpi(&cfg, &m, MPI_COMM_WORLD, &dev, &err);
     CHECK_ERROR(rc, err, ND_EINVAL, "fence_timeout 0: must be a positive number of seconds");
+    const char *was = getenv("NDGEN_MPI_FENCE_TIMEOUT"); /* an unreadable environment value, by name */
+    char *saved = was ? strdup(was) : NULL;
+    setenv("NDGEN_MPI_FENCE_TIMEOUT", "10s", 1);
+    nd_mpi_config_init(&m);
+    rc = nd_device_open_mpi(&cfg, &m, MPI_COMM_WORLD, &dev, &err);
+    CHECK_ERROR(rc, err, ND_EINVAL, "must be a positive number of seconds (NDGEN_MPI_FENCE_TIMEOUT '10s')");
+    setenv("NDGEN_MPI_FENCE_TIMEOUT", "600", 1);
+    nd_mpi_config_init(&m);
+    CHECK(m.fence_timeout == 600, "NDGEN_MPI_FENCE_TIMEOUT=600 gives fence_timeout %g", m.fence_timeout);
+    if (saved)
+        setenv("NDGEN_MPI_FENCE_TIMEOUT", saved, 1);
+    else
+        unsetenv("NDGEN_MPI_FENCE_TIMEOUT");
+    free(saved);
     nd_mpi_config_init(&m);
     m.banks = (nd_mpi_bank_map)7;
     rc = nd_device_open_mpi(&cfg, &m, MPI_COMM_WORLD, &dev, &err);

@@ -58,4 +58,9 @@ done
   --operand out --shard 64,32 --no-probes --min-time 0.001 >"$tmp/table" 2>&1
 [ "$(grep -c '^processes: 2' "$tmp/table")" = 1 ] && grep -q "process 1: cores \[1, 2), own pages 8192, other cores' pages 8192, of which in other processes 8192" "$tmp/table" \
   && ok || bad "table: $(grep -A3 '^processes' "$tmp/table")"
+# DRAM reads count as other cores' whichever process holds the bank: not counted, never a wrong figure
+"$mpirun" -np 2 --oversubscribe "$ndrun" compare --op add --shape 8,16 --interleaved --buffer dram --banks 2 \
+  --grid 2x1 --no-probes --min-time 0.001 >"$tmp/table" 2>&1
+[ "$(grep -c "of which in other processes not counted" "$tmp/table")" = 2 ] && ok \
+  || bad "DRAM: $(grep -A3 '^processes' "$tmp/table")"
 finish

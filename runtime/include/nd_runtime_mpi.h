@@ -79,7 +79,9 @@ typedef enum nd_mpi_gets {
 
 typedef struct nd_mpi_config {
     nd_mpi_bank_map banks;
-    double fence_timeout; /* seconds a fence waits for the other processes before aborting the job */
+    double fence_timeout; /* seconds a fence waits for the other processes before aborting the job: it
+                             bounds how much later one process may reach a collective call than another,
+                             so work that uneven (one process loading a file first) needs it raised */
     int node_size;        /* 0: nodes are the real shared-memory nodes; k > 0: emulate nodes of k processes,
                              ranks [0, k), [k, 2k), ... (within the real nodes), to run the cross-node
                              path on one machine */
@@ -87,8 +89,8 @@ typedef struct nd_mpi_config {
 } nd_mpi_config;
 
 /* ND_MPI_BANKS_BY_CORE, fence_timeout 120 seconds, the real nodes, batched gets. The environment
- * variables NDGEN_MPI_NODE_SIZE (a number) and NDGEN_MPI_GETS ("batched" or "page"), when set, give
- * node_size and gets instead (an unreadable value makes nd_device_open_mpi refuse, naming it), so
+ * variables NDGEN_MPI_NODE_SIZE (a number), NDGEN_MPI_GETS ("batched" or "page") and
+ * NDGEN_MPI_FENCE_TIMEOUT (seconds), when set, give node_size, gets and fence_timeout instead (an unreadable value makes nd_device_open_mpi refuse, naming it), so
  * that programs passing NULL or these defaults run over emulated nodes unchanged. */
 void nd_mpi_config_init(nd_mpi_config *mcfg);
 
@@ -124,8 +126,9 @@ typedef struct nd_mpi_proc_stats {
                                          pages, remote = any other core's (all on this node) */
     int64_t other_process_bytes_read; /* read from pages another process holds, on its node or another:
                                          exact when every process runs at most one core (then every
-                                         remote page is another process's); -1 otherwise, as kernels
-                                         count reads by core */
+                                         remote page is another process's) and the launch had no DRAM
+                                         operand (kernels count a DRAM read as another core's); -1
+                                         otherwise, as kernels count reads by core */
     int node;                         /* its node */
     /* The launch's read set (README "Across nodes": every page of its inputs, or for an elementwise op
      * those covering its cores' output pages) beyond this process's own pages, split by where it

@@ -12,6 +12,7 @@
  * second MPI_Win_sync keeps this process's later loads after it.
  */
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -28,7 +29,12 @@ void nd_mpi_config_init(nd_mpi_config *mcfg)
     mcfg->fence_timeout = 120.0;
     mcfg->node_size = 0;
     mcfg->gets = ND_MPI_GETS_BATCHED;
-    const char *k = getenv("NDGEN_MPI_NODE_SIZE"), *g = getenv("NDGEN_MPI_GETS");
+    const char *k = getenv("NDGEN_MPI_NODE_SIZE"), *g = getenv("NDGEN_MPI_GETS"), *f = getenv("NDGEN_MPI_FENCE_TIMEOUT");
+    if (f && *f) { /* seconds; unreadable or not positive: NaN, which check_local refuses by name */
+        char *end;
+        double v = strtod(f, &end);
+        mcfg->fence_timeout = *end || !(v > 0) ? NAN : v;
+    }
     if (k && *k) {
         char *end;
         long v = strtol(k, &end, 10);
@@ -81,7 +87,9 @@ static void fence(nd_device *dev)
             nanosleep(&(struct timespec){0, 20000}, NULL);
         if ((spins & 255) == 0 && nd_mpi_now() - start > c->fence_timeout) {
             fprintf(stderr, "ndgen mpi: process %d of %d: a fence waited %.0f s for the other processes (one has "
-                            "died or hangs); ending the job\n", c->procs.rank, c->procs.nranks, c->fence_timeout);
+                            "died or hangs, or reached this call that much later: raise nd_mpi_config.fence_timeout "
+                            "or NDGEN_MPI_FENCE_TIMEOUT for work that uneven); ending the job\n", c->procs.rank,
+                    c->procs.nranks, c->fence_timeout);
             fflush(stderr);
             MPI_Abort(c->comm, 1);
             abort();
@@ -349,8 +357,10 @@ static int check_local(const nd_device_config *cfg, const nd_mpi_config *m, nd_e
         return nd_fail(err, "device over MPI: bank map %d: expected ND_MPI_BANKS_BY_CORE or ND_MPI_BANKS_BLOCK",
                        (int)m->banks);
     if (!(m->fence_timeout > 0))
-        return nd_fail(err, "device over MPI: fence_timeout %g: must be a positive number of seconds",
-                       m->fence_timeout);
+        return nd_fail(err, "device over MPI: fence_timeout %g: must be a positive number of seconds%s%s%s",
+                       m->fence_timeout, getenv("NDGEN_MPI_FENCE_TIMEOUT") ? " (NDGEN_MPI_FENCE_TIMEOUT '" : "",
+                       getenv("NDGEN_MPI_FENCE_TIMEOUT") ? getenv("NDGEN_MPI_FENCE_TIMEOUT") : "",
+                       getenv("NDGEN_MPI_FENCE_TIMEOUT") ? "')" : "");
     if (m->node_size < 0)
         return nd_fail(err, "device over MPI: node_size %d (NDGEN_MPI_NODE_SIZE '%s'): expected 0 (the real nodes) "
                             "or a number of processes per emulated node", m->node_size,
@@ -506,9 +516,11 @@ int nd_mpi_launch_procs(const nd_device *dev, nd_mpi_proc_stats *per_proc, int n
             p->total.pages_written += s->pages_written;
             p->total.remote_pages_written += s->remote_pages_written;
         }
-        p->other_process_bytes_read = p->core_hi - p->core_lo <= 1 && n > 1 ? p->total.remote_bytes_read
-                                      : n == 1                              ? 0
-                                                                            : -1;
+        /* a core's reads split by process only when it is its process's one core, and only from L1:
+           kernels count a DRAM read as another core's whichever process holds the bank */
+        p->other_process_bytes_read = n == 1                                                  ? 0
+                                      : p->core_hi - p->core_lo <= 1 && !dev->last_launch_dram ? p->total.remote_bytes_read
+                                                                                               : -1;
     }
     return 0;
 }

@@ -429,7 +429,7 @@ static int launch(nd_device *dev, nda_kernel_fn *kernel, nd_tensor *const *tenso
                   nd_launch_stats *stats, nd_error *err)
 {
     nda_tensor views[MAX_LAUNCH_TENSORS];
-    bool copies = false;
+    bool copies = false, dram = false;
     if (ntensors < 0 || ntensors > MAX_LAUNCH_TENSORS)
         return nd_fail(err, "launch: %d tensors; a launch takes 0 to %d", ntensors, MAX_LAUNCH_TENSORS);
     if (!kernel)
@@ -439,7 +439,9 @@ static int launch(nd_device *dev, nda_kernel_fn *kernel, nd_tensor *const *tenso
             return nd_fail(err, "launch: tensor %d does not belong to this device", i);
         views[i] = tensors[i]->view;
         copies |= views[i].replicas > 1;
+        dram |= tensors[i]->dist.spec.buffer == ND_DRAM;
     }
+    dev->last_launch_dram = dram;
     nd_device_procs *procs = dev->procs;
     int64_t lo = procs ? procs->core_lo : 0, hi = procs ? procs->core_hi : dev->ncores;
     launch_job job = {dev, lo, kernel, {ntensors, views, nscalars, scalars, names}, tensors, copies};

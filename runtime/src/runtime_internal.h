@@ -118,6 +118,7 @@ struct nd_device {
     nd_pool *pool;
     nda_stats *stats;   /* [ncores], per launch */
     double run_seconds; /* the last launch's run of this process's cores, fences excluded */
+    bool last_launch_dram; /* the last launch had a DRAM operand (its reads count as other cores') */
     int64_t live_tensors;
 };
 
