@@ -239,18 +239,21 @@ static void stream_piece(void *ctx, int64_t p)
         for (int64_t i = lo; i < hi; ++i)
             c[i] = a[i] + b[i];
         break;
-    case NR_STREAM_READ: { /* a sum in 64 independent lanes: the loads, not the adds, set the pace */
+    case NR_STREAM_READ: { /* four streams at once, each summed in 16 lanes: the loads set the pace, and a
+                              reduction reading several rows per pass (reduce.c) is held to the bandwidth
+                              several streams reach, not one */
         typedef float v16u __attribute__((vector_size(64), aligned(4)));
         v16u s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};
-        int64_t i = lo;
-        for (; i + 64 <= hi; i += 64) {
-            s0 += *(const v16u *)(a + i);
-            s1 += *(const v16u *)(a + i + 16);
-            s2 += *(const v16u *)(a + i + 32);
-            s3 += *(const v16u *)(a + i + 48);
+        const int64_t q = (hi - lo) / 64 * 16; /* four quarters of whole 16-element blocks, the tail after */
+        const float *a0 = a + lo, *a1 = a0 + q, *a2 = a1 + q, *a3 = a2 + q;
+        for (int64_t i = 0; i < q; i += 16) {
+            s0 += *(const v16u *)(a0 + i);
+            s1 += *(const v16u *)(a1 + i);
+            s2 += *(const v16u *)(a2 + i);
+            s3 += *(const v16u *)(a3 + i);
         }
         float t = 0;
-        for (; i < hi; ++i)
+        for (int64_t i = lo + 4 * q; i < hi; ++i)
             t += a[i];
         s0 += s1 + s2 + s3;
         for (int k = 0; k < 16; ++k)

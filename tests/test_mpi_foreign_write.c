@@ -26,11 +26,11 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     nd_device_config cfg;
-    nd_device *dev;
+    nd_device *dev = NULL;
     nd_error err;
     nd_dist d;
     nd_dist_spec s;
-    nd_tensor *t;
+    nd_tensor *t = NULL;
     nd_device_config_init(&cfg);
     cfg.grid_x = CORES, cfg.grid_y = 1, cfg.threads = 1, cfg.l1_bytes = 4096, cfg.dram_banks = 1;
     cfg.dram_bank_bytes = 4096;
