@@ -93,16 +93,22 @@ static inline float ct_fold(ct_vec v)
     return t;
 }
 
+/* A lane's sum: its 16 vector lanes acc (over k < k0) folded, then steps [k0, kc) in order. */
+CT_FUSE static inline float ct_dot_end(ct_vec acc, int64_t k0, int64_t kc, const float *r, const float *p)
+{
+    float t = ct_fold(acc);
+    for (int64_t k = k0; k < kc; ++k)
+        t += r[k] * p[k];
+    return t;
+}
+
 CT_FUSE static inline float ct_dot(int64_t kc, const float *restrict r, const float *restrict p)
 {
     ct_vec acc = {0};
     int64_t k = 0;
     for (; k + 16 <= kc; k += 16)
         acc += *(const ct_vec *)(r + k) * *(const ct_vec *)(p + k);
-    float t = ct_fold(acc);
-    for (; k < kc; ++k)
-        t += r[k] * p[k];
-    return t;
+    return ct_dot_end(acc, k, kc, r, p);
 }
 
 CT_FUSE static inline void ct_dots(int64_t kc, const float *restrict r, const float *const *lane_rows, float *restrict c,
@@ -117,12 +123,8 @@ CT_FUSE static inline void ct_dots(int64_t kc, const float *restrict r, const fl
             for (int i = 0; i < CT_MR; ++i)
                 acc[i] += rv * *(const ct_vec *)(lane_rows[j + i] + k);
         }
-        for (int i = 0; i < CT_MR; ++i) {
-            float t = ct_fold(acc[i]);
-            for (int64_t q = k; q < kc; ++q)
-                t += r[q] * lane_rows[j + i][q];
-            c[j + i] = (add ? c[j + i] : 0.0f) + t;
-        }
+        for (int i = 0; i < CT_MR; ++i)
+            c[j + i] = (add ? c[j + i] : 0.0f) + ct_dot_end(acc[i], k, kc, r, lane_rows[j + i]);
     }
     for (; j < n; ++j)
         c[j] = (add ? c[j] : 0.0f) + ct_dot(kc, r, lane_rows[j]);

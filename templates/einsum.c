@@ -265,11 +265,13 @@ void einsum(const nda_core *core, const nda_args *args)
                 int64_t n;
                 const NDT_T *v = k->op ? nda_elem_read(core, b, k->y, &n) : nda_elem_read(core, a, k->y, &n);
                 n = rows_min(n, k->max);
-                if (k->lane_rows && k->k == 0) /* a lane's row: read in place when it is whole f32, else packed */
-                    k->lane_rows[k->l] = n == k->K && NDT_IN_PLACE ? (const float *)(const void *)v : k->dst;
-                if (k->lane_rows && k->k == 0 && n == k->K && NDT_IN_PLACE) {
-                    pack_next(k, n);
-                    continue;
+                if (k->lane_rows && k->k == 0) { /* a lane's row: read in place when it is whole f32, else packed */
+                    const bool whole = n == k->K && NDT_IN_PLACE;
+                    k->lane_rows[k->l] = whole ? (const float *)(const void *)v : k->dst;
+                    if (whole) {
+                        pack_next(k, n);
+                        continue;
+                    }
                 }
                 for (int64_t e = 0; e < n; ++e)
                     k->dst[e * k->stride] = NDT_LOAD(v[e]);
