@@ -51,6 +51,11 @@ int nr_parse_option(int argc, char **argv, int *i, nr_case *c, nr_settings *s, n
 /* A suite's case from its ndrun compare options args[0..max) (NULL-terminated when shorter), labelled. */
 enum { NR_MAX_CASE_ARGS = 32 };
 int nr_case_from_args(const char *label, const char *const *args, int max, nr_case *c, nd_error *err);
+/* A suite's results, as the writers of its files take them (ctx of nr_write_file). */
+typedef struct nr_results {
+    const struct nr_result *r;
+    int n;
+} nr_results;
 /* Writes path whole or not at all: write(fp, ctx) into a temporary beside it, renamed over it. */
 int nr_write_file(const char *path, void (*write)(FILE *fp, const void *ctx), const void *ctx, nd_error *err);
 extern const char nr_options_help[];

@@ -193,14 +193,9 @@ static int case_from_text(const char *text, nr_case *c, char *store, size_t len,
 }
 
 /* Writes a result file whole or not at all. */
-typedef struct suite_results {
-    const nr_result *r;
-    int n;
-} suite_results;
-
 static void write_json(FILE *fp, const void *ctx)
 {
-    const suite_results *sr = ctx;
+    const nr_results *sr = ctx;
     fputs("{\n  \"tool\": \"ndrun bench\",\n  \"cases\": [\n", fp);
     for (int i = 0; i < sr->n; ++i) {
         fputs("    ", fp);
@@ -212,7 +207,7 @@ static void write_json(FILE *fp, const void *ctx)
 
 static void write_svg(FILE *fp, const void *ctx)
 {
-    const suite_results *sr = ctx;
+    const nr_results *sr = ctx;
     nr_chart_svg(fp, sr->r, sr->n);
 }
 
@@ -339,8 +334,8 @@ int nr_bench_main(int argc, char **argv)
     double t0 = nr_now();
     rc = rc || run_cases(k, &b, &s, res, &n, &err);
     if (!rc && nr_procs_rank() == 0) /* under mpirun, rank 0 alone writes */
-        rc = nr_write_file(b.json_out, write_json, &(suite_results){res, n}, &err) ||
-             nr_write_file(b.svg_out, write_svg, &(suite_results){res, n}, &err);
+        rc = nr_write_file(b.json_out, write_json, &(nr_results){res, n}, &err) ||
+             nr_write_file(b.svg_out, write_svg, &(nr_results){res, n}, &err);
     if (rc) {
         fprintf(stderr, "ndrun bench: %s\n", err.msg);
     } else {

@@ -95,15 +95,10 @@ static void print_row(const nr_result *r)
            r->match ? "" : "  MISMATCH: ", r->match ? "" : r->mismatch);
 }
 
-typedef struct procs_results {
-    const nr_result *r;
-    int n;
-} procs_results;
-
 /* The results as JSON: the job, then per case the processes' counts and ndrun compare's result. */
 static void write_json(FILE *fp, const void *ctx)
 {
-    const procs_results *pr = ctx;
+    const nr_results *pr = ctx;
     const nr_result *r = pr->r;
     fprintf(fp, "{\n  \"tool\": \"ndrun bench --processes\",\n  \"processes\": %d,\n  \"nodes\": %d,\n  \"cases\": [\n",
             pr->n ? r[0].processes : 1, pr->n ? r[0].nodes : 1);
@@ -178,7 +173,7 @@ int nr_bench_procs_main(int argc, char **argv)
         all = all && res[n++].match;
     }
     if (!rc && nr_procs_rank() == 0)
-        rc = nr_write_file(json_out, write_json, &(procs_results){res, n}, &err); /* rank 0 alone */
+        rc = nr_write_file(json_out, write_json, &(nr_results){res, n}, &err); /* rank 0 alone */
     if (rc)
         fprintf(stderr, "ndrun bench --processes: %s\n", err.msg);
     else
