@@ -1,7 +1,8 @@
 /*
  * chart.c - the suite as an SVG bar chart. Cases measure in different units (GB/s, GFLOP/s), so
- * each bar is drawn as a percentage of its case's limit measured in the same run (STREAM add or
- * copy, or the f32 multiply-add peak), with the absolute rate written beside it.
+ * each bar is drawn as a percentage of its case's limit measured in the same run (the best of the
+ * probes of its access pattern, the plain loop and the peers: limit.c), with the absolute rate written
+ * beside it. The fastest peer library has a bar of its own, named in its tooltip.
  */
 #include <string.h>
 
@@ -12,12 +13,13 @@ enum { LABEL_W = 300, PLOT_W = 520, BAR_H = 11, GAP = 14, TOP = 58 };
 static const struct {
     const char *name, *color;
 } series[] = {
-    {"generic", "#9e9e9e"}, {"specialized", "#1f77b4"}, {"reference (plain loop)", "#ff7f0e"}, {"OpenBLAS", "#2ca02c"},
+    {"generic", "#9e9e9e"}, {"specialized", "#1f77b4"}, {"plain loop", "#ff7f0e"}, {"best peer library", "#2ca02c"},
 };
 
 static const nr_timing *timing_of(const nr_result *r, int s)
 {
-    const nr_timing *t[] = {&r->generic, &r->specialized, &r->reference, r->has_blas ? &r->blas : NULL};
+    int best = nr_best_peer(r);
+    const nr_timing *t[] = {&r->generic, &r->specialized, &r->reference, best >= 0 ? &r->peer[best] : NULL};
     return t[s];
 }
 
@@ -35,14 +37,21 @@ static void text_escaped(FILE *fp, const char *s)
     }
 }
 
-static int bars_of(const nr_result *r) { return r->has_blas ? 4 : 3; }
+static int bars_of(const nr_result *r) { return nr_best_peer(r) >= 0 ? 4 : 3; }
+
+/* A bar's rate as a percentage of the case's limit; 0 when the limit was not measured. */
+static double percent_of(const nr_result *r, int s)
+{
+    double limit = nr_limit(r), pct = 100 * nr_rate(r, timing_of(r, s)) / limit;
+    return limit > 0 && pct == pct ? pct : 0;
+}
 
 static double scale_max(const nr_result *r, int n)
 {
     double top = 100;
     for (int i = 0; i < n; ++i)
         for (int s = 0; s < bars_of(&r[i]); ++s) {
-            double p = 100 * nr_rate(&r[i], timing_of(&r[i], s)) / nr_limit(&r[i]);
+            double p = percent_of(&r[i], s);
             top = p > top ? p : top;
         }
     return top > 200 ? 200 : top;
@@ -67,11 +76,14 @@ static int one_case(FILE *fp, const nr_result *r, int y, double top)
     text_escaped(fp, r->family);
     fprintf(fp, " · %.*s</text>\n", (int)strcspn(r->shapes, ",-"), r->shapes); /* the first operand's shape */
     for (int s = 0; s < bars_of(r); ++s) {
-        double rate = nr_rate(r, timing_of(r, s)), pct = 100 * rate / nr_limit(r);
+        double rate = nr_rate(r, timing_of(r, s)), pct = percent_of(r, s);
         double w = PLOT_W * (pct > top ? top : pct) / top;
-        fprintf(fp, "<rect x='%d' y='%d' width='%.1f' height='%d' fill='%s'><title>%s: %.2f %s, %.0f%% of %s</title></rect>",
-                LABEL_W, y + s * BAR_H, w, BAR_H - 1, series[s].color, series[s].name, rate,
-                r->flops > 0 ? "GFLOP/s" : "GB/s", pct, nr_limit_name(r));
+        fprintf(fp, "<rect x='%d' y='%d' width='%.1f' height='%d' fill='%s'><title>", LABEL_W, y + s * BAR_H, w,
+                BAR_H - 1, series[s].color);
+        text_escaped(fp, s == 3 ? r->peer_name[nr_best_peer(r)] : series[s].name);
+        fprintf(fp, ": %.2f %s, %.0f%% of ", rate, r->flops > 0 ? "GFLOP/s" : "GB/s", pct);
+        text_escaped(fp, nr_limit_name(r));
+        fputs("</title></rect>", fp);
         fprintf(fp, "<text x='%.1f' y='%d' class='small'>%.1f %s</text>\n", LABEL_W + w + 4, y + s * BAR_H + 9, rate,
                 r->flops > 0 ? "GF/s" : "GB/s");
     }
@@ -100,6 +112,7 @@ void nr_chart_svg(FILE *fp, const nr_result *r, int n)
                 p == 100 ? "#d62728" : "#ddd", p == 100 ? 2 : 1);
         fprintf(fp, "<text x='%.1f' y='%d' text-anchor='middle' class='small'>%d%%</text>\n", x, y + 14, p);
     }
-    fprintf(fp, "<text x='%.1f' y='%d' class='small' fill='#d62728'>limit: STREAM add or copy for memory-bound cases, "
-                "f32 FMA peak for matmul</text>\n</svg>\n", (double)LABEL_W, y + 28);
+    fprintf(fp, "<text x='%.1f' y='%d' class='small' fill='#d62728'>limit: the best of the probes of the case's access "
+                "pattern (or the f32 FMA peak), its plain loop and its peers, in the same rounds</text>\n</svg>\n",
+            (double)LABEL_W, y + 28);
 }

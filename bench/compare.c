@@ -60,8 +60,9 @@ static int64_t code_size(nda_kernel_fn *fn)
 
 typedef struct variants {
     nd_kernel_pick generic, special;
-    void *out[3]; /* generic, specialized, reference */
+    void *out[4]; /* generic, specialized, reference, a peer's */
     nd_launch_stats stats;
+    nr_peers peers;
 } variants;
 
 static int run_kernel(nd_kernels *k, nr_setup *su, nd_variant want, nd_kernel_pick *pick, void *out,
@@ -77,10 +78,26 @@ static int run_kernel(nd_kernels *k, nr_setup *su, nd_variant want, nd_kernel_pi
     return nd_tensor_read(su->t[o], out, nr_bytes(su, o), err);
 }
 
+/* The peers that do the op, each checked as the kernels are: against the reference, or against the
+ * generic kernel where the op has none. A peer that disagrees is a MISMATCH of the row, as a kernel is. */
+static int check_peers(nr_setup *su, variants *v, nr_result *r, nd_error *err)
+{
+    if (nr_peers_open(su, &v->peers, err))
+        return -1;
+    r->npeers = v->peers.n;
+    for (int i = 0; i < v->peers.n && r->match; ++i) {
+        snprintf(r->peer_name[i], sizeof r->peer_name[i], "%s", v->peers.p[i].name);
+        memset(v->out[3], 0, (size_t)nr_bytes(su, su->n - 1));
+        nr_peer_run(&v->peers, i, su, v->out[3]);
+        r->match = outputs_match(su, v->out[3], v->out[r->has_reference ? 2 : 0], v->peers.p[i].name, r);
+    }
+    return 0;
+}
+
 static int check(nd_kernels *k, nr_setup *su, variants *v, nr_result *r, nd_error *err)
 {
     size_t bytes = (size_t)nr_bytes(su, su->n - 1);
-    for (int i = 0; i < 3; ++i)
+    for (int i = 0; i < 4; ++i)
         if (!(v->out[i] = malloc(bytes)))
             return nd_failc(err, ND_ENOMEM, "out of host memory");
     if (run_kernel(k, su, ND_VARIANT_GENERIC, &v->generic, v->out[0], &v->stats, err))
@@ -108,18 +125,17 @@ static int check(nd_kernels *k, nr_setup *su, variants *v, nr_result *r, nd_erro
         return 0;
     }
     r->has_reference = nr_has_reference(su);
-    if (!r->has_reference) { /* said plainly in the table and the JSON (main.c) */
+    if (r->has_reference) {
+        snprintf(r->reference_name, sizeof r->reference_name, "%s", su->entry->reference_name);
+        if (nr_reference(su->dev, su, v->out[2], err))
+            return -1;
+        r->match = outputs_match(su, v->out[0], v->out[2], "generic", r) &&
+                   outputs_match(su, v->out[1], v->out[2], "specialized", r);
+    } else { /* said plainly in the table and the JSON (main.c) */
         r->match = true;
-        return 0;
     }
-    snprintf(r->reference_name, sizeof r->reference_name, "%s", su->entry->reference_name);
-    if (nr_reference(su->dev, su, v->out[2], err))
-        return -1;
-    r->match = outputs_match(su, v->out[0], v->out[2], "generic", r) &&
-               outputs_match(su, v->out[1], v->out[2], "specialized", r);
-    return 0;
+    return r->match ? check_peers(su, v, r, err) : 0;
 }
-
 /* ---------------------------------------------------------------- timing */
 
 static int cmp_double(const void *x, const void *y)
@@ -134,113 +150,144 @@ static void summarize(double *t, int n, nr_timing *out)
     *out = (nr_timing){t[n / 2], t[0], t[n - 1], n};
 }
 
+/* The variants of a round: the kernels, the plain loop, each peer, each probe of the limit's pattern. */
+enum { V_GENERIC, V_SPECIAL, V_REFERENCE, V_PEER, V_PROBE = V_PEER + NR_MAX_PEERS, NV = V_PROBE + NR_MAX_PROBES };
+
 typedef struct rounds {
-    double *t[5]; /* generic, specialized, reference, blas, the STREAM kernel that is the case's limit */
+    double *t[NV];
+    bool on[NV];
     int n;
     stream_job stream;
-    int stream_kind;  /* NR_STREAM_INIT: none */
-    int64_t working;  /* bytes the case touches: below 4 times the caches, each run starts flushed */
+    int probes[NR_MAX_PROBES]; /* stream kinds, for V_PROBE + i */
+    int64_t working;           /* bytes the case touches: below 4 times the caches, each run starts flushed */
 } rounds;
 
-/* Variant v of a round, timed from a flushed cache (nr_flush_caches), into rd->t[v][rd->n]. */
+/* Variant which of a round, timed from a flushed cache (nr_flush_caches), into rd->t[which][rd->n]. */
 static void run_variant(nr_setup *su, variants *v, rounds *rd, int which)
 {
     nd_launch_stats st;
     nd_error err;
-    nr_flush_caches(su->dev, which == 4 ? (int64_t)nr_stream_bytes(&rd->stream, rd->stream_kind) : rd->working);
+    int probe = which >= V_PROBE ? rd->probes[which - V_PROBE] : NR_STREAM_INIT;
+    nr_flush_caches(su->dev, which >= V_PROBE ? (int64_t)nr_stream_bytes(&rd->stream, probe) : rd->working);
     double t0 = nr_now();
-    switch (which) {
-    case 0:
-    case 1:
-        nd_launch_entry(su->dev, (which ? v->special : v->generic).entry, su->t, su->n, su->scalars, su->nscalars, &st,
-                        &err);
+    if (which == V_GENERIC || which == V_SPECIAL) {
+        nd_launch_entry(su->dev, (which == V_SPECIAL ? v->special : v->generic).entry, su->t, su->n, su->scalars,
+                        su->nscalars, &st, &err);
         rd->t[which][rd->n] = st.seconds;
         return;
-    case 2:
-        if (!nr_has_reference(su)) {
-            rd->t[2][rd->n] = NAN;
-            return;
-        }
-        nr_reference(su->dev, su, v->out[2], &err);
-        break;
-    case 3: {
-        const nd_dist_spec *a = &su->dist[0].spec, *o = &su->dist[2].spec;
-        nr_sgemm(nd_device_threads(su->dev), o->shape[0], o->shape[1], a->shape[1], su->host[0], su->host[1],
-                 v->out[2]);
-        break;
     }
-    default:
-        rd->t[4][rd->n] = nr_stream_once(su->dev, &rd->stream, rd->stream_kind);
+    if (which >= V_PROBE) {
+        rd->t[which][rd->n] = nr_stream_once(su->dev, &rd->stream, probe);
         return;
     }
+    if (which == V_REFERENCE)
+        nr_reference(su->dev, su, v->out[2], &err);
+    else
+        nr_peer_run(&v->peers, which - V_PEER, su, v->out[3]);
     rd->t[which][rd->n] = nr_now() - t0;
 }
 
 /* One round: every variant once, each from a flushed cache, starting one later each round so that no
  * variant always follows the same one. */
-static void one_round(nr_setup *su, variants *v, rounds *rd, bool blas)
+static void one_round(nr_setup *su, variants *v, rounds *rd)
 {
-    int order[5], n = 0;
-    for (int i = 0; i < 5; ++i)
-        if ((i != 3 || blas) && (i != 4 || rd->stream_kind != NR_STREAM_INIT))
+    int order[NV], n = 0;
+    for (int i = 0; i < NV; ++i)
+        if (rd->on[i])
             order[n++] = i;
     for (int i = 0; i < n; ++i)
         run_variant(su, v, rd, order[(i + rd->n) % n]);
     rd->n++;
 }
 
-/* The STREAM kernel that bounds a memory-bound case, timed in every round beside it. */
-static int limit_kind(const nr_result *r)
+/* Whether the medians that make the verdict, the specialized kernel's and every candidate limit's,
+ * are believed; the widest interval into *half. Sorts copies, not the rounds. */
+static bool medians_tight(const rounds *rd, double *half)
 {
-    int kind = nr_limit_kind(r);
-    return kind == NR_LIMIT_FMA || r->machine.copy_gbs <= 0 ? NR_STREAM_INIT : kind;
+    double *t = malloc((size_t)rd->n * sizeof *t), h;
+    bool tight = t != NULL;
+    *half = 0;
+    for (int i = 0; i < NV && t; ++i) {
+        if (!rd->on[i] || i == V_GENERIC)
+            continue;
+        memcpy(t, rd->t[i], (size_t)rd->n * sizeof *t);
+        qsort(t, (size_t)rd->n, sizeof *t, cmp_double);
+        tight = nr_median_tight(t, rd->n, &h) && tight;
+        *half = h > *half ? h : *half;
+    }
+    free(t);
+    return tight;
 }
 
-static void set_limit(nr_result *r, int kind, double gbs)
+/* The limit: the probes' rates over their own bytes, the FMA peak for a contraction, and the plain
+ * loop's and every peer's rate doing the case itself; then checked against those it must not be below. */
+static int set_ceiling(rounds *rd, nr_result *r, nd_error *err)
 {
-    if (kind == NR_STREAM_MEMCPY)
-        r->machine.memcpy_gbs = gbs;
-    else if (kind == NR_STREAM_READ)
-        r->machine.read_gbs = gbs;
-    else if (kind == NR_STREAM_ADD)
-        r->machine.add_gbs = gbs;
-    else if (kind == NR_STREAM_COPY)
-        r->machine.copy_gbs = gbs;
+    nr_ceiling *c = &r->ceiling;
+    memset(c, 0, sizeof *c);
+    for (int i = 0; i < NR_MAX_PROBES; ++i)
+        if (rd->on[V_PROBE + i]) {
+            nr_timing t;
+            summarize(rd->t[V_PROBE + i], rd->n, &t);
+            nr_ceiling_add(c, nr_stream_name(rd->probes[i]), nr_stream_bytes(&rd->stream, rd->probes[i]) / t.median / 1e9);
+        }
+    if (nr_limit_kind(r) == NR_LIMIT_FMA)
+        nr_ceiling_add(c, "f32 FMA peak", r->machine.peak_gflops);
+    if (r->has_reference)
+        nr_ceiling_add(c, "plain loop", nr_rate(r, &r->reference));
+    for (int i = 0; i < r->npeers; ++i)
+        nr_ceiling_add(c, r->peer_name[i], nr_rate(r, &r->peer[i]));
+    if (r->has_reference && nr_ceiling_check(c, "the plain loop", nr_rate(r, &r->reference), err))
+        return -1;
+    for (int i = 0; i < r->npeers; ++i)
+        if (nr_ceiling_check(c, r->peer_name[i], nr_rate(r, &r->peer[i]), err))
+            return -1;
+    return 0;
 }
 
 static int time_variants(nr_setup *su, variants *v, const nr_settings *s, int64_t bytes, nr_result *r, nd_error *err)
 {
-    rounds rd = {.stream_kind = limit_kind(r), .working = (int64_t)r->bytes};
-    for (int i = 0; i < 5; ++i)
-        if (!(rd.t[i] = malloc(MAX_RUNS * sizeof(double))))
-            return nd_failc(err, ND_ENOMEM, "out of host memory");
-    if (rd.stream_kind != NR_STREAM_INIT && nr_stream_open(su->dev, bytes, &rd.stream))
-        rd.stream_kind = NR_STREAM_INIT;
-    r->has_blas = nr_have_openblas() && strcmp(su->entry->op, "matmul") == 0 && su->dist[0].spec.dtype == ND_F32;
-    one_round(su, v, &rd, r->has_blas); /* warm-up: caches, page faults, lazy binding */
-    rd.n = 0;
-    double start = nr_now();
-    /* every process times as many rounds (each launch is collective under MPI): rank 0's clock decides */
-    while (nr_procs_agree(rd.n < MAX_RUNS &&
-                          (rd.n < s->min_repeats || nr_now() - start < s->min_seconds * (r->has_blas ? 4 : 3))))
-        one_round(su, v, &rd, r->has_blas);
-    summarize(rd.t[0], rd.n, &r->generic);
-    summarize(rd.t[1], rd.n, &r->specialized);
-    if (r->has_reference)
-        summarize(rd.t[2], rd.n, &r->reference);
-    else
-        r->reference = (nr_timing){NAN, NAN, NAN, 0};
-    if (r->has_blas)
-        summarize(rd.t[3], rd.n, &r->blas);
-    if (rd.stream_kind != NR_STREAM_INIT) {
-        nr_timing lim;
-        summarize(rd.t[4], rd.n, &lim);
-        set_limit(r, rd.stream_kind, nr_stream_bytes(&rd.stream, rd.stream_kind) / lim.median / 1e9);
-        nr_stream_close(&rd.stream);
+    rounds rd = {.working = (int64_t)r->bytes};
+    int kind = nr_limit_kind(r), nprobes = 0;
+    if (s->probes && kind != NR_LIMIT_FMA && nr_stream_open(su->dev, bytes, &rd.stream) == 0)
+        nprobes = nr_limit_probes(kind, rd.probes);
+    rd.on[V_GENERIC] = rd.on[V_SPECIAL] = true;
+    rd.on[V_REFERENCE] = r->has_reference;
+    for (int i = 0; i < v->peers.n; ++i)
+        rd.on[V_PEER + i] = true;
+    for (int i = 0; i < nprobes; ++i)
+        rd.on[V_PROBE + i] = true;
+    int rc = 0;
+    for (int i = 0; i < NV && !rc; ++i)
+        if (rd.on[i] && !(rd.t[i] = malloc(MAX_RUNS * sizeof(double))))
+            rc = nd_failc(err, ND_ENOMEM, "out of host memory");
+    if (!rc) {
+        one_round(su, v, &rd); /* warm-up: caches, page faults, lazy binding */
+        rd.n = 0;
+        double start = nr_now(), half = 0;
+        /* the minimums first; then on until the medians are believed, for at most 4 times as long. Every
+         * process times as many rounds (each launch is collective under MPI): rank 0 decides. */
+        while (nr_procs_agree(rd.n < MAX_RUNS &&
+                              (rd.n < s->min_repeats || nr_now() - start < s->min_seconds * 3 ||
+                               (nr_now() - start < s->min_seconds * 12 && !medians_tight(&rd, &half)))))
+            one_round(su, v, &rd);
+        r->tight = medians_tight(&rd, &half);
+        r->ci_half_width = half;
+        summarize(rd.t[V_GENERIC], rd.n, &r->generic);
+        summarize(rd.t[V_SPECIAL], rd.n, &r->specialized);
+        if (r->has_reference)
+            summarize(rd.t[V_REFERENCE], rd.n, &r->reference);
+        else
+            r->reference = (nr_timing){NAN, NAN, NAN, 0};
+        for (int i = 0; i < v->peers.n; ++i)
+            summarize(rd.t[V_PEER + i], rd.n, &r->peer[i]);
+        rc = s->probes ? set_ceiling(&rd, r, err) : 0; /* without probes the limit is not measured */
     }
-    for (int i = 0; i < 5; ++i)
+    if (nprobes)
+        nr_stream_close(&rd.stream);
+    for (int i = 0; i < NV; ++i)
         free(rd.t[i]);
-    return 0;
+    return rc;
 }
 
 /* ---------------------------------------------------------------- the result */
@@ -311,8 +358,9 @@ int nr_compare(nd_kernels *k, const nr_case *c, const nr_settings *s, nr_result 
             nr_measure_machine(su.dev, largest, s, &r->machine);
         rc = time_variants(&su, &v, s, largest, r, err);
     }
-    for (int i = 0; i < 3; ++i)
+    for (int i = 0; i < 4; ++i)
         free(v.out[i]);
+    nr_peers_close(&v.peers);
     nr_setup_close(&su);
     return rc;
 }
@@ -367,22 +415,24 @@ int nr_limit_kind(const nr_result *r)
 
 double nr_limit(const nr_result *r)
 {
-    switch (nr_limit_kind(r)) {
-    case NR_LIMIT_FMA: return r->machine.peak_gflops;
-    case NR_STREAM_MEMCPY: return r->machine.memcpy_gbs;
-    case NR_STREAM_ADD: return r->machine.add_gbs;
-    case NR_STREAM_READ: return r->machine.read_gbs;
-    default: return r->machine.copy_gbs;
-    }
+    return nr_ceiling_rate(&r->ceiling);
 }
 
 const char *nr_limit_name(const nr_result *r)
 {
-    switch (nr_limit_kind(r)) {
-    case NR_LIMIT_FMA: return "f32 FMA peak";
-    case NR_STREAM_MEMCPY: return "memcpy";
-    case NR_STREAM_ADD: return "STREAM add";
-    case NR_STREAM_READ: return "read-only stream";
-    default: return "STREAM copy";
-    }
+    return nr_ceiling_name(&r->ceiling);
+}
+
+nr_verdict nr_result_verdict(const nr_result *r)
+{
+    return nr_judge(nr_rate(r, &r->specialized), nr_limit(r), r->tight);
+}
+
+int nr_best_peer(const nr_result *r)
+{
+    int best = -1;
+    for (int i = 0; i < r->npeers; ++i)
+        if (best < 0 || r->peer[i].median < r->peer[best].median)
+            best = i;
+    return best;
 }

@@ -9,26 +9,31 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__SSE__)
+#include <immintrin.h>
+#endif
 
 #include "ndrun.h"
+#include "target.h"
 
 #ifdef NDRUN_HAVE_OPENBLAS
-#include <cblas.h>
-void openblas_set_num_threads(int num_threads);
 char *openblas_get_corename(void);
 char *openblas_get_config(void);
+#endif
 
 /*
- * The OpenBLAS peer reads its settings from the environment once, when the library loads, before
- * main (OpenBLAS's "Runtime variables": OPENBLAS_CORETYPE overrides the detected CPU of a DYNAMIC_ARCH
- * build, OPENBLAS_THREAD_TIMEOUT bounds how long idle threads spin, as 2^N cycles, N from 4 to 30).
- * So before ndrun runs, it executes itself again once with:
- * - OPENBLAS_THREAD_TIMEOUT=4, so that the peer's threads sleep at once after each call instead of
- *   spinning for 2^28 cycles on the cores the next variant is timed on;
+ * The peers read settings from the environment once, when their libraries load, before main
+ * (OpenBLAS's "Runtime variables": OPENBLAS_CORETYPE overrides the detected CPU of a DYNAMIC_ARCH
+ * build, OPENBLAS_THREAD_TIMEOUT bounds how long idle threads spin, as 2^N cycles, N from 4 to 30;
+ * OpenMP's OMP_WAIT_POLICY, read by libgomp under oneDNN and BLIS). So before ndrun runs, it executes
+ * itself again once with:
+ * - OPENBLAS_THREAD_TIMEOUT=4 and OMP_WAIT_POLICY=PASSIVE, so that a peer's threads sleep at once after
+ *   each call instead of spinning on the cores the next variant is timed on;
  * - OPENBLAS_CORETYPE=SkylakeX when the CPU has AVX-512 (F, CD, BW, DQ, VL) and OpenBLAS picked kernels
  *   without it (it maps CPUs it does not know, such as AMD Zen 4, to Haswell or Zen).
- * Either is left alone when the user set it. Only OpenBLAS reads these: the kernels never call it.
+ * Each is left alone when the user set it. Only the peers read these: the kernels never call them.
  */
+#ifdef NDRUN_HAVE_OPENBLAS
 static bool cpu_has(const char *flags, const char *flag)
 {
     size_t n = strlen(flag);
@@ -63,35 +68,46 @@ static bool avx512_core(const char *name)
     return false;
 }
 
-static char peer_note[160];
+#endif
+
+static char peer_note[200];
+
+/* Sets name=value unless the user set name, noting it. */
+static void peer_setenv(char *note, size_t len, const char *name, const char *value, const char *why)
+{
+    if (getenv(name))
+        return;
+    setenv(name, value, 1);
+    snprintf(note + strlen(note), len - strlen(note), "%s%s=%s%s", note[0] ? ", " : "", name, value, why);
+}
 
 /* glibc passes a program's constructors argc, argv and envp. */
 __attribute__((constructor)) static void peer_environment(int argc, char **argv, char **envp)
 {
     (void)argc, (void)envp;
-    const char *core = openblas_get_corename();
-    bool set_core = !getenv("OPENBLAS_CORETYPE") && !avx512_core(core ? core : "") && cpu_avx512();
-    bool set_timeout = !getenv("OPENBLAS_THREAD_TIMEOUT");
     if (getenv("NDRUN_PEER_ENV")) { /* the second run: say what the first one set */
         snprintf(peer_note, sizeof peer_note, "%s", getenv("NDRUN_PEER_ENV"));
         return;
     }
-    char note[sizeof peer_note] = "";
-    if (set_core) {
-        setenv("OPENBLAS_CORETYPE", "SkylakeX", 1);
-        snprintf(note, sizeof note, "OPENBLAS_CORETYPE=SkylakeX (it picked %s on an AVX-512 CPU)", core ? core : "?");
+    char note[sizeof peer_note] = "", why[80] = "";
+#ifdef NDRUN_HAVE_OPENBLAS
+    const char *core = openblas_get_corename();
+    if (!avx512_core(core ? core : "") && cpu_avx512()) {
+        snprintf(why, sizeof why, " (it picked %s on an AVX-512 CPU)", core ? core : "?");
+        peer_setenv(note, sizeof note, "OPENBLAS_CORETYPE", "SkylakeX", why);
     }
-    if (set_timeout) {
-        setenv("OPENBLAS_THREAD_TIMEOUT", "4", 1);
-        snprintf(note + strlen(note), sizeof note - strlen(note), "%sOPENBLAS_THREAD_TIMEOUT=4", note[0] ? ", " : "");
-    }
+    peer_setenv(note, sizeof note, "OPENBLAS_THREAD_TIMEOUT", "4", "");
+#endif
+#if defined(NDRUN_HAVE_DNNL) || defined(NDRUN_HAVE_BLIS)
+    peer_setenv(note, sizeof note, "OMP_WAIT_POLICY", "PASSIVE", "");
+#endif
+    (void)why;
     if (!note[0] || !argv || !argv[0])
         return;
     setenv("NDRUN_PEER_ENV", note, 1);
-    execv("/proc/self/exe", argv); /* returns only on failure: run on, with the peer as it is */
+    execv("/proc/self/exe", argv); /* returns only on failure: run on, with the peers as they are */
     unsetenv("NDRUN_PEER_ENV");
 }
-#endif
 
 const nr_cpu *nr_machine_cpu(void)
 {
@@ -113,6 +129,7 @@ const nr_cpu *nr_machine_cpu(void)
         fclose(f);
     if (!cpu.model[0])
         snprintf(cpu.model, sizeof cpu.model, "unknown CPU");
+    snprintf(cpu.isa, sizeof cpu.isa, "%s", ND_ISA);
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     cpu.cpus = n > 0 ? (int)n : 1;
     for (int i = 0; i < 8; ++i) { /* cpu0's caches: level, type, size, and how many CPUs share each */
@@ -165,11 +182,13 @@ const nr_cpu *nr_machine_cpu(void)
     }
 #ifdef NDRUN_HAVE_OPENBLAS
     const char *config = openblas_get_config(), *core = openblas_get_corename();
-    snprintf(cpu.peer, sizeof cpu.peer, "%.80s, kernels for %.24s%s%.150s", config ? config : "OpenBLAS", core ? core : "?",
-             peer_note[0] ? "; set by ndrun for the peer alone: " : "", peer_note);
+    snprintf(cpu.peer, sizeof cpu.peer, "%.80s, kernels for %.24s", config ? config : "OpenBLAS", core ? core : "?");
 #else
-    snprintf(cpu.peer, sizeof cpu.peer, "none (ndrun was built without OpenBLAS)");
+    snprintf(cpu.peer, sizeof cpu.peer, "not built in");
 #endif
+    if (peer_note[0])
+        snprintf(cpu.peer + strlen(cpu.peer), sizeof cpu.peer - strlen(cpu.peer), "; set by ndrun for the peers alone: %.180s",
+                 peer_note);
     return &cpu;
 }
 
@@ -217,6 +236,94 @@ double nr_now(void)
 }
 
 
+const char *nr_stream_name(int kind)
+{
+#define NR_STREAM_NAME(k, name, bytes) name,
+    static const char *const names[] = {NR_STREAMS(NR_STREAM_NAME)};
+#undef NR_STREAM_NAME
+    return kind >= 0 && kind < NR_NSTREAMS ? names[kind] : "?";
+}
+
+int nr_limit_probes(int limit_kind, int kinds[NR_MAX_PROBES])
+{
+    static const int sets[][NR_MAX_PROBES + 1] = {
+        [NR_STREAM_COPY] = {NR_STREAM_COPY, NR_STREAM_MEMCPY, NR_STREAM_COPY_NT, -1},
+        [NR_STREAM_MEMCPY] = {NR_STREAM_MEMCPY, NR_STREAM_COPY, NR_STREAM_COPY_NT, -1},
+        [NR_STREAM_ADD] = {NR_STREAM_ADD, NR_STREAM_ADD_NT, -1},
+        [NR_STREAM_READ] = {NR_STREAM_READ, NR_STREAM_READ1, -1},
+    };
+    int n = 0;
+    if (limit_kind >= 0 && limit_kind < (int)(sizeof sets / sizeof *sets))
+        for (; n < NR_MAX_PROBES && sets[limit_kind][n] > 0; ++n)
+            kinds[n] = sets[limit_kind][n];
+    return n;
+}
+
+/* Stores that bypass the caches (no read for ownership): 16 floats from x to y, y 64-byte aligned. */
+static inline void stream_nt16(float *y, const float *x)
+{
+#if defined(__AVX512F__)
+    _mm512_stream_ps(y, _mm512_loadu_ps(x));
+#elif defined(__AVX__)
+    _mm256_stream_ps(y, _mm256_loadu_ps(x));
+    _mm256_stream_ps(y + 8, _mm256_loadu_ps(x + 8));
+#elif defined(__SSE__)
+    for (int i = 0; i < 16; i += 4)
+        _mm_stream_ps(y + i, _mm_loadu_ps(x + i));
+#else
+    memcpy(y, x, 64);
+#endif
+}
+
+/* c[lo, hi) = a (+ b when add) with non-temporal stores of whole aligned 64-byte lines, plain ones at
+ * the edges. */
+static void stream_nt(float *restrict c, const float *restrict a, const float *restrict b, int64_t lo, int64_t hi)
+{
+    int64_t i = lo;
+    for (; i < hi && ((uintptr_t)(c + i) & 63); ++i)
+        c[i] = b ? a[i] + b[i] : a[i];
+    float t[16];
+    for (; i + 16 <= hi; i += 16) {
+        if (b) {
+            for (int l = 0; l < 16; ++l)
+                t[l] = a[i + l] + b[i + l];
+            stream_nt16(c + i, t);
+        } else {
+            stream_nt16(c + i, a + i);
+        }
+    }
+    for (; i < hi; ++i)
+        c[i] = b ? a[i] + b[i] : a[i];
+#if defined(__SSE__)
+    _mm_sfence(); /* the streaming stores are globally visible before the piece returns */
+#endif
+}
+
+/* The sum of a[lo, hi) read as `streams` (1 or 4) sequential streams, into four vectors of the target
+ * (target.h), so that the loads set the pace: 4 streams are the range's quarters, each summed into its
+ * own vector; 1 stream is read in order, consecutive vectors summed into the four in turn. */
+static float read_streams(const float *a, int64_t lo, int64_t hi, int streams)
+{
+    typedef float vu __attribute__((vector_size(ND_VBYTES), aligned(4)));
+    enum { L = ND_VBYTES / 4 };
+    const int64_t iters = (hi - lo) / (4 * L), step = streams == 4 ? L : 4 * L, apart = streams == 4 ? iters * L : L;
+    const float *a0 = a + lo, *a1 = a0 + apart, *a2 = a1 + apart, *a3 = a2 + apart;
+    vu s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};
+    for (int64_t i = 0; i < iters * step; i += step) {
+        s0 += *(const vu *)(a0 + i);
+        s1 += *(const vu *)(a1 + i);
+        s2 += *(const vu *)(a2 + i);
+        s3 += *(const vu *)(a3 + i);
+    }
+    float t = 0;
+    for (int64_t i = lo + 4 * iters * L; i < hi; ++i)
+        t += a[i];
+    s0 += s1 + s2 + s3;
+    for (int k = 0; k < L; ++k)
+        t += s0[k];
+    return t;
+}
+
 /* Static split, one piece per thread, as STREAM's OpenMP loops do. */
 static void stream_piece(void *ctx, int64_t p)
 {
@@ -224,43 +331,34 @@ static void stream_piece(void *ctx, int64_t p)
     int64_t lo = j->n * p / j->pieces, hi = j->n * (p + 1) / j->pieces;
     float *restrict a = j->a, *restrict b = j->b, *restrict c = j->c;
     switch (j->kind) {
-    case 0:
+    case NR_STREAM_INIT:
         for (int64_t i = lo; i < hi; ++i) {
             a[i] = 1.0f;
             b[i] = 2.0f;
             c[i] = 0.0f;
         }
         break;
-    case 1:
+    case NR_STREAM_COPY:
         for (int64_t i = lo; i < hi; ++i)
             c[i] = a[i];
         break;
-    case 2:
+    case NR_STREAM_ADD:
         for (int64_t i = lo; i < hi; ++i)
             c[i] = a[i] + b[i];
         break;
-    case NR_STREAM_READ: { /* four streams at once, each summed in 16 lanes: the loads set the pace, and a
-                              reduction reading several rows per pass (reduce.c) is held to the bandwidth
-                              several streams reach, not one */
-        typedef float v16u __attribute__((vector_size(64), aligned(4)));
-        v16u s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};
-        const int64_t q = (hi - lo) / 64 * 16; /* four quarters of whole 16-element blocks, the tail after */
-        const float *a0 = a + lo, *a1 = a0 + q, *a2 = a1 + q, *a3 = a2 + q;
-        for (int64_t i = 0; i < q; i += 16) {
-            s0 += *(const v16u *)(a0 + i);
-            s1 += *(const v16u *)(a1 + i);
-            s2 += *(const v16u *)(a2 + i);
-            s3 += *(const v16u *)(a3 + i);
-        }
-        float t = 0;
-        for (int64_t i = lo + 4 * q; i < hi; ++i)
-            t += a[i];
-        s0 += s1 + s2 + s3;
-        for (int k = 0; k < 16; ++k)
-            t += s0[k];
-        c[lo] = t; /* kept, so the loads are */
+    case NR_STREAM_COPY_NT:
+        stream_nt(c, a, NULL, lo, hi);
         break;
-    }
+    case NR_STREAM_ADD_NT:
+        stream_nt(c, a, b, lo, hi);
+        break;
+    case NR_STREAM_READ1:
+        c[lo] = read_streams(a, lo, hi, 1); /* kept, so the loads are */
+        break;
+    case NR_STREAM_READ: /* a reduction reading several rows per pass (reduce.c) is held to the bandwidth
+                            several streams reach, not one */
+        c[lo] = read_streams(a, lo, hi, 4);
+        break;
     default:
         memcpy(c + lo, a + lo, (size_t)(hi - lo) * sizeof *c);
         break;
@@ -290,14 +388,17 @@ static double median_of(nd_device *dev, stream_job *j, int kind, const nr_settin
     return t[n / 2];
 }
 
-typedef float v16 __attribute__((vector_size(64)));
+/* The compile target's vectors (target.h), as the kernels use them; enough independent chains to
+ * cover a multiply-add's latency times the FMA units (4 x 2 on current x86 cores), in registers. */
+typedef float vt __attribute__((vector_size(ND_VBYTES)));
+enum { FMA_LANES = ND_VBYTES / 4, FMA_CHAINS = ND_VREGS >= 32 ? 16 : 12 };
 
 typedef struct fma_job {
     float *sink;
     int iterations;
 } fma_job;
 
-/* Sixteen independent multiply-add chains per thread, long enough to hide the latency; each
+/* FMA_CHAINS independent multiply-add chains per thread, long enough to hide the latency; each
  * multiply-add fused into one instruction, as the hardware's peak counts it. */
 #if defined(__GNUC__) && !defined(__clang__)
 __attribute__((optimize("fp-contract=fast")))
@@ -306,18 +407,18 @@ static void fma_piece(void *ctx, int64_t p)
 {
     const fma_job *j = ctx;
     float *sink = j->sink;
-    v16 acc[16], x = {0}, y = {0};
-    for (int i = 0; i < 16; ++i) {
+    vt acc[FMA_CHAINS], x = {0}, y = {0};
+    for (int i = 0; i < FMA_LANES; ++i) {
         x[i] = 0.999f;
         y[i] = 0.001f;
     }
-    for (int i = 0; i < 16; ++i)
+    for (int i = 0; i < FMA_CHAINS; ++i)
         acc[i] = x * (float)(i + 1);
     for (int it = 0; it < j->iterations; ++it)
-        for (int i = 0; i < 16; ++i)
+        for (int i = 0; i < FMA_CHAINS; ++i)
             acc[i] = acc[i] * x + y;
     float total = 0;
-    for (int i = 0; i < 16; ++i)
+    for (int i = 0; i < FMA_CHAINS; ++i)
         total += acc[i][0];
     sink[p] = total;
 }
@@ -339,7 +440,7 @@ static double peak_gflops(nd_device *dev)
     for (int r = 0; r < 5 && j.sink; ++r) {
         double t0 = nr_now();
         nd_device_parallel(dev, threads, fma_piece, &j);
-        double gf = 2.0 * 16 * 16 * (double)j.iterations * threads / (nr_now() - t0) / 1e9;
+        double gf = 2.0 * FMA_CHAINS * FMA_LANES * (double)j.iterations * threads / (nr_now() - t0) / 1e9;
         best = gf > best ? gf : best;
     }
     free(j.sink);
@@ -381,7 +482,10 @@ double nr_stream_once(nd_device *dev, stream_job *j, int kind)
 
 double nr_stream_bytes(const stream_job *j, int kind)
 {
-    return (kind == NR_STREAM_ADD ? 3.0 : kind == NR_STREAM_READ ? 1.0 : 2.0) * (double)j->n * 4;
+#define NR_STREAM_BYTES(k, name, bytes) bytes,
+    static const int per_elem[] = {NR_STREAMS(NR_STREAM_BYTES)};
+#undef NR_STREAM_BYTES
+    return per_elem[kind] * (double)j->n;
 }
 
 void nr_measure_machine(nd_device *dev, int64_t bytes, const nr_settings *s, nr_machine *m)
@@ -396,24 +500,4 @@ void nr_measure_machine(nd_device *dev, int64_t bytes, const nr_settings *s, nr_
         nr_stream_close(&j);
     }
     m->peak_gflops = peak_gflops(dev);
-}
-
-bool nr_have_openblas(void)
-{
-#ifdef NDRUN_HAVE_OPENBLAS
-    return true;
-#else
-    return false;
-#endif
-}
-
-void nr_sgemm(int threads, int64_t m, int64_t n, int64_t k, const float *a, const float *b, float *c)
-{
-#ifdef NDRUN_HAVE_OPENBLAS
-    openblas_set_num_threads(threads);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, a, (int)k, b, (int)n, 0.0f,
-                c, (int)n);
-#else
-    (void)threads, (void)m, (void)n, (void)k, (void)a, (void)b, (void)c;
-#endif
 }

@@ -98,8 +98,22 @@ typedef struct nr_machine {
 
 void nr_measure_machine(nd_device *dev, int64_t bytes, const nr_settings *s, nr_machine *m);
 
-/* One STREAM-style kernel over three arrays of a case's size, to time between a case's variants. */
-enum { NR_STREAM_INIT, NR_STREAM_COPY, NR_STREAM_ADD, NR_STREAM_MEMCPY, NR_STREAM_READ };
+/* STREAM-style kernels over three arrays of a case's size, to time between a case's variants: each
+ * one's name, and bytes it moves per element of an array (reads and writes, as STREAM counts them).
+ * Several implement each access pattern (nr_limit_probes), so a limit is the best of them. */
+#define NR_STREAMS(X)                                                                                   \
+    X(NR_STREAM_INIT, "init", 12)                                                                       \
+    X(NR_STREAM_COPY, "STREAM copy", 8)                                                                 \
+    X(NR_STREAM_ADD, "STREAM add", 12)                                                                  \
+    X(NR_STREAM_MEMCPY, "memcpy", 8)                                                                    \
+    X(NR_STREAM_READ, "read, 4 streams", 4)                                                             \
+    X(NR_STREAM_READ1, "read, 1 stream", 4)                                                             \
+    X(NR_STREAM_COPY_NT, "copy, non-temporal stores", 8)                                                \
+    X(NR_STREAM_ADD_NT, "add, non-temporal stores", 12)
+#define NR_STREAM_ENUM(kind, name, bytes) kind,
+enum { NR_STREAMS(NR_STREAM_ENUM) NR_NSTREAMS };
+#undef NR_STREAM_ENUM
+const char *nr_stream_name(int kind);
 typedef struct stream_job {
     float *a, *b, *c;
     int64_t n, pieces;
@@ -109,9 +123,10 @@ int nr_stream_open(nd_device *dev, int64_t bytes, stream_job *j);
 void nr_stream_close(stream_job *j);
 double nr_stream_once(nd_device *dev, stream_job *j, int kind); /* seconds */
 double nr_stream_bytes(const stream_job *j, int kind);         /* bytes one run moves */
-/* OpenBLAS sgemm, row-major c = a b, as the matmul peer; a no-op when ndrun was built without it. */
-void nr_sgemm(int threads, int64_t m, int64_t n, int64_t k, const float *a, const float *b, float *c);
-bool nr_have_openblas(void);
+/* The kernels implementing the access pattern of a limit kind (a stream kind of nr_limit_kind) into
+ * kinds; how many. */
+enum { NR_MAX_PROBES = 3 };
+int nr_limit_probes(int limit_kind, int kinds[NR_MAX_PROBES]);
 double nr_now(void); /* monotonic seconds */
 
 /* The machine ndrun runs on, detected once (never assumed): CPU model, online CPUs, caches, and the
@@ -122,6 +137,7 @@ typedef struct nr_cpu {
     int64_t l1d, l2, l3;       /* bytes of one instance; 0 when the system does not say */
     int l2_instances, l3_instances;
     char peer[320];            /* "OpenBLAS 0.3.21 ... core SkylakeX; OPENBLAS_THREAD_TIMEOUT=4 set by ndrun" */
+    char isa[32];              /* the vectors the kernels and probes were compiled for (target.h) */
 } nr_cpu;
 const nr_cpu *nr_machine_cpu(void);
 /* Bytes of every cache level below L1 together (all L2 and L3 instances): what a flush must evict. */
@@ -130,6 +146,52 @@ int64_t nr_cache_bytes(void);
  * (variants and probes alike) starts cold; nothing when working_bytes are at least 4 times the caches,
  * which no run keeps cached. */
 void nr_flush_caches(nd_device *dev, int64_t working_bytes);
+
+/* ---- limit.c: a row's limit, the best of everything doing its work, and when a median is believed. */
+enum { NR_MAX_CANDIDATES = 3 + NR_MAX_PROBES + 4 };
+typedef struct nr_ceiling {
+    int n, best;                              /* candidates; the fastest */
+    char name[NR_MAX_CANDIDATES][80];         /* "memcpy", "plain loop", "oneDNN reorder (jit:uni)" */
+    double rate[NR_MAX_CANDIDATES];           /* GB/s, or GFLOP/s for a contraction */
+} nr_ceiling;
+/* Adds a candidate; a rate that is not a positive number (not measured) is left out. */
+void nr_ceiling_add(nr_ceiling *c, const char *name, double rate);
+double nr_ceiling_rate(const nr_ceiling *c);   /* 0 when nothing was measured */
+const char *nr_ceiling_name(const nr_ceiling *c);
+/* -1 with a message when rate (of who, doing the row's work) is above the ceiling. */
+int nr_ceiling_check(const nr_ceiling *c, const char *who, double rate, nd_error *err);
+/* Past NR_FAULT_PERCENT of its limit a rate is a FAULT (a missing probe); a median is tight when its
+ * 95% confidence interval lies within NR_TIGHT of it (limit.c says how). */
+#define NR_FAULT_PERCENT 105.0
+#define NR_TIGHT 0.05
+bool nr_median_tight(const double *sorted, int n, double *half_width);
+typedef enum { NR_BELIEVED, NR_NOISY, NR_FAULT, NR_NOT_MEASURED } nr_verdict;
+nr_verdict nr_judge(double rate, double limit, bool tight);
+
+/* ---- peers.c: the libraries the field uses for an op (OpenBLAS, BLIS, oneDNN, LIBXSMM), each run on
+ * the case's dense host arrays as its users call it. */
+enum { NR_MAX_PEERS = 4 };
+struct peer_lib;
+struct peer_problem;
+typedef struct nr_peer {
+    const struct peer_lib *lib;
+    void *state;
+    char name[72];              /* the library and its call: "oneDNN reorder (jit:uni)" */
+} nr_peer;
+typedef struct nr_peers {
+    int n;
+    nr_peer p[NR_MAX_PEERS];
+    struct peer_problem *problem;
+} nr_peers;
+/* The peers that do the case's op; none (n == 0) when no library does it. */
+int nr_peers_open(const nr_setup *su, nr_peers *out, nd_error *err);
+/* Peer i on the case's host inputs, into out (the output's dense array). */
+void nr_peer_run(nr_peers *ps, int i, const nr_setup *su, void *out);
+void nr_peers_close(nr_peers *ps);
+/* 2 per multiply-add of a contraction's peer problem; 0 for other ops. */
+double nr_peers_flops(const nr_peers *ps);
+/* The libraries ndrun was built with, for the table's header. */
+const char *nr_peer_libraries(void);
 
 /* ---- compare.c: one case three ways, checked and timed. */
 typedef struct nr_timing {
@@ -155,8 +217,13 @@ typedef struct nr_result {
     bool match;
     double max_error;
     char mismatch[256];        /* what did not match, when !match */
-    nr_timing generic, specialized, reference, blas;
-    bool has_blas;
+    nr_timing generic, specialized, reference;
+    int npeers;                /* libraries doing the same op, checked against the reference */
+    char peer_name[NR_MAX_PEERS][72];
+    nr_timing peer[NR_MAX_PEERS];
+    nr_ceiling ceiling;        /* the limit: the best rate of the probes, the plain loop and the peers */
+    bool tight;                /* the specialized kernel's and the limit's medians are believed (limit.c) */
+    double ci_half_width;      /* the wider of their 95% intervals, relative to the median */
     double bytes;              /* moved by the op: inputs read once and the output written once */
     double flops;              /* for contractions: 2 per multiply-add; 0 otherwise */
     nr_machine machine;
@@ -177,12 +244,16 @@ typedef struct nr_result {
 int nr_compare(nd_kernels *k, const nr_case *c, const nr_settings *s, nr_result *r, nd_error *err);
 /* The headline rate of a timing: GFLOP/s for a contraction, else GB/s. */
 double nr_rate(const nr_result *r, const nr_timing *t);
-/* The machine's limit in the same unit: STREAM add, copy or memcpy bandwidth (NR_STREAM_*), or the
- * FMA peak (NR_LIMIT_FMA). */
+/* The access pattern that bounds a case: a stream kind (copy, add, memcpy, read) whose probes
+ * (nr_limit_probes) are timed beside it, or the FMA peak (NR_LIMIT_FMA). */
 enum { NR_LIMIT_FMA = -1 };
 int nr_limit_kind(const nr_result *r);
+/* The case's limit in its rate's unit (r->ceiling), its name, and the verdict on the specialized rate. */
 double nr_limit(const nr_result *r);
 const char *nr_limit_name(const nr_result *r);
+nr_verdict nr_result_verdict(const nr_result *r);
+/* The fastest peer by median; -1 when the case has none. */
+int nr_best_peer(const nr_result *r);
 
 /* ---- procs.c: ndrun under an MPI launcher (SPMD, rank 0 prints). */
 /* MPI_Init when an MPI launcher started this process in a job of several; silences rank > 0's stdout. */

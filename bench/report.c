@@ -23,20 +23,17 @@ static void time_text(char *buf, size_t len, double s)
         snprintf(buf, len, "%.1f us", s * 1e6);
 }
 
-/* Above this percentage of its limit a rate is a measurement fault (a limit timed in another cache state,
- * a busy moment), not a result. */
-#define NR_FAULT_PERCENT 105.0
-
-/* A rate as a percentage of the case's limit, or "FAULT" past NR_FAULT_PERCENT; "-" without a limit. */
+/* A rate as a percentage of the case's limit (limit.c): "FAULT" past NR_FAULT_PERCENT (a probe is
+ * missing), "noisy, rerun" when the medians are not believed, "not measured" without a limit. */
 static void percent_text(char *buf, size_t len, const nr_result *r, double rate)
 {
-    double limit = nr_limit(r), pct = limit > 0 ? 100 * rate / limit : NAN;
-    if (!isfinite(pct))
-        snprintf(buf, len, "-");
-    else if (pct > NR_FAULT_PERCENT)
-        snprintf(buf, len, "%.0f%% FAULT", pct);
-    else
-        snprintf(buf, len, "%.0f%%", pct);
+    double limit = nr_limit(r), pct = 100 * rate / limit;
+    switch (nr_judge(rate, limit, r->tight)) {
+    case NR_NOT_MEASURED: snprintf(buf, len, "not measured"); break;
+    case NR_NOISY: snprintf(buf, len, "noisy, rerun"); break;
+    case NR_FAULT: snprintf(buf, len, "%.0f%% FAULT", pct); break;
+    default: snprintf(buf, len, "%.0f%%", pct); break;
+    }
 }
 
 static void timing_row(FILE *fp, const nr_result *r, const char *name, const nr_timing *t)
@@ -47,7 +44,7 @@ static void timing_row(FILE *fp, const nr_result *r, const char *name, const nr_
     time_text(hi, sizeof hi, t->max);
     double rate = nr_rate(r, t);
     percent_text(pct, sizeof pct, r, rate);
-    fprintf(fp, "  %-12s %11s %11s %11s %9.2f %9s  spread %.0f%%\n", name, med, lo, hi, rate, pct,
+    fprintf(fp, "  %-40s %11s %11s %11s %9.2f %12s  spread %.0f%%\n", name, med, lo, hi, rate, pct,
             t->median > 0 ? 100 * (t->max - t->min) / t->median : 0.0);
 }
 
@@ -67,8 +64,9 @@ static void print_machine(FILE *fp)
     char l2[48], l3[48];
     cache_text(l2, sizeof l2, c->l2, c->l2_instances);
     cache_text(l3, sizeof l3, c->l3, c->l3_instances);
-    fprintf(fp, "machine: %s, %d CPUs online, L1d %lld KiB, L2 %s, L3 %s (detected)\npeer: %s\n", c->model, c->cpus,
-            (long long)(c->l1d >> 10), l2, l3, c->peer);
+    fprintf(fp, "machine: %s, %d CPUs online, L1d %lld KiB, L2 %s, L3 %s (detected); kernels and probes compiled for "
+                "%s\npeers: %s; OpenBLAS: %s\n", c->model, c->cpus, (long long)(c->l1d >> 10), l2, l3, c->isa,
+            nr_peer_libraries(), c->peer);
 }
 
 void nr_print_table(FILE *fp, const nr_result *r)
@@ -80,22 +78,26 @@ void nr_print_table(FILE *fp, const nr_result *r)
     fprintf(fp, "kernels: %s (%lld bytes of code), %s (%lld bytes, %s%s%s)\n\n", r->generic_symbol,
             (long long)r->generic_code, r->specialized_symbol, (long long)r->specialized_code, jit_word(r->jit),
             r->jit_note[0] ? ": " : "", r->jit_note);
-    fprintf(fp, "  %-12s %11s %11s %11s %9s %9s\n", "variant", "median", "min", "max", unit, "of limit");
-    fprintf(fp, "  (spread: (max - min) / median; a percentage past %.0f%% of the limit is a measurement FAULT, not a "
-                "result)\n", NR_FAULT_PERCENT);
+    fprintf(fp, "  %-40s %11s %11s %11s %9s %12s\n", "variant", "median", "min", "max", unit, "of limit");
+    fprintf(fp, "  (spread: (max - min) / median; past %.0f%% of the limit a rate is a FAULT, a missing probe)\n",
+            NR_FAULT_PERCENT);
     timing_row(fp, r, "generic", &r->generic);
     timing_row(fp, r, "specialized", &r->specialized);
-    timing_row(fp, r, "reference", &r->reference);
-    if (r->has_blas)
-        timing_row(fp, r, "OpenBLAS", &r->blas);
-    fprintf(fp, "\nspeedup, specialized over generic: %.2fx (medians of %d interleaved rounds)\n",
-            r->generic.median / r->specialized.median, r->specialized.repeats);
-    fprintf(fp, "limit: %s, %.2f %s (a memory-bound case's limit is timed in the same rounds, over arrays of its\n"
-                "size; every variant and probe starts from flushed caches unless the case is 4 times their size,\n"
-                "in a rotated order). Probed on the same threads: STREAM copy %.2f GB/s, add %.2f GB/s, read-only\n"
-                "%.2f GB/s, memcpy %.2f GB/s, f32 FMA peak %.1f GFLOP/s (runs of 20 ms or more)\n",
-            nr_limit_name(r), nr_limit(r), unit, r->machine.copy_gbs, r->machine.add_gbs, r->machine.read_gbs,
-            r->machine.memcpy_gbs, r->machine.peak_gflops);
+    timing_row(fp, r, "plain loop", &r->reference);
+    for (int i = 0; i < r->npeers; ++i)
+        timing_row(fp, r, r->peer_name[i], &r->peer[i]);
+    if (r->npeers == 0)
+        fprintf(fp, "  (no peer: no library of %s does this op on these dtypes)\n", nr_peer_libraries());
+    fprintf(fp, "\nspeedup, specialized over generic: %.2fx (medians of %d interleaved rounds; the medians' 95%% "
+                "intervals within %.1f%%%s)\n", r->generic.median / r->specialized.median, r->specialized.repeats,
+            100 * r->ci_half_width, r->tight ? "" : ": too noisy to believe, rerun on a quieter machine");
+    fprintf(fp, "limit: %s, %.2f %s: the best of", nr_limit_name(r), nr_limit(r), unit);
+    for (int i = 0; i < r->ceiling.n; ++i)
+        fprintf(fp, "%s %s %.2f", i ? "," : "", r->ceiling.name[i], r->ceiling.rate[i]);
+    fprintf(fp, "%s\n(timed in the same rounds, each from flushed caches unless the case is 4 times their size, in a\n"
+                "rotated order). Probed before: STREAM copy %.2f GB/s, add %.2f GB/s, read %.2f GB/s, memcpy %.2f GB/s,\n"
+                "f32 FMA peak %.1f GFLOP/s (runs of 20 ms or more)\n", r->ceiling.n ? "" : " nothing (probes off)",
+            r->machine.copy_gbs, r->machine.add_gbs, r->machine.read_gbs, r->machine.memcpy_gbs, r->machine.peak_gflops);
     print_machine(fp);
     fprintf(fp, "pages read by the specialized kernel: %lld local, %lld remote\n", (long long)r->local_pages,
             (long long)r->remote_pages);
@@ -163,8 +165,6 @@ void nr_print_json(FILE *fp, const nr_result *r, const char *in)
     field(fp, in, "generic_s", r->generic.median);
     field(fp, in, "specialized_s", r->specialized.median);
     field(fp, in, "reference_s", r->reference.median);
-    if (r->has_blas)
-        field(fp, in, "openblas_s", r->blas.median);
     field(fp, in, "speedup", r->generic.median / r->specialized.median);
     field(fp, in, "bytes", r->bytes);
     field(fp, in, "flops", r->flops);
@@ -175,8 +175,6 @@ void nr_print_json(FILE *fp, const nr_result *r, const char *in)
         field(fp, in, "gflops", r->flops / r->specialized.median / 1e9);
         field(fp, in, "generic_gflops", r->flops / r->generic.median / 1e9);
         field(fp, in, "reference_gflops", r->flops / r->reference.median / 1e9);
-        if (r->has_blas)
-            field(fp, in, "openblas_gflops", r->flops / r->blas.median / 1e9);
     }
     fprintf(fp, "%s\"limit\": ", in);
     str(fp, nr_limit_name(r));
@@ -184,7 +182,35 @@ void nr_print_json(FILE *fp, const nr_result *r, const char *in)
     field(fp, in, "limit_value", nr_limit(r));
     double pct = nr_limit(r) > 0 ? 100 * nr_rate(r, &r->specialized) / nr_limit(r) : NAN;
     field(fp, in, "limit_percent", pct);
-    fprintf(fp, "%s\"measurement_fault\": %s,\n", in, isfinite(pct) && pct > NR_FAULT_PERCENT ? "true" : "false");
+    static const char *const verdicts[] = {"believed", "noisy", "fault", "not measured"};
+    fprintf(fp, "%s\"verdict\": \"%s\",\n%s\"measurement_fault\": %s,\n", in, verdicts[nr_result_verdict(r)], in,
+            nr_result_verdict(r) == NR_FAULT ? "true" : "false");
+    field(fp, in, "ci_half_width", r->ci_half_width);
+    fprintf(fp, "%s\"limit_candidates\": [", in);
+    for (int i = 0; i < r->ceiling.n; ++i) {
+        fputs(i ? ", {\"name\": " : "{\"name\": ", fp);
+        str(fp, r->ceiling.name[i]);
+        fputs(", \"rate\": ", fp);
+        num(fp, r->ceiling.rate[i]);
+        fputs("}", fp);
+    }
+    fprintf(fp, "],\n%s\"peers\": [", in);
+    for (int i = 0; i < r->npeers; ++i) {
+        fputs(i ? ", {\"name\": " : "{\"name\": ", fp);
+        str(fp, r->peer_name[i]);
+        fputs(", \"median_s\": ", fp);
+        num(fp, r->peer[i].median);
+        fputs(", \"rate\": ", fp);
+        num(fp, nr_rate(r, &r->peer[i]));
+        fputs("}", fp);
+    }
+    fputs("],\n", fp);
+    fprintf(fp, "%s\"best_peer\": ", in);
+    if (nr_best_peer(r) >= 0)
+        str(fp, r->peer_name[nr_best_peer(r)]);
+    else
+        fputs("null", fp);
+    fputs(",\n", fp);
     field(fp, in, "stream_read_gbs", r->machine.read_gbs);
     field(fp, in, "stream_copy_gbs", r->machine.copy_gbs);
     field(fp, in, "stream_add_gbs", r->machine.add_gbs);
@@ -193,8 +219,6 @@ void nr_print_json(FILE *fp, const nr_result *r, const char *in)
     timing_json(fp, in, "generic", &r->generic);
     timing_json(fp, in, "specialized", &r->specialized);
     timing_json(fp, in, "reference", &r->reference);
-    if (r->has_blas)
-        timing_json(fp, in, "openblas", &r->blas);
     fprintf(fp, "%s\"local_pages\": %lld,\n%s\"remote_pages\": %lld,\n", in, (long long)r->local_pages, in,
             (long long)r->remote_pages);
     fprintf(fp, "%s\"generic_code_bytes\": %lld,\n%s\"specialized_code_bytes\": %lld,\n", in,
@@ -203,8 +227,12 @@ void nr_print_json(FILE *fp, const nr_result *r, const char *in)
     fprintf(fp, "%s\"machine\": {\"cpu_model\": ", in);
     str(fp, c->model);
     fprintf(fp, ", \"cpus\": %d, \"l1d_bytes\": %lld, \"l2_bytes\": %lld, \"l2_instances\": %d, \"l3_bytes\": %lld, "
-                "\"l3_instances\": %d, \"peer\": ", c->cpus, (long long)c->l1d, (long long)c->l2, c->l2_instances,
+                "\"l3_instances\": %d, \"isa\": ", c->cpus, (long long)c->l1d, (long long)c->l2, c->l2_instances,
             (long long)c->l3, c->l3_instances);
+    str(fp, c->isa);
+    fputs(", \"peers\": ", fp);
+    str(fp, nr_peer_libraries());
+    fputs(", \"peer\": ", fp);
     str(fp, c->peer);
     fputs("},\n", fp);
     fprintf(fp, "%s\"generic_symbol\": ", in);
@@ -214,22 +242,40 @@ void nr_print_json(FILE *fp, const nr_result *r, const char *in)
     fprintf(fp, ",\n%s\"jit\": \"%s\"\n%.*s}", in, jit_word(r->jit), (int)strlen(in) - 2, in);
 }
 
+/* The library of a peer's name ("oneDNN" of "oneDNN reorder (jit:uni)"). */
+static void peer_library(char *buf, size_t len, const char *name)
+{
+    snprintf(buf, len, "%.*s", (int)strcspn(name, " "), name);
+}
+
 void nr_print_suite_table(FILE *fp, const nr_result *r, int n)
 {
     print_machine(fp);
-    fprintf(fp, "%-34s %-11s %10s %10s %10s %8s %10s %10s\n", "case", "family", "generic", "special.", "reference",
-            "speedup", "rate", "limit");
+    fprintf(fp, "%-34s %10s %10s %10s %18s %8s %10s %13s  %s\n", "case", "generic", "special.", "plain loop",
+            "best peer", "speedup", "rate", "of limit", "limit");
     for (int i = 0; i < n; ++i) {
-        char g[32], s[32], ref[32], rate[32];
+        char g[32], s[32], ref[32], rate[32], pct[32], peer[48] = "-", lib[24];
         time_text(g, sizeof g, r[i].generic.median);
         time_text(s, sizeof s, r[i].specialized.median);
-        time_text(ref, sizeof ref, r[i].reference.median);
+        if (r[i].has_reference)
+            time_text(ref, sizeof ref, r[i].reference.median);
+        else
+            snprintf(ref, sizeof ref, "-");
+        int best = nr_best_peer(&r[i]);
+        if (best >= 0) {
+            char t[24];
+            time_text(t, sizeof t, r[i].peer[best].median);
+            peer_library(lib, sizeof lib, r[i].peer_name[best]);
+            snprintf(peer, sizeof peer, "%s %s", t, lib);
+        }
         snprintf(rate, sizeof rate, "%.1f %s", nr_rate(&r[i], &r[i].specialized), r[i].flops > 0 ? "GF/s" : "GB/s");
-        char pct[32];
         percent_text(pct, sizeof pct, &r[i], nr_rate(&r[i], &r[i].specialized));
-        fprintf(fp, "%-34s %-11s %10s %10s %10s %7.2fx %10s %10s%s\n", r[i].label, r[i].family, g, s, ref,
-                r[i].generic.median / r[i].specialized.median, rate, pct, r[i].match ? "" : "  MISMATCH");
+        fprintf(fp, "%-34s %10s %10s %10s %18s %7.2fx %10s %13s  %s%s\n", r[i].label, g, s, ref, peer,
+                r[i].generic.median / r[i].specialized.median, rate, pct, nr_limit_name(&r[i]),
+                r[i].match ? "" : "  MISMATCH");
     }
+    fprintf(fp, "(every row's kernels, plain loop and peers were checked against the op's reference and agree, "
+                "unless marked MISMATCH)\n");
 }
 
 int nr_write_file(const char *path, void (*write)(FILE *fp, const void *ctx), const void *ctx, nd_error *err)

@@ -1,22 +1,18 @@
 /*
  * suite_contract.c - ndrun bench --contractions: the contraction cases of issue 16 (matmul at 1024,
  * 2048 and 4096, bmm 8x512x512x512, scores 2,8,512,64,512, matvec 4096x4096), f32, each run four ways
- * side by side: the generic kernel, the specialized kernel, the plain reference and the OpenBLAS
- * peer doing the same contraction (sgemm per batch, with b transposed for scores; sgemv for matvec).
+ * side by side: the generic kernel, the specialized kernel, the plain reference and every peer library
+ * doing the same contraction (peers.c: OpenBLAS and BLIS gemm or gemv, oneDNN matmul, LIBXSMM for
+ * small products).
  * Every variant runs once per round from flushed caches, in an order rotated each round; the table
  * gives each variant's median and spread over the rounds, and the specialized kernel's rate as a
- * percentage of the peer's. A warm-up round's outputs are checked against the reference first.
+ * percentage of the best peer's. A warm-up round's outputs are checked against the reference first.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ndrun.h"
-
-#ifdef NDRUN_HAVE_OPENBLAS
-#include <cblas.h>
-void openblas_set_num_threads(int num_threads);
-#endif
 
 /* A case as ndrun compare's options, and the shape of its peer: batches of M x N x K products. */
 typedef struct contract_case {
@@ -36,83 +32,31 @@ static const contract_case contract_cases[] = {
      {"--op", "matvec", "--shape", "4096,4096", "--shard", "2048,4096", "--grid", "2x1", "--operand", "b", "--shard",
       "4096", "--operand", "out", "--shard", "2048"}},
 };
-enum { NCONTRACT = sizeof contract_cases / sizeof *contract_cases, NVARIANTS = 4, MAX_ROUNDS = 1000 };
+enum { NCONTRACT = sizeof contract_cases / sizeof *contract_cases, NVARIANTS = 3 + NR_MAX_PEERS, MAX_ROUNDS = 1000 };
 
-static const char *const variant_names[NVARIANTS] = {"generic", "specialized", "reference", "OpenBLAS"};
+static const char *const variant_names[3] = {"generic", "specialized", "reference"};
 
 static const char contract_usage[] =
     "usage: ndrun bench --contractions [--filter TEXT] [--repeats N] [--threads N] [--no-jit] [--cache-dir DIR]\n"
     "\n"
     "Runs the contraction cases (matmul 1024, 2048, 4096; bmm 8x512x512x512; scores 2,8,512,64,512;\n"
     "matvec 4096x4096; f32 on 2x1 cores) four ways side by side: generic kernel, specialized kernel, plain\n"
-    "reference and the OpenBLAS peer (sgemm per batch, sgemv for matvec), each from flushed caches in an\n"
-    "order rotated every round. Prints per case each variant's median time, GFLOP/s and spread ((max -\n"
-    "min) / median over the rounds), and the specialized kernel's rate as a percentage of the peer's.\n"
+    "reference and every peer library (OpenBLAS, BLIS, oneDNN, LIBXSMM for small products, as built),\n"
+    "each from flushed caches in an order rotated every round. Prints per case each variant's median\n"
+    "time, GFLOP/s and spread ((max - min) / median over the rounds), and the specialized kernel's rate\n"
+    "as a percentage of the best peer's.\n"
     "The outputs of a warm-up round are checked against the reference (relative 1e-4 of the largest).\n"
     "Exit status: 0 when every case agrees, 1 when one does not or on error, 2 on a usage error.\n"
     "\n"
     "  --filter TEXT   only the cases whose label contains TEXT\n"
     "  --repeats N     timed rounds per case (default 3)\n";
 
-/* ---------------------------------------------------------------- the peer */
-
-/* The letters of operand k that are batch letters: in both inputs and the output. */
-static bool is_batch(const nda_kernel_entry *e, char c)
-{
-    return strchr(e->indices[0], c) && strchr(e->indices[1], c) && strchr(e->indices[2], c);
-}
-
-/* The peer's view of the contraction: `batches` products of (m x k) by (k x n), b transposed when its
- * last letter is the reduced one (scores); n == 1 with no batch is a matrix-vector product. */
-typedef struct peer_shape {
-    int64_t batches, m, n, k;
-    bool b_transposed, gemv;
-} peer_shape;
-
-static void peer_shape_of(const nr_setup *su, peer_shape *p)
-{
-    const nda_kernel_entry *e = su->entry;
-    const char *a = e->indices[0], *b = e->indices[1], *out = e->indices[2];
-    *p = (peer_shape){1, 1, 1, 1, false, false};
-    for (int i = 0; a[i]; ++i) {
-        int64_t d = su->dist[0].spec.shape[i];
-        if (is_batch(e, a[i]))
-            p->batches *= d;
-        else if (strchr(out, a[i]))
-            p->m *= d;
-        else
-            p->k *= d;
-    }
-    for (int i = 0; b[i]; ++i)
-        if (!is_batch(e, b[i]) && strchr(out, b[i]))
-            p->n *= su->dist[1].spec.shape[i];
-    p->b_transposed = !strchr(out, b[strlen(b) - 1]) && strlen(b) > 1;
-    p->gemv = strlen(b) == 1;
-}
-
-static void peer_run(const peer_shape *p, int threads, const float *a, const float *b, float *c)
-{
-#ifdef NDRUN_HAVE_OPENBLAS
-    openblas_set_num_threads(threads);
-    if (p->gemv) {
-        cblas_sgemv(CblasRowMajor, CblasNoTrans, (int)p->m, (int)p->k, 1.0f, a, (int)p->k, b, 1, 0.0f, c, 1);
-        return;
-    }
-    for (int64_t i = 0; i < p->batches; ++i)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, p->b_transposed ? CblasTrans : CblasNoTrans, (int)p->m, (int)p->n,
-                    (int)p->k, 1.0f, a + i * p->m * p->k, (int)p->k, b + i * p->k * p->n,
-                    p->b_transposed ? (int)p->k : (int)p->n, 0.0f, c + i * p->m * p->n, (int)p->n);
-#else
-    (void)p, (void)threads, (void)a, (void)b, (void)c;
-#endif
-}
-
 /* ---------------------------------------------------------------- one case */
 
 typedef struct contract_run {
     nr_setup su;
     nd_kernel_pick pick[2]; /* generic, specialized */
-    peer_shape peer;
+    nr_peers peers;
     float *out[NVARIANTS];
     double *t[NVARIANTS];
     int rounds;
@@ -134,8 +78,8 @@ static double run_variant(contract_run *run, int v, nd_error *err)
     }
     if (v == 2 && nr_reference(su->dev, su, run->out[2], err))
         return -1;
-    if (v == 3)
-        peer_run(&run->peer, nd_device_threads(su->dev), su->host[0], su->host[1], run->out[3]);
+    if (v >= 3)
+        nr_peer_run(&run->peers, v - 3, su, run->out[v]);
     return nr_now() - t0;
 }
 
@@ -159,7 +103,8 @@ static int open_run(nd_kernels *k, const contract_case *cc, const nr_settings *s
     if (nr_case_from_args(cc->label, cc->args, 16, &c, err) || nr_setup_open(k, &c, s, &run->su, err))
         return -1;
     nr_setup *su = &run->su;
-    peer_shape_of(su, &run->peer);
+    if (nr_peers_open(su, &run->peers, err))
+        return -1;
     for (int v = 0; v < NVARIANTS; ++v)
         if (!(run->out[v] = malloc((size_t)nr_bytes(su, su->n - 1))) || !(run->t[v] = malloc(MAX_ROUNDS * sizeof(double))))
             return nd_failc(err, ND_ENOMEM, "out of host memory");
@@ -175,20 +120,22 @@ static void close_run(contract_run *run)
 {
     for (int v = 0; v < NVARIANTS; ++v)
         free(run->out[v]), free(run->t[v]);
+    nr_peers_close(&run->peers);
     nr_setup_close(&run->su);
 }
 
 /* A warm-up round, checked; then `rounds` timed rounds, the order rotated by one each round. */
-static int time_run(contract_run *run, int rounds, bool peer, bool *match, char *why, size_t len, nd_error *err)
+static int time_run(contract_run *run, int rounds, bool *match, char *why, size_t len, nd_error *err)
 {
-    int n = peer ? NVARIANTS : NVARIANTS - 1;
+    int n = 3 + run->peers.n;
     int64_t elems = run->su.elems[run->su.n - 1];
     for (int v = 0; v < n; ++v)
         if (run_variant(run, v, err) < 0)
             return -1;
     *match = close_to(run->out[0], run->out[2], elems, why, len, "generic") &&
-             close_to(run->out[1], run->out[2], elems, why, len, "specialized") &&
-             (!peer || close_to(run->out[3], run->out[2], elems, why, len, "OpenBLAS"));
+             close_to(run->out[1], run->out[2], elems, why, len, "specialized");
+    for (int p = 0; p < run->peers.n && *match; ++p)
+        *match = close_to(run->out[3 + p], run->out[2], elems, why, len, run->peers.p[p].name);
     for (run->rounds = 0; run->rounds < rounds; ++run->rounds)
         for (int i = 0; i < n; ++i) {
             int v = (i + run->rounds) % n;
@@ -214,27 +161,24 @@ static double median_of(double *t, int n, double *spread)
     return t[n / 2];
 }
 
-static double flops_of(const contract_run *run)
+/* One line per variant: median, GFLOP/s, spread; the peers' lines say what they ran, and the
+ * specialized kernel's rate as a percentage of the best peer's closes the case. */
+static void print_row(contract_run *run, const char *label, const char *mismatch)
 {
-    const peer_shape *p = &run->peer;
-    return 2.0 * (double)p->batches * (double)p->m * (double)p->n * (double)p->k;
-}
-
-static void print_row(const contract_run *run, const char *label, bool peer, const char *mismatch)
-{
-    double med[NVARIANTS] = {0}, spread[NVARIANTS] = {0}, flops = flops_of(run);
-    printf("%-22s", label);
-    for (int v = 0; v < NVARIANTS; ++v) {
-        if (v == 3 && !peer) {
-            printf(" %24s", "-");
-            continue;
-        }
+    double med[NVARIANTS] = {0}, spread[NVARIANTS] = {0}, flops = nr_peers_flops(&run->peers), best = 0;
+    int n = 3 + run->peers.n;
+    printf("%s%s%s\n", label, mismatch[0] ? "  MISMATCH: " : "", mismatch);
+    for (int v = 0; v < n; ++v) {
         med[v] = median_of(run->t[v], run->rounds, &spread[v]);
-        printf(" %9.2f ms %6.1f %4.0f%%", med[v] * 1e3, flops / med[v] / 1e9, spread[v] * 100);
+        if (v >= 3 && (best == 0 || med[v] < best))
+            best = med[v];
+        printf("  %-44s %9.2f ms %7.1f GFLOP/s  spread %3.0f%%\n", v < 3 ? variant_names[v] : run->peers.p[v - 3].name,
+               med[v] * 1e3, flops / med[v] / 1e9, spread[v] * 100);
     }
-    if (peer)
-        printf(" %6.0f%%", med[3] / med[1] * 100);
-    printf("%s%s\n", mismatch[0] ? "  MISMATCH: " : "", mismatch);
+    if (best > 0)
+        printf("  specialized at %.0f%% of the best peer\n", best / med[1] * 100);
+    else
+        printf("  (no peer library does this contraction)\n");
 }
 
 static void print_header(int rounds, int threads)
@@ -243,11 +187,8 @@ static void print_header(int rounds, int threads)
     printf("machine: %s, %d CPUs, L1d %lld KiB, L2 %lld KiB, L3 %lld MiB (detected); %d threads, %d rounds\n",
            c->model, c->cpus, (long long)(c->l1d >> 10), (long long)(c->l2 >> 10), (long long)(c->l3 >> 20), threads,
            rounds);
-    printf("peer: %s\n", c->peer);
-    printf("each variant: median time, GFLOP/s, spread (max - min) / median over the rounds\n\n%-22s", "case");
-    for (int v = 0; v < NVARIANTS; ++v)
-        printf(" %24s", variant_names[v]);
-    printf(" %7s\n", "of peer");
+    printf("kernels compiled for %s; peers: %s; OpenBLAS: %s\n", c->isa, nr_peer_libraries(), c->peer);
+    printf("each variant: median time, GFLOP/s, spread (max - min) / median over the rounds\n\n");
 }
 
 /* ---------------------------------------------------------------- the command */
@@ -285,14 +226,14 @@ int nr_bench_contract_main(int argc, char **argv)
         if (filter && !strstr(contract_cases[i].label, filter))
             continue;
         contract_run run = {0};
-        bool match = false, peer = nr_have_openblas();
+        bool match = false;
         char why[256] = "";
-        rc = open_run(k, &contract_cases[i], &s, &run, &err) || time_run(&run, s.min_repeats, peer, &match, why,
-                                                                           sizeof why, &err);
+        rc = open_run(k, &contract_cases[i], &s, &run, &err) || time_run(&run, s.min_repeats, &match, why, sizeof why,
+                                                                           &err);
         if (!rc && !header)
             print_header(s.min_repeats, nd_device_threads(run.su.dev)), header = true;
         if (!rc)
-            print_row(&run, contract_cases[i].label, peer, why);
+            print_row(&run, contract_cases[i].label, why);
         else
             fprintf(stderr, "ndrun bench --contractions: %s: %s\n", contract_cases[i].label, err.msg);
         fflush(stdout);

@@ -26,12 +26,16 @@
 #include <unistd.h>
 
 #include "eltwise_rows.h"
+#include "target.h"
 
-/* CT_MR x CT_NR accumulators: 8 x 32 floats are 16 512-bit registers (of 32), or 32 256-bit ones. */
-enum { CT_MR = 8, CT_NR = 32 };
+/* CT_VL floats a vector, the compile target's width (target.h); a tile row is two vectors.
+ * Accumulators: 8 x 2 where the target has 32 vector registers, 6 x 2 where it has 16 (the BLIS Haswell
+ * shape: 12 accumulators, two panel vectors, one broadcast). */
+enum { CT_VL = ND_VBYTES / 4, CT_NR = 2 * CT_VL, CT_MR = ND_VREGS >= 32 ? 8 : 6 };
 
-/* 16 floats, loaded and stored through pointers of this type at any float alignment. */
-typedef float ct_vec __attribute__((vector_size(64), aligned(4), may_alias));
+/* CT_VL floats, loaded and stored through pointers of this type at any float alignment; never passed
+ * by value (target.h). */
+typedef float ct_vec __attribute__((vector_size(ND_VBYTES), aligned(4), may_alias));
 
 /* The micro-kernel alone may fuse a multiply and an add: it is the one place products are summed,
  * whatever the kernel variant, and fusing is what the hardware's peak counts. */
@@ -41,27 +45,32 @@ typedef float ct_vec __attribute__((vector_size(64), aligned(4), may_alias));
 #define CT_FUSE
 #endif
 
-/* Row i of the tile in two vectors: named variables, not an array, so they stay in registers. */
+/* Row i of the tile in two vectors: named variables, not an array, so they stay in registers. CT_ROWS
+ * names the most rows any target takes; rows from CT_MR on are constant-false branches, folded away
+ * (ndgen reads this header once per generated file, so it may not test target.h's macros in #if). */
 #define CT_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
 #define CT_DECLARE(i)                                                                                   \
     ct_vec c##i##a, c##i##b;                                                                            \
     const float *restrict a##i = ap + (i) * lda;
 #define CT_LOAD(i)                                                                                      \
-    if (add) {                                                                                          \
+    if ((i) >= CT_MR) {                                                                                 \
+    } else if (add) {                                                                                   \
         c##i##a = *(const ct_vec *)(c + (i) * ldc);                                                     \
-        c##i##b = *(const ct_vec *)(c + (i) * ldc + 16);                                                \
+        c##i##b = *(const ct_vec *)(c + (i) * ldc + CT_VL);                                             \
     } else {                                                                                            \
         c##i##a = c##i##b = (ct_vec){0};                                                                \
     }
 #define CT_STEP(i)                                                                                      \
-    {                                                                                                   \
+    if ((i) < CT_MR) {                                                                                  \
         const float s = a##i[k];                                                                        \
         c##i##a += s * b0;                                                                              \
         c##i##b += s * b1;                                                                              \
     }
 #define CT_SAVE(i)                                                                                      \
-    *(ct_vec *)(c + (i) * ldc) = c##i##a;                                                               \
-    *(ct_vec *)(c + (i) * ldc + 16) = c##i##b;
+    if ((i) < CT_MR) {                                                                                  \
+        *(ct_vec *)(c + (i) * ldc) = c##i##a;                                                           \
+        *(ct_vec *)(c + (i) * ldc + CT_VL) = c##i##b;                                                   \
+    }
 
 /* c[CT_MR][CT_NR] (row stride ldc) = (add ? c : 0) + ap (CT_MR rows, row stride lda) times bp
  * (k-major, CT_NR a step), over kc steps of k. */
@@ -71,7 +80,7 @@ CT_FUSE static inline void ct_tile(int64_t kc, const float *ap, int64_t lda, con
     CT_ROWS(CT_DECLARE)
     CT_ROWS(CT_LOAD)
     for (int64_t k = 0; k < kc; ++k) {
-        const ct_vec b0 = *(const ct_vec *)(bp + k * CT_NR), b1 = *(const ct_vec *)(bp + k * CT_NR + 16);
+        const ct_vec b0 = *(const ct_vec *)(bp + k * CT_NR), b1 = *(const ct_vec *)(bp + k * CT_NR + CT_VL);
         CT_ROWS(CT_STEP)
     }
     CT_ROWS(CT_SAVE)
@@ -80,23 +89,21 @@ CT_FUSE static inline void ct_tile(int64_t kc, const float *ap, int64_t lda, con
 /* A class of one row (a matrix-vector product) would waste CT_MR - 1 of the tile's rows. Instead each
  * lane j of its panel operand is a row of kc floats at lane_rows[j] (read in place where the operand holds
  * its k contiguously, else packed as a row) and c[j] = (add ? c[j] : 0) + the sum over kc steps of
- * r[k] lane_rows[j][k], for the n lanes. Each lane sums in 16 vector lanes (k mod 16) folded in a fixed
- * order, then the tail in order: the rounding differs from ct_tile's sequential sum (bound (kc/16 +
- * 16) eps sum|r lane_rows[j]| against kc eps sum|r lane_rows[j]|), but the path is chosen from the output's runs
- * alone, so the generic and specialized kernels take the same one. CT_MR lanes at a time keep
- * independent chains, and as many memory streams, in flight. */
-static inline float ct_fold(ct_vec v)
+ * r[k] lane_rows[j][k], for the n lanes. Each lane sums in CT_DOT_LANES (16) partial sums (k mod 16),
+ * held in CT_DOT_NV vectors whatever the target's width, folded in a fixed order, then the tail in
+ * order: so the result is the same bits on every target. The rounding differs from ct_tile's sequential
+ * sum (bound (kc/16 + 16) eps sum|r lane_rows[j]| against kc eps sum|r lane_rows[j]|), but the path is
+ * chosen from the output's runs alone, so the generic and specialized kernels take the same one. CT_MR
+ * lanes at a time keep independent chains, and as many memory streams, in flight. */
+enum { CT_DOT_LANES = 16, CT_DOT_NV = CT_DOT_LANES / CT_VL };
+_Static_assert(CT_DOT_LANES % CT_VL == 0, "a dot product's 16 partial sums fill whole vectors");
+
+/* A lane's sum: its 16 partial sums acc[] (over k < k0) folded in lane order, then steps [k0, kc) in order. */
+CT_FUSE static inline float ct_dot_end(const ct_vec *acc, int64_t k0, int64_t kc, const float *r, const float *p)
 {
     float t = 0.0f;
-    for (int l = 0; l < 16; ++l)
-        t += v[l];
-    return t;
-}
-
-/* A lane's sum: its 16 vector lanes acc (over k < k0) folded, then steps [k0, kc) in order. */
-CT_FUSE static inline float ct_dot_end(ct_vec acc, int64_t k0, int64_t kc, const float *r, const float *p)
-{
-    float t = ct_fold(acc);
+    for (int l = 0; l < CT_DOT_LANES; ++l)
+        t += acc[l / CT_VL][l % CT_VL];
     for (int64_t k = k0; k < kc; ++k)
         t += r[k] * p[k];
     return t;
@@ -104,10 +111,11 @@ CT_FUSE static inline float ct_dot_end(ct_vec acc, int64_t k0, int64_t kc, const
 
 CT_FUSE static inline float ct_dot(int64_t kc, const float *restrict r, const float *restrict p)
 {
-    ct_vec acc = {0};
+    ct_vec acc[CT_DOT_NV] = {{0}};
     int64_t k = 0;
-    for (; k + 16 <= kc; k += 16)
-        acc += *(const ct_vec *)(r + k) * *(const ct_vec *)(p + k);
+    for (; k + CT_DOT_LANES <= kc; k += CT_DOT_LANES)
+        for (int v = 0; v < CT_DOT_NV; ++v)
+            acc[v] += *(const ct_vec *)(r + k + v * CT_VL) * *(const ct_vec *)(p + k + v * CT_VL);
     return ct_dot_end(acc, k, kc, r, p);
 }
 
@@ -116,13 +124,14 @@ CT_FUSE static inline void ct_dots(int64_t kc, const float *restrict r, const fl
 {
     int64_t j = 0;
     for (; j + CT_MR <= n; j += CT_MR) {
-        ct_vec acc[CT_MR] = {{0}};
+        ct_vec acc[CT_MR][CT_DOT_NV] = {{{0}}};
         int64_t k = 0;
-        for (; k + 16 <= kc; k += 16) {
-            const ct_vec rv = *(const ct_vec *)(r + k);
-            for (int i = 0; i < CT_MR; ++i)
-                acc[i] += rv * *(const ct_vec *)(lane_rows[j + i] + k);
-        }
+        for (; k + CT_DOT_LANES <= kc; k += CT_DOT_LANES)
+            for (int v = 0; v < CT_DOT_NV; ++v) {
+                const ct_vec rv = *(const ct_vec *)(r + k + v * CT_VL);
+                for (int i = 0; i < CT_MR; ++i)
+                    acc[i][v] += rv * *(const ct_vec *)(lane_rows[j + i] + k + v * CT_VL);
+            }
         for (int i = 0; i < CT_MR; ++i)
             c[j + i] = (add ? c[j + i] : 0.0f) + ct_dot_end(acc[i], k, kc, r, lane_rows[j + i]);
     }
@@ -157,7 +166,7 @@ static inline ct_blocks ct_blocks_here(void)
     int64_t l1 = ct_cache(_SC_LEVEL1_DCACHE_SIZE, 32 << 10), l2 = ct_cache(_SC_LEVEL2_CACHE_SIZE, 512 << 10);
     ct_blocks b;
     b.kc = ct_clamp(l1 / 2 / (CT_NR * 4) / 16 * 16, 64, 512);
-    b.mc = ct_clamp(l2 / 4 / (b.kc * 4) / CT_MR * CT_MR, CT_MR, 1024);
+    b.mc = ct_clamp(l2 / 4 / (b.kc * 4) / CT_MR * CT_MR, CT_MR, 1024 / CT_MR * CT_MR); /* whole groups of rows */
     b.nc = ct_clamp(l2 / 2 / (b.kc * 4) / CT_NR * CT_NR, CT_NR, 8192);
     return b;
 }
@@ -354,7 +363,7 @@ static inline void ct_product(const ct_work *w, const ct_step *s)
             if ((g + 1) * CT_MR < s->mr) /* the next tile's accumulators, on their way while this one runs */
                 for (int i = CT_MR; i < 2 * CT_MR; ++i) {
                     __builtin_prefetch(c + i * ldc, 1, 3);
-                    __builtin_prefetch(c + i * ldc + 16, 1, 3);
+                    __builtin_prefetch(c + i * ldc + CT_VL, 1, 3);
                 }
             ct_tile(s->kn, w->apack + g * CT_MR * kc, kc, w->bpack + p * kc * CT_NR, c, ldc, s->pc > 0);
         }

@@ -189,7 +189,7 @@ static pack pack_begin(const plan *p, int op, const ct_run *runs, const int64_t 
         memcpy(k.base, base, sizeof k.base);
     k.across = !runs && !rowwise && k.s->along_j;
     if (runs && !rowwise)
-        memset(dst + lanes * ld, 0, (size_t)((-lanes & (CT_MR - 1)) * ld) * sizeof(float));
+        memset(dst + lanes * ld, 0, (size_t)((ct_round_up(lanes, CT_MR) - lanes) * ld) * sizeof(float));
     else if (!rowwise)
         for (int64_t l = lanes; l % CT_NR; ++l)
             for (int64_t s = 0; s < K; ++s)

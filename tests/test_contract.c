@@ -1,6 +1,6 @@
 /*
  * test_contract.c - random contractions (matmul, bmm, scores, matvec) at sizes that cross every block
- * of templates/contract.h on the machine running the test: the 8 x 32 register tile, kc along k,
+ * of templates/contract.h on the machine running the test: the register tile (CT_MR x CT_NR, from the compile target), kc along k,
  * mc rows and nc columns (each drawn past its block by an uneven tail), on random distributions (row,
  * narrow and tile pages, one or several cores, interleaved DRAM, k split over cores). The generic
  * kernel of the op library (the templates compiled as-is) is checked against plain loops here,
