@@ -200,19 +200,38 @@ static void one_round(nr_setup *su, variants *v, rounds *rd)
     rd->n++;
 }
 
-/* Whether the medians that make the verdict, the specialized kernel's and every candidate limit's,
- * are believed; the widest interval into *half. Sorts copies, not the rounds. */
-static bool medians_tight(const rounds *rd, double *half)
+/* Sorted copies of every variant's times so far, with each one's rate (work over its median). */
+static double *sorted_rounds(const rounds *rd, const nr_result *r, double rate[NV])
 {
-    double *t = malloc((size_t)rd->n * sizeof *t), h;
+    double *t = malloc((size_t)NV * (size_t)rd->n * sizeof *t);
+    for (int i = 0; i < NV && t; ++i) {
+        if (!rd->on[i])
+            continue;
+        double *ti = t + (size_t)i * (size_t)rd->n;
+        memcpy(ti, rd->t[i], (size_t)rd->n * sizeof *ti);
+        qsort(ti, (size_t)rd->n, sizeof *ti, cmp_double);
+        double work = i >= V_PROBE ? nr_stream_bytes(&rd->stream, rd->probes[i - V_PROBE]) / 1e9
+                                   : (r->flops > 0 ? r->flops : r->bytes) / 1e9;
+        rate[i] = i >= V_PROBE && r->flops > 0 ? 0 : work / ti[rd->n / 2];
+    }
+    return t;
+}
+
+/* Whether the medians that make the verdict are believed (limit.c): the specialized kernel's, and
+ * every candidate limit's that is within 10% of the best (any of them could be the limit); the widest
+ * of their intervals into *half. */
+static bool medians_tight(const rounds *rd, const nr_result *r, double *half)
+{
+    double rate[NV] = {0}, best = 0, h;
+    double *t = sorted_rounds(rd, r, rate);
     bool tight = t != NULL;
     *half = 0;
-    for (int i = 0; i < NV && t; ++i) {
-        if (!rd->on[i] || i == V_GENERIC)
+    for (int i = V_REFERENCE; i < NV; ++i)
+        best = rd->on[i] && rate[i] > best ? rate[i] : best;
+    for (int i = V_SPECIAL; i < NV && t; ++i) {
+        if (!rd->on[i] || (i != V_SPECIAL && rate[i] < 0.9 * best))
             continue;
-        memcpy(t, rd->t[i], (size_t)rd->n * sizeof *t);
-        qsort(t, (size_t)rd->n, sizeof *t, cmp_double);
-        tight = nr_median_tight(t, rd->n, &h) && tight;
+        tight = nr_median_tight(t + (size_t)i * (size_t)rd->n, rd->n, &h) && tight;
         *half = h > *half ? h : *half;
     }
     free(t);
@@ -269,9 +288,9 @@ static int time_variants(nr_setup *su, variants *v, const nr_settings *s, int64_
          * process times as many rounds (each launch is collective under MPI): rank 0 decides. */
         while (nr_procs_agree(rd.n < MAX_RUNS &&
                               (rd.n < s->min_repeats || nr_now() - start < s->min_seconds * 3 ||
-                               (nr_now() - start < s->min_seconds * 12 && !medians_tight(&rd, &half)))))
+                               (nr_now() - start < s->min_seconds * 12 && !medians_tight(&rd, r, &half)))))
             one_round(su, v, &rd);
-        r->tight = medians_tight(&rd, &half);
+        r->tight = medians_tight(&rd, r, &half);
         r->ci_half_width = half;
         summarize(rd.t[V_GENERIC], rd.n, &r->generic);
         summarize(rd.t[V_SPECIAL], rd.n, &r->specialized);

@@ -4,6 +4,9 @@
  * the f32 multiply-add peak from registers, and OpenBLAS sgemm when ndrun was built with it; and what
  * the machine is (CPU model, CPUs, caches), read from the system, never assumed.
  */
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,6 +193,46 @@ const nr_cpu *nr_machine_cpu(void)
         snprintf(cpu.peer + strlen(cpu.peer), sizeof cpu.peer - strlen(cpu.peer), "; set by ndrun for the peers alone: %.180s",
                  peer_note);
     return &cpu;
+}
+
+/* Pinning: each of the device's threads (the caller among them) takes one piece of a job of as many
+ * pieces, pins itself to the next CPU of the process's affinity mask, and waits until every thread has
+ * one, so no thread can take two. */
+typedef struct pin_job {
+    cpu_set_t allowed;
+    int cpus[CPU_SETSIZE];
+    atomic_int taken;
+    int threads;
+} pin_job;
+
+static void pin_piece(void *ctx, int64_t p)
+{
+    pin_job *j = ctx;
+    (void)p;
+    int i = atomic_fetch_add(&j->taken, 1);
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(j->cpus[i], &one);
+    pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+    while (atomic_load(&j->taken) < j->threads) /* every thread in the job before any leaves */
+        sched_yield();
+}
+
+bool nr_pin_threads(nd_device *dev)
+{
+    static pin_job j;
+    int n = 0;
+    if (sched_getaffinity(0, sizeof j.allowed, &j.allowed) != 0)
+        return false;
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &j.allowed))
+            j.cpus[n++] = c;
+    j.threads = nd_device_threads(dev);
+    if (j.threads > n) /* more threads than CPUs: pinning would only stack them */
+        return false;
+    atomic_store(&j.taken, 0);
+    nd_device_parallel(dev, j.threads, pin_piece, &j);
+    return true;
 }
 
 int64_t nr_cache_bytes(void)

@@ -140,6 +140,10 @@ typedef struct nr_cpu {
     char isa[32];              /* the vectors the kernels and probes were compiled for (target.h) */
 } nr_cpu;
 const nr_cpu *nr_machine_cpu(void);
+/* Pins each of the device's threads to its own CPU of the process's affinity mask, so that a thread's
+ * caches and clock stay with it between runs; false (nothing pinned) when there are more threads than
+ * CPUs. The caller's thread is one of them. */
+bool nr_pin_threads(nd_device *dev);
 /* Bytes of every cache level below L1 together (all L2 and L3 instances): what a flush must evict. */
 int64_t nr_cache_bytes(void);
 /* Evicts the caches by writing twice nr_cache_bytes on the device's threads, so that each timed run

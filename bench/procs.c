@@ -77,9 +77,12 @@ int nr_open_device(const nd_device_config *cfg, nd_device **out, nd_error *err)
 {
 #ifdef NDRUN_HAVE_MPI
     if (active)
-        return nd_device_open_mpi(cfg, NULL, MPI_COMM_WORLD, out, err);
+        return nd_device_open_mpi(cfg, NULL, MPI_COMM_WORLD, out, err); /* processes share the CPUs: no pinning */
 #endif
-    return nd_device_open(cfg, out, err);
+    if (nd_device_open(cfg, out, err))
+        return -1;
+    nr_pin_threads(*out);
+    return 0;
 }
 
 int nr_procs_capture(nd_device *dev, nr_result *r, nd_error *err)
