@@ -339,6 +339,14 @@ static void describe(const nr_case *c, const nr_setup *su, nr_result *r)
     }
 }
 
+static int64_t sum_of(const int64_t *v, int64_t n)
+{
+    int64_t t = 0;
+    for (int64_t i = 0; i < n; ++i)
+        t += v[i];
+    return t;
+}
+
 /* Once a run: the JIT's notice of a private temporary cache, when it made one. */
 static void jit_notice(const nd_kernels *k)
 {
@@ -363,6 +371,12 @@ int nr_compare(nd_kernels *k, const nr_case *c, const nr_settings *s, nr_result 
     if (!rc) {
         r->local_pages = v.stats.total.local_pages_read;
         r->remote_pages = v.stats.total.remote_pages_read;
+        for (int i = 0; i + 1 < su.n; ++i) { /* data pages: the layout's pages less the edge shards' padding */
+            int64_t per_core[4096];
+            const nd_layout *l = &su.dist[i].layout;
+            r->input_pages += l->ncores <= 4096 && nd_layout_data_pages(l, per_core) == 0 ? sum_of(per_core, l->ncores)
+                                                                                          : l->num_pages;
+        }
         r->jit = v.special.jit;
         snprintf(r->jit_note, sizeof r->jit_note, "%s", v.special.jit_note);
         snprintf(r->generic_symbol, sizeof r->generic_symbol, "%s", v.generic.symbol);
@@ -445,6 +459,11 @@ const char *nr_limit_name(const nr_result *r)
 nr_verdict nr_result_verdict(const nr_result *r)
 {
     return nr_judge(nr_rate(r, &r->specialized), nr_limit(r), r->tight);
+}
+
+double nr_reads_per_page(const nr_result *r)
+{
+    return r->input_pages > 0 ? (double)(r->local_pages + r->remote_pages) / (double)r->input_pages : 0;
 }
 
 int nr_best_peer(const nr_result *r)

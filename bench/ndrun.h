@@ -232,6 +232,7 @@ typedef struct nr_result {
     double flops;              /* for contractions: 2 per multiply-add; 0 otherwise */
     nr_machine machine;
     int64_t local_pages, remote_pages; /* read by the specialized kernel */
+    int64_t input_pages;       /* the pages of data its inputs hold (one copy each) */
     int64_t generic_code, specialized_code; /* bytes of the kernel function */
     char generic_symbol[128], specialized_symbol[128];
     char specialized_fixed[16]; /* what the specialized kernel fixed: a set of NDA_FIXED_SETS, or "none" */
@@ -256,6 +257,10 @@ int nr_limit_kind(const nr_result *r);
 double nr_limit(const nr_result *r);
 const char *nr_limit_name(const nr_result *r);
 nr_verdict nr_result_verdict(const nr_result *r);
+/* Pages the specialized kernel read per page of input data; past NR_MAX_READS_PER_PAGE its traffic grows
+ * faster than its data (a row statistic recomputed per element, say), and the table says so. */
+#define NR_MAX_READS_PER_PAGE 3.0
+double nr_reads_per_page(const nr_result *r);
 /* The fastest peer by median; -1 when the case has none. */
 int nr_best_peer(const nr_result *r);
 

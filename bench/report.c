@@ -99,8 +99,10 @@ void nr_print_table(FILE *fp, const nr_result *r)
                 "f32 FMA peak %.1f GFLOP/s (runs of 20 ms or more)\n", r->ceiling.n ? "" : " nothing (probes off)",
             r->machine.copy_gbs, r->machine.add_gbs, r->machine.read_gbs, r->machine.memcpy_gbs, r->machine.peak_gflops);
     print_machine(fp);
-    fprintf(fp, "pages read by the specialized kernel: %lld local, %lld remote\n", (long long)r->local_pages,
-            (long long)r->remote_pages);
+    fprintf(fp, "pages read by the specialized kernel: %lld local, %lld remote: %.2f per page of input data%s\n",
+            (long long)r->local_pages, (long long)r->remote_pages, nr_reads_per_page(r),
+            nr_reads_per_page(r) > NR_MAX_READS_PER_PAGE ? " (TRAFFIC: more than 3, reads grow faster than the data)"
+                                                         : "");
 }
 
 /* A JSON number; JSON has no NaN or infinity, so those become null. */
@@ -219,8 +221,9 @@ void nr_print_json(FILE *fp, const nr_result *r, const char *in)
     timing_json(fp, in, "generic", &r->generic);
     timing_json(fp, in, "specialized", &r->specialized);
     timing_json(fp, in, "reference", &r->reference);
-    fprintf(fp, "%s\"local_pages\": %lld,\n%s\"remote_pages\": %lld,\n", in, (long long)r->local_pages, in,
-            (long long)r->remote_pages);
+    fprintf(fp, "%s\"local_pages\": %lld,\n%s\"remote_pages\": %lld,\n%s\"input_pages\": %lld,\n", in,
+            (long long)r->local_pages, in, (long long)r->remote_pages, in, (long long)r->input_pages);
+    field(fp, in, "reads_per_page", nr_reads_per_page(r));
     fprintf(fp, "%s\"generic_code_bytes\": %lld,\n%s\"specialized_code_bytes\": %lld,\n", in,
             (long long)r->generic_code, in, (long long)r->specialized_code);
     const nr_cpu *c = nr_machine_cpu();
@@ -251,8 +254,8 @@ static void peer_library(char *buf, size_t len, const char *name)
 void nr_print_suite_table(FILE *fp, const nr_result *r, int n)
 {
     print_machine(fp);
-    fprintf(fp, "%-34s %10s %10s %10s %18s %8s %10s %13s  %s\n", "case", "generic", "special.", "plain loop",
-            "best peer", "speedup", "rate", "of limit", "limit");
+    fprintf(fp, "%-34s %10s %10s %10s %18s %8s %10s %13s %6s  %s\n", "case", "generic", "special.", "plain loop",
+            "best peer", "speedup", "rate", "of limit", "reads", "limit");
     for (int i = 0; i < n; ++i) {
         char g[32], s[32], ref[32], rate[32], pct[32], peer[48] = "-", lib[24];
         time_text(g, sizeof g, r[i].generic.median);
@@ -270,12 +273,13 @@ void nr_print_suite_table(FILE *fp, const nr_result *r, int n)
         }
         snprintf(rate, sizeof rate, "%.1f %s", nr_rate(&r[i], &r[i].specialized), r[i].flops > 0 ? "GF/s" : "GB/s");
         percent_text(pct, sizeof pct, &r[i], nr_rate(&r[i], &r[i].specialized));
-        fprintf(fp, "%-34s %10s %10s %10s %18s %7.2fx %10s %13s  %s%s\n", r[i].label, g, s, ref, peer,
-                r[i].generic.median / r[i].specialized.median, rate, pct, nr_limit_name(&r[i]),
-                r[i].match ? "" : "  MISMATCH");
+        fprintf(fp, "%-34s %10s %10s %10s %18s %7.2fx %10s %13s %6.2f  %s%s%s\n", r[i].label, g, s, ref, peer,
+                r[i].generic.median / r[i].specialized.median, rate, pct, nr_reads_per_page(&r[i]), nr_limit_name(&r[i]),
+                nr_reads_per_page(&r[i]) > NR_MAX_READS_PER_PAGE ? "  TRAFFIC" : "", r[i].match ? "" : "  MISMATCH");
     }
     fprintf(fp, "(every row's kernels, plain loop and peers were checked against the op's reference and agree, "
-                "unless marked MISMATCH)\n");
+                "unless marked MISMATCH;\n reads: pages the specialized kernel read per page of input data, TRAFFIC "
+                "past %.0f)\n", NR_MAX_READS_PER_PAGE);
 }
 
 int nr_write_file(const char *path, void (*write)(FILE *fp, const void *ctx), const void *ctx, nd_error *err)
