@@ -103,6 +103,13 @@ void softmax(const nda_core *core, const nda_args *args)
     const int64_t width = od[r - 1];
     const bool keep = width <= ROW_KEEP;
     float ex[ROW_KEEP];
+    /* The row whose max and sum (and exps, when kept) were computed last: pages of one row that follow
+     * each other (a row split over narrow pages) reuse them, so a row is read twice per run of its
+     * pages, not twice per page. */
+    int64_t last[ROWS_MAX_RANK] = {0};
+    bool have_last = false;
+    float max = -INFINITY;
+    double sum = 0;
     for (nda_iter it = nda_iter_local(core, out); nda_iter_valid(&it); nda_iter_next(&it)) {
         int64_t pc[ROWS_MAX_RANK], x[ROWS_MAX_RANK] = {0}, off;
         rows w;
@@ -114,29 +121,38 @@ void softmax(const nda_core *core, const nda_args *args)
             if (len == 0)
                 continue;
             const int64_t first = x[r - 1];
-            float lane[VMATH_BLOCK], max = -INFINITY;
-            double sums[VMATH_BLOCK] = {0}, sum = 0;
-            for (int k = 0; k < VMATH_BLOCK; ++k)
-                lane[k] = -INFINITY;
-            for (x[r - 1] = 0; x[r - 1] < width;) { /* the whole row: its max, */
-                int64_t n;
-                const NDT_T *p = nda_elem_read(core, a, x, &n);
-                softmax_max(lane, p, n);
-                x[r - 1] += n;
-            }
-            for (int k = 0; k < VMATH_BLOCK; ++k)
-                max = SOFTMAX_MAX(max, lane[k]);
-            for (x[r - 1] = 0; x[r - 1] < width;) { /* its exps and their sum, */
-                int64_t n;
-                const NDT_T *p = nda_elem_read(core, a, x, &n);
-                for (int64_t e = 0; e < n; e += ROW_KEEP) { /* kept, or a chunk at a time */
-                    const int64_t m = rows_min(n - e, ROW_KEEP);
-                    softmax_exp(keep ? ex + x[r - 1] + e : ex, sums, p + e, m, max);
+            bool same = have_last;
+            for (int i = 0; i + 1 < r && same; ++i)
+                same = last[i] == x[i];
+            if (!same) {
+                float lane[VMATH_BLOCK];
+                double sums[VMATH_BLOCK] = {0};
+                max = -INFINITY, sum = 0;
+                for (int k = 0; k < VMATH_BLOCK; ++k)
+                    lane[k] = -INFINITY;
+                for (x[r - 1] = 0; x[r - 1] < width;) { /* the whole row: its max, */
+                    int64_t n;
+                    const NDT_T *p = nda_elem_read(core, a, x, &n);
+                    softmax_max(lane, p, n);
+                    x[r - 1] += n;
                 }
-                x[r - 1] += n;
+                for (int k = 0; k < VMATH_BLOCK; ++k)
+                    max = SOFTMAX_MAX(max, lane[k]);
+                for (x[r - 1] = 0; x[r - 1] < width;) { /* its exps and their sum, */
+                    int64_t n;
+                    const NDT_T *p = nda_elem_read(core, a, x, &n);
+                    for (int64_t e = 0; e < n; e += ROW_KEEP) { /* kept, or a chunk at a time */
+                        const int64_t m = rows_min(n - e, ROW_KEEP);
+                        softmax_exp(keep ? ex + x[r - 1] + e : ex, sums, p + e, m, max);
+                    }
+                    x[r - 1] += n;
+                }
+                for (int k = 0; k < VMATH_BLOCK; ++k)
+                    sum += sums[k];
+                for (int i = 0; i + 1 < r; ++i)
+                    last[i] = x[i];
+                have_last = true;
             }
-            for (int k = 0; k < VMATH_BLOCK; ++k)
-                sum += sums[k];
             for (x[r - 1] = first; x[r - 1] < first + len;) { /* then this page's part of the row */
                 int64_t n;
                 const NDT_T *p = nda_elem_read(core, a, x, &n);
