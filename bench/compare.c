@@ -389,7 +389,9 @@ int nr_compare(nd_kernels *k, const nr_case *c, const nr_settings *s, nr_result 
             largest = nr_bytes(&su, i) > largest ? nr_bytes(&su, i) : largest;
         if (s->probes)
             nr_measure_machine(su.dev, largest, s, &r->machine);
+        r->load[0] = nr_load_average();
         rc = time_variants(&su, &v, s, largest, r, err);
+        r->load[1] = nr_load_average();
     }
     for (int i = 0; i < 4; ++i)
         free(v.out[i]);

@@ -271,6 +271,17 @@ void nr_flush_caches(nd_device *dev, int64_t working_bytes)
     nd_device_parallel(dev, j.pieces, flush_piece, &j);
 }
 
+double nr_load_average(void)
+{
+    double load = -1;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f && fscanf(f, "%lf", &load) != 1)
+        load = -1;
+    if (f)
+        fclose(f);
+    return load;
+}
+
 double nr_now(void)
 {
     struct timespec ts;

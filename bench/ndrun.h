@@ -128,6 +128,7 @@ double nr_stream_bytes(const stream_job *j, int kind);         /* bytes one run 
 enum { NR_MAX_PROBES = 3 };
 int nr_limit_probes(int limit_kind, int kinds[NR_MAX_PROBES]);
 double nr_now(void); /* monotonic seconds */
+double nr_load_average(void); /* the 1-minute load average (/proc/loadavg); -1 when the system does not say */
 
 /* The machine ndrun runs on, detected once (never assumed): CPU model, online CPUs, caches, and the
  * OpenBLAS peer's kernels and the settings ndrun gave it. */
@@ -228,6 +229,7 @@ typedef struct nr_result {
     nr_ceiling ceiling;        /* the limit: the best rate of the probes, the plain loop and the peers */
     bool tight;                /* the specialized kernel's and the limit's medians are believed (limit.c) */
     double ci_half_width;      /* the wider of their 95% intervals, relative to the median */
+    double load[2];            /* the system's 1-minute load average before and after the timed rounds */
     double bytes;              /* moved by the op: inputs read once and the output written once */
     double flops;              /* for contractions: 2 per multiply-add; 0 otherwise */
     nr_machine machine;

@@ -99,6 +99,7 @@ void nr_print_table(FILE *fp, const nr_result *r)
                 "f32 FMA peak %.1f GFLOP/s (runs of 20 ms or more)\n", r->ceiling.n ? "" : " nothing (probes off)",
             r->machine.copy_gbs, r->machine.add_gbs, r->machine.read_gbs, r->machine.memcpy_gbs, r->machine.peak_gflops);
     print_machine(fp);
+    fprintf(fp, "load average (1 minute): %.2f before the rounds, %.2f after\n", r->load[0], r->load[1]);
     fprintf(fp, "pages read by the specialized kernel: %lld local, %lld remote: %.2f per page of input data%s\n",
             (long long)r->local_pages, (long long)r->remote_pages, nr_reads_per_page(r),
             nr_reads_per_page(r) > NR_MAX_READS_PER_PAGE ? " (TRAFFIC: more than 3, reads grow faster than the data)"
@@ -188,6 +189,8 @@ void nr_print_json(FILE *fp, const nr_result *r, const char *in)
     fprintf(fp, "%s\"verdict\": \"%s\",\n%s\"measurement_fault\": %s,\n", in, verdicts[nr_result_verdict(r)], in,
             nr_result_verdict(r) == NR_FAULT ? "true" : "false");
     field(fp, in, "ci_half_width", r->ci_half_width);
+    field(fp, in, "load_before", r->load[0]);
+    field(fp, in, "load_after", r->load[1]);
     fprintf(fp, "%s\"limit_candidates\": [", in);
     for (int i = 0; i < r->ceiling.n; ++i) {
         fputs(i ? ", {\"name\": " : "{\"name\": ", fp);
@@ -253,7 +256,13 @@ static void peer_library(char *buf, size_t len, const char *name)
 
 void nr_print_suite_table(FILE *fp, const nr_result *r, int n)
 {
+    double lo = n ? r[0].load[0] : 0, hi = lo;
+    for (int i = 0; i < n; ++i)
+        for (int k = 0; k < 2; ++k)
+            lo = r[i].load[k] < lo ? r[i].load[k] : lo, hi = r[i].load[k] > hi ? r[i].load[k] : hi;
     print_machine(fp);
+    fprintf(fp, "load average (1 minute) during the timed rounds: %.2f to %.2f (%d CPUs)\n", lo, hi,
+            nr_machine_cpu()->cpus);
     fprintf(fp, "%-34s %10s %10s %10s %18s %8s %10s %13s %6s  %s\n", "case", "generic", "special.", "plain loop",
             "best peer", "speedup", "rate", "of limit", "reads", "limit");
     for (int i = 0; i < n; ++i) {
