@@ -218,21 +218,34 @@ static void pin_piece(void *ctx, int64_t p)
         sched_yield();
 }
 
+static pin_job pins;
+
 bool nr_pin_threads(nd_device *dev)
 {
-    static pin_job j;
+    pin_job *j = &pins;
     int n = 0;
-    if (sched_getaffinity(0, sizeof j.allowed, &j.allowed) != 0)
+    if (sched_getaffinity(0, sizeof j->allowed, &j->allowed) != 0)
         return false;
     for (int c = 0; c < CPU_SETSIZE; ++c)
-        if (CPU_ISSET(c, &j.allowed))
-            j.cpus[n++] = c;
-    j.threads = nd_device_threads(dev);
-    if (j.threads > n) /* more threads than CPUs: pinning would only stack them */
+        if (CPU_ISSET(c, &j->allowed))
+            j->cpus[n++] = c;
+    j->threads = nd_device_threads(dev);
+    if (j->threads > n) /* more threads than CPUs: pinning would only stack them */
         return false;
-    atomic_store(&j.taken, 0);
-    nd_device_parallel(dev, j.threads, pin_piece, &j);
+    atomic_store(&j->taken, 0);
+    nd_device_parallel(dev, j->threads, pin_piece, j);
     return true;
+}
+
+void nr_run_unpinned(void (*fn)(void *ctx), void *ctx)
+{
+    cpu_set_t mine;
+    bool pinned = CPU_COUNT(&pins.allowed) > 0 && pthread_getaffinity_np(pthread_self(), sizeof mine, &mine) == 0;
+    if (pinned)
+        pthread_setaffinity_np(pthread_self(), sizeof pins.allowed, &pins.allowed);
+    fn(ctx);
+    if (pinned)
+        pthread_setaffinity_np(pthread_self(), sizeof mine, &mine);
 }
 
 int64_t nr_cache_bytes(void)

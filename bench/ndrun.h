@@ -145,6 +145,9 @@ const nr_cpu *nr_machine_cpu(void);
  * caches and clock stay with it between runs; false (nothing pinned) when there are more threads than
  * CPUs. The caller's thread is one of them. */
 bool nr_pin_threads(nd_device *dev);
+/* fn(ctx) with the calling thread allowed every CPU of the process's mask again: threads a peer library
+ * starts inherit its mask, and would otherwise all share the caller's one CPU. */
+void nr_run_unpinned(void (*fn)(void *ctx), void *ctx);
 /* Bytes of every cache level below L1 together (all L2 and L3 instances): what a flush must evict. */
 int64_t nr_cache_bytes(void);
 /* Evicts the caches by writing twice nr_cache_bytes on the device's threads, so that each timed run

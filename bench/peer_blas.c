@@ -4,17 +4,33 @@
  * the ones it picks for the CPU, or those ndrun set for it (machine.c); the table names which.
  */
 #include <cblas.h>
+#include <dlfcn.h>
+#include <string.h>
 
 #include "peer.h"
 
 void openblas_set_num_threads(int num_threads);
 char *openblas_get_corename(void);
 
+/* Whether the CBLAS calls below reach OpenBLAS: other libraries (BLIS, a reference BLAS) define the
+ * same names, and the first one loaded would answer them under OpenBLAS's name. */
+static int blas_is_openblas(nd_error *err)
+{
+    Dl_info info;
+    if (!dladdr((void *)cblas_sgemm, &info) || !info.dli_fname)
+        return nd_failc(err, ND_ENOENT, "OpenBLAS peer: cannot tell which library cblas_sgemm is in");
+    if (!strstr(info.dli_fname, "openblas"))
+        return nd_failc(err, ND_EINVAL, "OpenBLAS peer: cblas_sgemm is %s's, not OpenBLAS's: another BLAS was loaded "
+                        "first, and its row would carry the wrong name", info.dli_fname);
+    return 0;
+}
+
 static int blas_open(const peer_problem *p, void **state, char *what, size_t len, nd_error *err)
 {
-    (void)err;
     if (p->kind != PEER_GEMM)
         return 0;
+    if (blas_is_openblas(err))
+        return -1;
     *state = NULL;
     const char *core = openblas_get_corename();
     snprintf(what, len, "%s (%s)", p->gemv ? "sgemv" : "sgemm", core ? core : "?");

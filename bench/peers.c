@@ -216,12 +216,27 @@ int nr_peers_open(const nr_setup *su, nr_peers *out, nd_error *err)
     return 0;
 }
 
+typedef struct peer_call {
+    nr_peer *peer;
+    const peer_problem *problem;
+    const void *in[NR_MAX_OPERANDS];
+    void *out;
+} peer_call;
+
+static void call_peer(void *ctx)
+{
+    peer_call *c = ctx;
+    c->peer->lib->run(c->peer->state, c->problem, c->in, c->out);
+}
+
+/* Unpinned (machine.c): the threads a library starts at its first call spread over the CPUs, as its
+ * users' would, rather than inherit the one CPU ndrun's own thread is pinned to. */
 void nr_peer_run(nr_peers *ps, int i, const nr_setup *su, void *out)
 {
-    const void *in[NR_MAX_OPERANDS];
+    peer_call c = {&ps->p[i], ps->problem, {0}, out};
     for (int k = 0; k + 1 < su->n; ++k)
-        in[k] = su->host[k];
-    ps->p[i].lib->run(ps->p[i].state, ps->problem, in, out);
+        c.in[k] = su->host[k];
+    nr_run_unpinned(call_peer, &c);
 }
 
 void nr_peers_close(nr_peers *ps)
