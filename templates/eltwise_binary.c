@@ -30,28 +30,51 @@
 #define NDT_EXPR(x, y) ((x) + (y))
 #endif
 
+/* z[0, n) = EXPR(x[e sx], y[e sy]) (a stride of 0 broadcasts). With stream, the blocks of
+ * VMATH_BLOCK whose destination is aligned for it go through a buffer to streaming stores
+ * (eltwise_rows.h); every element is the same arithmetic either way. */
+static inline void binary_run(NDT_T *restrict z, const NDT_T *restrict x, int64_t sx, const NDT_T *restrict y,
+                              int64_t sy, int64_t n, bool stream)
+{
+    int64_t e = 0;
+    if (stream) {
+        for (; e < n && !rows_stream_aligned(z + e); ++e)
+            z[e] = NDT_STORE(NDT_EXPR(NDT_LOAD(x[e * sx]), NDT_LOAD(y[e * sy])));
+        for (; e + VMATH_BLOCK <= n; e += VMATH_BLOCK) {
+            NDT_T t[VMATH_BLOCK];
+            for (int k = 0; k < VMATH_BLOCK; ++k)
+                t[k] = NDT_STORE(NDT_EXPR(NDT_LOAD(x[(e + k) * sx]), NDT_LOAD(y[(e + k) * sy])));
+            rows_stream(z + e, t, (int64_t)sizeof t);
+        }
+    }
+    for (; e < n; ++e)
+        z[e] = NDT_STORE(NDT_EXPR(NDT_LOAD(x[e * sx]), NDT_LOAD(y[e * sy])));
+}
+
 void eltwise_binary(const nda_core *core, const nda_args *args)
 {
     const nda_tensor *a = nda_operand(args, 0);
     const nda_tensor *b = nda_operand(args, 1);
     const nda_tensor *out = nda_operand(args, 2);
+    const int r = nda_rank(out), ra = nda_rank(a), rb = nda_rank(b);
+    int64_t od[ROWS_MAX_RANK], pd[ROWS_MAX_RANK], ad[ROWS_MAX_RANK], bd[ROWS_MAX_RANK];
+    for (int i = 0; i < r; ++i)
+        od[i] = nda_dim(out, i);
+    const bool stream = rows_streaming(rows_bytes(r, od, (int64_t)sizeof(NDT_T)));
     if (nda_same_paging(a, out) && nda_same_paging(b, out)) {
         const int64_t n = nda_page_bytes(out) / (int64_t)sizeof(NDT_T);
         for (nda_iter it = nda_iter_local(core, out); nda_iter_valid(&it); nda_iter_next(&it)) {
             const NDT_T *x = nda_page_read(core, a, nda_iter_page(&it));
             const NDT_T *y = nda_page_read(core, b, nda_iter_page(&it));
             NDT_T *z = (NDT_T *)nda_iter_ptr(&it);
-            for (int64_t e = 0; e < n; ++e)
-                z[e] = NDT_STORE(NDT_EXPR(NDT_LOAD(x[e]), NDT_LOAD(y[e])));
+            binary_run(z, x, 1, y, 1, n, stream);
         }
+        if (stream)
+            rows_stream_fence();
         return;
     }
-    const int r = nda_rank(out), ra = nda_rank(a), rb = nda_rank(b);
-    int64_t od[ROWS_MAX_RANK], pd[ROWS_MAX_RANK], ad[ROWS_MAX_RANK], bd[ROWS_MAX_RANK];
-    for (int i = 0; i < r; ++i) {
-        od[i] = nda_dim(out, i);
+    for (int i = 0; i < r; ++i)
         pd[i] = nda_page_dim(out, i);
-    }
     for (int i = 0; i < ra; ++i)
         ad[i] = nda_dim(a, i);
     for (int i = 0; i < rb; ++i)
@@ -72,11 +95,12 @@ void eltwise_binary(const nda_core *core, const nda_args *args)
                 const NDT_T *pa = nda_elem_read(core, a, xa, &na);
                 const NDT_T *pb = nda_elem_read(core, b, xb, &nb);
                 const int64_t m = rows_min(len - j, rows_min(sa ? na : len, sb ? nb : len));
-                for (int64_t e = 0; e < m; ++e)
-                    z[off + j + e] = NDT_STORE(NDT_EXPR(NDT_LOAD(pa[e * sa]), NDT_LOAD(pb[e * sb])));
+                binary_run(z + off + j, pa, sa, pb, sb, m, stream);
                 j += m;
                 x[r - 1] += m;
             }
         } while (rows_next(&w));
     }
+    if (stream)
+        rows_stream_fence();
 }

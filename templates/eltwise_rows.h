@@ -9,6 +9,13 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
 
 enum { ROWS_MAX_RANK = 8 };
 
@@ -142,5 +149,96 @@ static inline int64_t vmath_min(int64_t a, int64_t b) { return a < b ? a : b; }
             (lane)[0] = STEP((lane)[0], v_);                                                                \
         }                                                                                                   \
     } while (0)
+
+/*
+ * Streaming stores. An output much larger than the last-level cache is written with stores that bypass
+ * the caches (non-temporal): its lines are not read before they are written (no write-allocate), so a
+ * copy moves 2 bytes per byte instead of 3 and the output does not evict the input, as memcpy does past
+ * a size. A smaller output may be read again from the cache, so it is stored as usual. Values are the
+ * same either way: only the stores differ. x86 alone; elsewhere nothing streams.
+ */
+#if defined(__AVX512F__)
+enum { ROWS_STREAM_ALIGN = 64 };
+#elif defined(__AVX__)
+enum { ROWS_STREAM_ALIGN = 32 };
+#else
+enum { ROWS_STREAM_ALIGN = 16 };
+#endif
+
+/* The last-level cache's bytes: cpu0's L3 as the kernel reports it in sysfs, else as the C library does,
+ * else 8 MiB. Read once per process (the C library's figure can be far off under a hypervisor: 320 MiB
+ * for a 32 MiB L3 seen here); racing first reads store the same value. */
+static inline int64_t rows_llc_bytes(void)
+{
+    static _Atomic int64_t llc; /* 0: not read yet */
+    int64_t v = atomic_load_explicit(&llc, memory_order_relaxed);
+    if (v > 0)
+        return v;
+    FILE *f = fopen("/sys/devices/system/cpu/cpu0/cache/index3/size", "r");
+    char unit = 0;
+    long long n = 0;
+    if (f && fscanf(f, "%lld%c", &n, &unit) >= 1)
+        v = (int64_t)n * (unit == 'K' ? 1024 : unit == 'M' ? 1 << 20 : 1);
+    if (f)
+        fclose(f);
+    if (v <= 0)
+        v = sysconf(_SC_LEVEL3_CACHE_SIZE) > 0 ? (int64_t)sysconf(_SC_LEVEL3_CACHE_SIZE) : (int64_t)8 << 20;
+    atomic_store_explicit(&llc, v, memory_order_relaxed);
+    return v;
+}
+
+/* Whether an output of out_bytes streams: past the last-level cache. */
+static inline bool rows_streaming(int64_t out_bytes)
+{
+#if defined(__SSE2__)
+    return out_bytes > rows_llc_bytes();
+#else
+    (void)out_bytes;
+    return false;
+#endif
+}
+
+/* The bytes of a tensor of the given rank and dims, elements of elem bytes. */
+static inline int64_t rows_bytes(int r, const int64_t *dim, int64_t elem)
+{
+    for (int i = 0; i < r; ++i)
+        elem *= dim[i];
+    return elem;
+}
+
+static inline bool rows_stream_aligned(const void *p)
+{
+    return ((uintptr_t)p & (ROWS_STREAM_ALIGN - 1)) == 0;
+}
+
+/* dst[0, bytes) = src[0, bytes) with non-temporal stores; dst aligned to ROWS_STREAM_ALIGN, bytes a
+ * multiple of 16. */
+static inline void rows_stream(void *dst, const void *src, int64_t bytes)
+{
+    uint8_t *d = (uint8_t *)dst;
+    const uint8_t *s = (const uint8_t *)src;
+#if defined(__AVX512F__)
+    for (; bytes >= 64; bytes -= 64, d += 64, s += 64)
+        _mm512_stream_si512((__m512i *)(void *)d, _mm512_loadu_si512((const void *)s));
+#endif
+#if defined(__AVX__)
+    for (; bytes >= 32; bytes -= 32, d += 32, s += 32)
+        _mm256_stream_si256((__m256i *)(void *)d, _mm256_loadu_si256((const __m256i *)(const void *)s));
+#endif
+#if defined(__SSE2__)
+    for (; bytes >= 16; bytes -= 16, d += 16, s += 16)
+        _mm_stream_si128((__m128i *)(void *)d, _mm_loadu_si128((const __m128i *)(const void *)s));
+#endif
+    memcpy(d, s, (size_t)bytes);
+}
+
+/* Orders the streamed stores (weakly ordered) before any store that follows: at the end of a kernel that
+ * streamed, so that whatever runs next sees its output. */
+static inline void rows_stream_fence(void)
+{
+#if defined(__SSE2__)
+    _mm_sfence();
+#endif
+}
 
 #endif

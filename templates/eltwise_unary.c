@@ -35,11 +35,21 @@
 #endif
 
 /* y[0, n) = EXPR(x[0, n)), VMATH_BLOCK lanes at a time: whole blocks in place, the rest padded to a
- * block (each lane's result depends on its own value alone, so both give the same bits). */
-static VMATH_WIDE void unary_run(NDT_T *restrict y, const NDT_T *restrict x, int64_t n)
+ * block (each lane's result depends on its own value alone, so both give the same bits). With stream,
+ * a whole block whose destination is aligned for it goes through a buffer to streaming stores
+ * (eltwise_rows.h): the same vector loop, so the same bits. */
+static VMATH_WIDE void unary_run(NDT_T *restrict y, const NDT_T *restrict x, int64_t n, bool stream)
 {
     int64_t e0 = 0;
     for (; e0 + VMATH_BLOCK <= n; e0 += VMATH_BLOCK) {
+        if (stream && rows_stream_aligned(y + e0)) {
+            NDT_T t[VMATH_BLOCK];
+            VMATH_KEEP_LOOP
+            for (int k = 0; k < VMATH_BLOCK; ++k)
+                t[k] = NDT_STORE(NDT_EXPR(NDT_LOAD(x[e0 + k])));
+            rows_stream(y + e0, t, (int64_t)sizeof t);
+            continue;
+        }
         VMATH_KEEP_LOOP /* one vector loop, not 16 scalar calls */
         for (int64_t e = e0; e < e0 + VMATH_BLOCK; ++e)
             y[e] = NDT_STORE(NDT_EXPR(NDT_LOAD(x[e])));
@@ -61,21 +71,24 @@ void eltwise_unary(const nda_core *core, const nda_args *args)
 {
     const nda_tensor *a = nda_operand(args, 0);
     const nda_tensor *out = nda_operand(args, 1);
+    const int r = nda_rank(out);
+    int64_t od[ROWS_MAX_RANK], pd[ROWS_MAX_RANK];
+    for (int i = 0; i < r; ++i)
+        od[i] = nda_dim(out, i);
+    const bool stream = rows_streaming(rows_bytes(r, od, (int64_t)sizeof(NDT_T)));
     if (nda_same_paging(a, out)) {
         const int64_t n = nda_page_bytes(out) / (int64_t)sizeof(NDT_T);
         for (nda_iter it = nda_iter_local(core, out); nda_iter_valid(&it); nda_iter_next(&it)) {
             const NDT_T *x = nda_page_read(core, a, nda_iter_page(&it));
             NDT_T *y = (NDT_T *)nda_iter_ptr(&it);
-            unary_run(y, x, n);
+            unary_run(y, x, n, stream);
         }
+        if (stream)
+            rows_stream_fence();
         return;
     }
-    const int r = nda_rank(out);
-    int64_t od[ROWS_MAX_RANK], pd[ROWS_MAX_RANK];
-    for (int i = 0; i < r; ++i) {
-        od[i] = nda_dim(out, i);
+    for (int i = 0; i < r; ++i)
         pd[i] = nda_page_dim(out, i);
-    }
     for (nda_iter it = nda_iter_local(core, out); nda_iter_valid(&it); nda_iter_next(&it)) {
         int64_t pc[ROWS_MAX_RANK], x[ROWS_MAX_RANK] = {0}, off;
         rows w;
@@ -88,10 +101,12 @@ void eltwise_unary(const nda_core *core, const nda_args *args)
                 int64_t na;
                 const NDT_T *pa = nda_elem_read(core, a, x, &na);
                 const int64_t m = rows_min(len - j, na);
-                unary_run(y + off + j, pa, m);
+                unary_run(y + off + j, pa, m, stream);
                 j += m;
                 x[r - 1] += m;
             }
         } while (rows_next(&w));
     }
+    if (stream)
+        rows_stream_fence();
 }
