@@ -30,25 +30,13 @@
 #define NDT_EXPR(x, y) ((x) + (y))
 #endif
 
-/* z[0, n) = EXPR(x[e sx], y[e sy]) (a stride of 0 broadcasts). With stream, the blocks of
- * VMATH_BLOCK whose destination is aligned for it go through a buffer to streaming stores
- * (eltwise_rows.h); every element is the same arithmetic either way. */
+/* z[0, n) = EXPR(x[e sx], y[e sy]) (a stride of 0 broadcasts), streamed past the cache (eltwise_rows.h). */
 static inline void binary_run(NDT_T *restrict z, const NDT_T *restrict x, int64_t sx, const NDT_T *restrict y,
                               int64_t sy, int64_t n, bool stream)
 {
-    int64_t e = 0;
-    if (stream) {
-        for (; e < n && !rows_stream_aligned(z + e); ++e)
-            z[e] = NDT_STORE(NDT_EXPR(NDT_LOAD(x[e * sx]), NDT_LOAD(y[e * sy])));
-        for (; e + VMATH_BLOCK <= n; e += VMATH_BLOCK) {
-            NDT_T t[VMATH_BLOCK];
-            for (int k = 0; k < VMATH_BLOCK; ++k)
-                t[k] = NDT_STORE(NDT_EXPR(NDT_LOAD(x[(e + k) * sx]), NDT_LOAD(y[(e + k) * sy])));
-            rows_stream(z + e, t, (int64_t)sizeof t);
-        }
-    }
-    for (; e < n; ++e)
-        z[e] = NDT_STORE(NDT_EXPR(NDT_LOAD(x[e * sx]), NDT_LOAD(y[e * sy])));
+#define BINARY_AT(i) NDT_STORE(NDT_EXPR(NDT_LOAD(x[(i) * sx]), NDT_LOAD(y[(i) * sy])))
+    ROWS_STORE_RUN(z, n, stream, BINARY_AT);
+#undef BINARY_AT
 }
 
 void eltwise_binary(const nda_core *core, const nda_args *args)
@@ -56,8 +44,8 @@ void eltwise_binary(const nda_core *core, const nda_args *args)
     const nda_tensor *a = nda_operand(args, 0);
     const nda_tensor *b = nda_operand(args, 1);
     const nda_tensor *out = nda_operand(args, 2);
-    const int r = nda_rank(out), ra = nda_rank(a), rb = nda_rank(b);
-    int64_t od[ROWS_MAX_RANK], pd[ROWS_MAX_RANK], ad[ROWS_MAX_RANK], bd[ROWS_MAX_RANK];
+    const int r = nda_rank(out);
+    int64_t od[ROWS_MAX_RANK];
     for (int i = 0; i < r; ++i)
         od[i] = nda_dim(out, i);
     const bool stream = rows_streaming(rows_bytes(r, od, (int64_t)sizeof(NDT_T)));
@@ -73,6 +61,8 @@ void eltwise_binary(const nda_core *core, const nda_args *args)
             rows_stream_fence();
         return;
     }
+    const int ra = nda_rank(a), rb = nda_rank(b);
+    int64_t pd[ROWS_MAX_RANK], ad[ROWS_MAX_RANK], bd[ROWS_MAX_RANK];
     for (int i = 0; i < r; ++i)
         pd[i] = nda_page_dim(out, i);
     for (int i = 0; i < ra; ++i)

@@ -232,6 +232,26 @@ static inline void rows_stream(void *dst, const void *src, int64_t bytes)
     memcpy(d, s, (size_t)bytes);
 }
 
+/* z[i] = AT(i) for i in [0, n), AT a macro of the template's: with stream, the blocks of VMATH_BLOCK whose
+ * destination is aligned for it are computed into a buffer and streamed, the rest stored as usual; each
+ * element is the same expression either way. A macro, since AT is each template's own. */
+#define ROWS_STORE_RUN(z, n, stream, AT)                                                                   \
+    do {                                                                                                    \
+        int64_t i_ = 0;                                                                                     \
+        if (stream) {                                                                                       \
+            for (; i_ < (n) && !rows_stream_aligned((z) + i_); ++i_)                                        \
+                (z)[i_] = AT(i_);                                                                           \
+            for (; i_ + VMATH_BLOCK <= (n); i_ += VMATH_BLOCK) {                                            \
+                __typeof__((z)[0]) t_[VMATH_BLOCK];                                                         \
+                for (int k_ = 0; k_ < VMATH_BLOCK; ++k_)                                                    \
+                    t_[k_] = AT(i_ + k_);                                                                   \
+                rows_stream((z) + i_, t_, (int64_t)sizeof t_);                                              \
+            }                                                                                               \
+        }                                                                                                   \
+        for (; i_ < (n); ++i_)                                                                              \
+            (z)[i_] = AT(i_);                                                                               \
+    } while (0)
+
 /* Orders the streamed stores (weakly ordered) before any store that follows: at the end of a kernel that
  * streamed, so that whatever runs next sees its output. */
 static inline void rows_stream_fence(void)

@@ -30,12 +30,27 @@
 #define NDT_EXPR(x, y, z) ((x) * (y) + (z))
 #endif
 
+/* z[0, n) = EXPR(x[e sx], y[e sy], v[e sv]) (a stride of 0 broadcasts), streamed past the cache
+ * (eltwise_rows.h). */
+static inline void ternary_run(NDT_T *restrict z, const NDT_T *restrict x, int64_t sx, const NDT_T *restrict y,
+                               int64_t sy, const NDT_T *restrict v, int64_t sv, int64_t n, bool stream)
+{
+#define TERNARY_AT(i) NDT_STORE(NDT_EXPR(NDT_LOAD(x[(i) * sx]), NDT_LOAD(y[(i) * sy]), NDT_LOAD(v[(i) * sv])))
+    ROWS_STORE_RUN(z, n, stream, TERNARY_AT);
+#undef TERNARY_AT
+}
+
 void eltwise_ternary(const nda_core *core, const nda_args *args)
 {
     const nda_tensor *a = nda_operand(args, 0);
     const nda_tensor *b = nda_operand(args, 1);
     const nda_tensor *c = nda_operand(args, 2);
     const nda_tensor *out = nda_operand(args, 3);
+    const int r = nda_rank(out);
+    int64_t od[ROWS_MAX_RANK];
+    for (int i = 0; i < r; ++i)
+        od[i] = nda_dim(out, i);
+    const bool stream = rows_streaming(rows_bytes(r, od, (int64_t)sizeof(NDT_T)));
     if (nda_same_paging(a, out) && nda_same_paging(b, out) && nda_same_paging(c, out)) {
         const int64_t n = nda_page_bytes(out) / (int64_t)sizeof(NDT_T);
         for (nda_iter it = nda_iter_local(core, out); nda_iter_valid(&it); nda_iter_next(&it)) {
@@ -43,17 +58,16 @@ void eltwise_ternary(const nda_core *core, const nda_args *args)
             const NDT_T *y = nda_page_read(core, b, nda_iter_page(&it));
             const NDT_T *v = nda_page_read(core, c, nda_iter_page(&it));
             NDT_T *z = (NDT_T *)nda_iter_ptr(&it);
-            for (int64_t e = 0; e < n; ++e)
-                z[e] = NDT_STORE(NDT_EXPR(NDT_LOAD(x[e]), NDT_LOAD(y[e]), NDT_LOAD(v[e])));
+            ternary_run(z, x, 1, y, 1, v, 1, n, stream);
         }
+        if (stream)
+            rows_stream_fence();
         return;
     }
-    const int r = nda_rank(out), ra = nda_rank(a), rb = nda_rank(b), rc = nda_rank(c);
-    int64_t od[ROWS_MAX_RANK], pd[ROWS_MAX_RANK], ad[ROWS_MAX_RANK], bd[ROWS_MAX_RANK], cd[ROWS_MAX_RANK];
-    for (int i = 0; i < r; ++i) {
-        od[i] = nda_dim(out, i);
+    const int ra = nda_rank(a), rb = nda_rank(b), rc = nda_rank(c);
+    int64_t pd[ROWS_MAX_RANK], ad[ROWS_MAX_RANK], bd[ROWS_MAX_RANK], cd[ROWS_MAX_RANK];
+    for (int i = 0; i < r; ++i)
         pd[i] = nda_page_dim(out, i);
-    }
     for (int i = 0; i < ra; ++i)
         ad[i] = nda_dim(a, i);
     for (int i = 0; i < rb; ++i)
@@ -79,11 +93,12 @@ void eltwise_ternary(const nda_core *core, const nda_args *args)
                 const NDT_T *pv = nda_elem_read(core, c, xc, &nc);
                 const int64_t m =
                     rows_min(len - j, rows_min(sa ? na : len, rows_min(sb ? nb : len, sc ? nc : len)));
-                for (int64_t e = 0; e < m; ++e)
-                    z[off + j + e] = NDT_STORE(NDT_EXPR(NDT_LOAD(pa[e * sa]), NDT_LOAD(pb[e * sb]), NDT_LOAD(pv[e * sc])));
+                ternary_run(z + off + j, pa, sa, pb, sb, pv, sc, m, stream);
                 j += m;
                 x[r - 1] += m;
             }
         } while (rows_next(&w));
     }
+    if (stream)
+        rows_stream_fence();
 }

@@ -72,7 +72,7 @@ void eltwise_unary(const nda_core *core, const nda_args *args)
     const nda_tensor *a = nda_operand(args, 0);
     const nda_tensor *out = nda_operand(args, 1);
     const int r = nda_rank(out);
-    int64_t od[ROWS_MAX_RANK], pd[ROWS_MAX_RANK];
+    int64_t od[ROWS_MAX_RANK];
     for (int i = 0; i < r; ++i)
         od[i] = nda_dim(out, i);
     const bool stream = rows_streaming(rows_bytes(r, od, (int64_t)sizeof(NDT_T)));
@@ -87,6 +87,7 @@ void eltwise_unary(const nda_core *core, const nda_args *args)
             rows_stream_fence();
         return;
     }
+    int64_t pd[ROWS_MAX_RANK];
     for (int i = 0; i < r; ++i)
         pd[i] = nda_page_dim(out, i);
     for (nda_iter it = nda_iter_local(core, out); nda_iter_valid(&it); nda_iter_next(&it)) {

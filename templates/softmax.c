@@ -84,10 +84,11 @@ static VMATH_WIDE void softmax_exp(float *restrict ex, double *restrict lane, co
 }
 
 /* z[0, n) = ex[0, n) times inv, 1 / the sum: a multiplication where a division costs 10 cycles a vector. */
-static VMATH_WIDE void softmax_scale(NDT_T *restrict z, const float *restrict ex, int64_t n, float inv)
+static VMATH_WIDE void softmax_scale(NDT_T *restrict z, const float *restrict ex, int64_t n, float inv, bool stream)
 {
-    for (int64_t e = 0; e < n; ++e)
-        z[e] = NDT_STORE(ex[e] * inv);
+#define SOFTMAX_AT(i) NDT_STORE(ex[i] * inv)
+    ROWS_STORE_RUN(z, n, stream, SOFTMAX_AT);
+#undef SOFTMAX_AT
 }
 
 void softmax(const nda_core *core, const nda_args *args)
@@ -95,13 +96,14 @@ void softmax(const nda_core *core, const nda_args *args)
     const nda_tensor *a = nda_operand(args, 0);
     const nda_tensor *out = nda_operand(args, 1);
     const int r = nda_rank(out);
-    int64_t od[ROWS_MAX_RANK], pd[ROWS_MAX_RANK];
+    int64_t od[ROWS_MAX_RANK] = {0}, pd[ROWS_MAX_RANK] = {0};
     for (int i = 0; i < r; ++i) {
         od[i] = nda_dim(out, i);
         pd[i] = nda_page_dim(out, i);
     }
     const int64_t width = od[r - 1];
     const bool keep = width <= ROW_KEEP;
+    const bool stream = rows_streaming(rows_bytes(r, od, (int64_t)sizeof(NDT_T))); /* eltwise_rows.h */
     float ex[ROW_KEEP];
     /* The row whose max and sum (and exps, when kept) were computed last: pages of one row that follow
      * each other (a row split over narrow pages) reuse them, so a row is read twice per run of its
@@ -162,10 +164,13 @@ void softmax(const nda_core *core, const nda_args *args)
                     double unused[VMATH_BLOCK] = {0};
                     if (!keep)
                         softmax_exp(ex, unused, p + e, m, max);
-                    softmax_scale(z + off + x[r - 1] - first + e, keep ? ex + x[r - 1] + e : ex, m, (float)(1 / sum));
+                    softmax_scale(z + off + x[r - 1] - first + e, keep ? ex + x[r - 1] + e : ex, m, (float)(1 / sum),
+                                  stream);
                 }
                 x[r - 1] += n;
             }
         } while (rows_next(&w));
     }
+    if (stream)
+        rows_stream_fence();
 }

@@ -115,10 +115,10 @@ check "and the compiler reports its error there" \
   'cc -c -Wall -I"$src/runtime/include" -I"$src/templates" "$tmp/out/oops.c" -o "$tmp/out/oops.o" 2>&1 | grep -q "oops.lua:1:[0-9]*: .*no_such_function"'
 
 # a branch the specialization makes constant keeps only the path taken: with the same paging, the
-# kernel keeps the page-by-page path and loses the row path (its nda_rank) and the if around them
+# kernel keeps the page-by-page path and loses the row path (its nda_elem_read) and the if around them
 "$ndgen" generate --templates "$src/templates" --output "$tmp/out/folded.c" "$tmp/specs/unary.lua"
 check "a constant branch keeps only the path taken" \
-  '! grep -qE "if \((true|false)\)" "$tmp/out/folded.c" && awk "/^void nd_twice__f32__t0/,/^}/" "$tmp/out/folded.c" >"$tmp/t0.c" && grep -q "ndstat_reads" "$tmp/t0.c" && ! grep -q "rank_" "$tmp/t0.c"'
+  '! grep -qE "if \((true|false)\)" "$tmp/out/folded.c" && awk "/^void nd_twice__f32__t0/,/^}/" "$tmp/out/folded.c" >"$tmp/t0.c" && grep -q "ndstat_reads" "$tmp/t0.c" && ! grep -q "elem_read" "$tmp/t0.c"'
 check "and the file compiles without a warning" \
   'cc -c -Wall -Wextra -Werror -I"$src/runtime/include" -I"$src/templates" "$tmp/out/folded.c" -o "$tmp/out/folded.o"'
 
