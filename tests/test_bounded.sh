@@ -4,12 +4,7 @@
 # unless --all; ndrun refuses a case larger than the memory available, before allocating.
 set -u
 ndgen=$1 ndrun=$2 limit=${3:-1}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-export NDGEN_CACHE_DIR=$tmp/cache
-pass=0 fail=0
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+. "$(dirname "$0")/harness.sh"
 
 # run SECONDS ARGS...: the command's exit status, its stdout in $tmp/out and stderr in $tmp/err; 124 on
 # timeout.

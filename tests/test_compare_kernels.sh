@@ -5,12 +5,7 @@
 # does not list, the spec found where the library records it; and references refused when wrong.
 set -u
 ndrun=$1 ndgen=$2 lib=$3 specs=$4 templates=$5
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-export NDGEN_CACHE_DIR=$tmp/cache
-pass=0 fail=0
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+. "$(dirname "$0")/harness.sh"
 run() { $ndrun compare --kernels "$lib" --min-time 0 --repeats 1 --no-probes "$@"; }
 
 # silu has no reference: exit 0, and both outputs say nothing was checked against one

@@ -4,12 +4,7 @@
 # written, a wrong kernel is caught, and bad input gives one clear line and a non-zero exit.
 set -u
 ndrun=$1 wrong_lib=$2 wrong_specs=$3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-export NDGEN_CACHE_DIR=$tmp/cache
-pass=0 fail=0
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+. "$(dirname "$0")/harness.sh"
 
 # Every suite case, tiny: all agree (exit 0), and the result file says so for each case.
 ncases=$($ndrun bench --list --tiny | wc -l)

@@ -7,12 +7,7 @@
 # the plain loop and the peers).
 set -u
 ndrun=$1 built=" ${2//;/ } "
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-export NDGEN_CACHE_DIR=$tmp/cache
-pass=0 fail=0
-ok()  { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+. "$(dirname "$0")/harness.sh"
 
 # case | libraries expected to do it (those of them built in must appear) | probes: the limit measured
 # (slower, so on one case of each kind of limit) | ndrun compare options
