@@ -115,6 +115,7 @@ enum { NR_STREAMS(NR_STREAM_ENUM) NR_NSTREAMS };
 #undef NR_STREAM_ENUM
 const char *nr_stream_name(int kind);
 typedef struct stream_job {
+    float *block;              /* the three arrays, staggered in one allocation */
     float *a, *b, *c;
     int64_t n, pieces;
     int kind;
