@@ -254,7 +254,9 @@ typedef struct ct_work {
     int64_t ncp;        /* panels per block of columns */
     float *apack;       /* mc rows of kc floats, row-major: a block of the rows' operand */
     float *bpack;       /* ncp panels of kc x CT_NR floats, k-major: a block of the panel operand */
-    float *cblock;      /* a class's rows, ncp * CT_NR floats each */
+    float *cblock;      /* a class's rows, ldc floats apart */
+    int64_t ldc;        /* ncp * CT_NR, and one line more when that is a multiple of 1 KiB: rows 4 KiB apart
+                           fall in the same cache sets, and a tile's 8 rows would evict each other */
     const float **lane_rows; /* classes of one row (ct_dots): each lane's row of the panel operand */
 } ct_work;
 
@@ -279,7 +281,8 @@ static inline bool ct_work_init(ct_work *w, ct_blocks bl, int64_t K, int64_t N, 
     w->ncp = w->bl.nc / CT_NR < w->npanels ? w->bl.nc / CT_NR : w->npanels;
     w->apack = ct_alloc(w->bl.mc * w->bl.kc);
     w->bpack = ct_alloc(w->ncp * w->bl.kc * CT_NR);
-    w->cblock = ct_alloc(ct_round_up(nrows, CT_MR) * w->ncp * CT_NR);
+    w->ldc = w->ncp * CT_NR + (w->ncp * CT_NR % 256 == 0 ? 16 : 0);
+    w->cblock = ct_alloc(ct_round_up(nrows, CT_MR) * w->ldc);
     w->lane_rows = malloc((size_t)(w->ncp * CT_NR) * sizeof *w->lane_rows);
     if (w->apack && w->bpack && w->cblock && w->lane_rows)
         return true;
@@ -356,7 +359,7 @@ static inline bool ct_stored(const ct_work *w, const ct_step *s)
  * panel (in L1) meets every group of CT_MR rows (in L2) in turn. */
 static inline void ct_product(const ct_work *w, const ct_step *s)
 {
-    const int64_t kc = w->bl.kc, ldc = w->ncp * CT_NR;
+    const int64_t kc = w->bl.kc, ldc = w->ldc;
     for (int64_t p = 0; p < s->np; ++p)
         for (int64_t g = 0; g * CT_MR < s->mr; ++g) {
             float *c = w->cblock + (s->ic + g * CT_MR) * ldc + p * CT_NR;
@@ -382,7 +385,7 @@ static inline void ct_product_row(const ct_work *w, const ct_step *s, int64_t n)
     for (int64_t ct_i = (s)->i; ct_i < (s)->e; ++ct_i) {                                                 \
         const ct_run *ct_r = (r) + ct_i;                                                                \
         const int64_t ct_col = (s)->jc * CT_NR, ct_end = ct_col + (s)->np * CT_NR;                      \
-        const float *ct_c = (wk)->cblock + (ct_i - (s)->i) * (wk)->ncp * CT_NR;                         \
+        const float *ct_c = (wk)->cblock + (ct_i - (s)->i) * (wk)->ldc;                                 \
         const int64_t ct_lo = ct_r->c0 > ct_col ? ct_r->c0 : ct_col;                                    \
         const int64_t ct_hi = ct_r->c0 + ct_r->w < ct_end ? ct_r->c0 + ct_r->w : ct_end;                \
         NDT_T *ct_d = (NDT_T *)ct_r->dst;                                                               \
