@@ -6,11 +6,13 @@
  * copy), matmul for contractions. Its threads are OpenMP's, set to the device's count before each run.
  */
 #include <oneapi/dnnl/dnnl.h>
-#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "peer.h"
+
+/* libgomp's (CMakeLists.txt links the runtime oneDNN uses, whatever compiler builds ndrun). */
+void omp_set_num_threads(int num_threads);
 
 typedef struct dnnl_peer {
     dnnl_engine_t engine;
