@@ -220,18 +220,36 @@ static void pin_piece(void *ctx, int64_t p)
 
 static pin_job pins;
 
+/* Every thread of the device (the caller among them) allowed the whole of the process's mask again. */
+static void unpin_piece(void *ctx, int64_t p)
+{
+    (void)p;
+    const pin_job *j = ctx;
+    pthread_setaffinity_np(pthread_self(), sizeof j->allowed, &j->allowed);
+}
+
+static void nr_run_unpinned_all(nd_device *dev)
+{
+    nd_device_parallel(dev, nd_device_threads(dev), unpin_piece, &pins);
+}
+
 bool nr_pin_threads(nd_device *dev)
 {
     pin_job *j = &pins;
-    int n = 0;
-    if (sched_getaffinity(0, sizeof j->allowed, &j->allowed) != 0)
-        return false;
-    for (int c = 0; c < CPU_SETSIZE; ++c)
-        if (CPU_ISSET(c, &j->allowed))
-            j->cpus[n++] = c;
+    static int n; /* CPUs of the process's mask, read once: after the first pinning this thread's own mask
+                     is one CPU, and threads a later device starts inherit it */
+    if (n == 0) {
+        if (sched_getaffinity(0, sizeof j->allowed, &j->allowed) != 0)
+            return false;
+        for (int c = 0; c < CPU_SETSIZE; ++c)
+            if (CPU_ISSET(c, &j->allowed))
+                j->cpus[n++] = c;
+    }
     j->threads = nd_device_threads(dev);
-    if (j->threads > n) /* more threads than CPUs: pinning would only stack them */
+    if (j->threads > n) { /* more threads than CPUs: pinning would only stack them; let them all move */
+        nr_run_unpinned_all(dev);
         return false;
+    }
     atomic_store(&j->taken, 0);
     nd_device_parallel(dev, j->threads, pin_piece, j);
     return true;

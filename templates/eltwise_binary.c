@@ -57,8 +57,6 @@ void eltwise_binary(const nda_core *core, const nda_args *args)
             NDT_T *z = (NDT_T *)nda_iter_ptr(&it);
             binary_run(z, x, 1, y, 1, n, stream);
         }
-        if (stream)
-            rows_stream_fence();
         return;
     }
     const int ra = nda_rank(a), rb = nda_rank(b);
@@ -91,6 +89,4 @@ void eltwise_binary(const nda_core *core, const nda_args *args)
             }
         } while (rows_next(&w));
     }
-    if (stream)
-        rows_stream_fence();
 }

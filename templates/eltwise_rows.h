@@ -155,7 +155,9 @@ static inline int64_t vmath_min(int64_t a, int64_t b) { return a < b ? a : b; }
  * the caches (non-temporal): its lines are not read before they are written (no write-allocate), so a
  * copy moves 2 bytes per byte instead of 3 and the output does not evict the input, as memcpy does past
  * a size. A smaller output may be read again from the cache, so it is stored as usual. Values are the
- * same either way: only the stores differ. x86 alone; elsewhere nothing streams.
+ * same either way: only the stores differ. x86 alone; elsewhere nothing streams. Streamed stores are
+ * weakly ordered: the runtime fences each thread after its share of a launch (runtime/src/pool.c), so
+ * kernels need no fence of their own.
  */
 #if defined(__AVX512F__)
 enum { ROWS_STREAM_ALIGN = 64 };
@@ -252,13 +254,5 @@ static inline void rows_stream(void *dst, const void *src, int64_t bytes)
             (z)[i_] = AT(i_);                                                                               \
     } while (0)
 
-/* Orders the streamed stores (weakly ordered) before any store that follows: at the end of a kernel that
- * streamed, so that whatever runs next sees its output. */
-static inline void rows_stream_fence(void)
-{
-#if defined(__SSE2__)
-    _mm_sfence();
-#endif
-}
 
 #endif

@@ -60,8 +60,6 @@ void eltwise_ternary(const nda_core *core, const nda_args *args)
             NDT_T *z = (NDT_T *)nda_iter_ptr(&it);
             ternary_run(z, x, 1, y, 1, v, 1, n, stream);
         }
-        if (stream)
-            rows_stream_fence();
         return;
     }
     const int ra = nda_rank(a), rb = nda_rank(b), rc = nda_rank(c);
@@ -99,6 +97,4 @@ void eltwise_ternary(const nda_core *core, const nda_args *args)
             }
         } while (rows_next(&w));
     }
-    if (stream)
-        rows_stream_fence();
 }

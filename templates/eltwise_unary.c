@@ -83,8 +83,6 @@ void eltwise_unary(const nda_core *core, const nda_args *args)
             NDT_T *y = (NDT_T *)nda_iter_ptr(&it);
             unary_run(y, x, n, stream);
         }
-        if (stream)
-            rows_stream_fence();
         return;
     }
     int64_t pd[ROWS_MAX_RANK];
@@ -108,6 +106,4 @@ void eltwise_unary(const nda_core *core, const nda_args *args)
             }
         } while (rows_next(&w));
     }
-    if (stream)
-        rows_stream_fence();
 }

@@ -171,6 +171,4 @@ void softmax(const nda_core *core, const nda_args *args)
             }
         } while (rows_next(&w));
     }
-    if (stream)
-        rows_stream_fence();
 }

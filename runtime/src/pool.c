@@ -10,6 +10,9 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
 
 #include "runtime_internal.h"
 
@@ -28,11 +31,17 @@ struct nd_pool {
     atomic_int_fast64_t next;
 };
 
+/* Runs items until none is left. Kernels may write with non-temporal (streaming) stores, which x86
+ * orders only by a fence, not by the mutex that ends a job: each thread fences after its share, so a
+ * job's stores are visible to whatever runs after it, and kernels need no fence of their own per core. */
 static void drain(nd_pool *p)
 {
     for (int64_t i; (i = atomic_fetch_add_explicit(&p->next, p->grain, memory_order_relaxed)) < p->n;)
         for (int64_t end = i + p->grain < p->n ? i + p->grain : p->n; i < end; ++i)
             p->fn(p->ctx, i);
+#if defined(__SSE2__)
+    _mm_sfence();
+#endif
 }
 
 static void *worker_main(void *arg)
