@@ -664,6 +664,13 @@ static int check_output_indices(ctx *c, const ndg_op *op)
     return 0;
 }
 
+static int param_order(const void *a, const void *b)
+{
+    return strcmp(((const ndg_param *)a)->name, ((const ndg_param *)b)->name);
+}
+
+/* The op's params, sorted by name: a Lua table walks in hash order, which changes from run to run, and
+ * the generated file (its #defines) must not. */
 static int convert_params(ctx *c, int t, ndg_op *op)
 {
     lua_State *L = c->L;
@@ -705,6 +712,7 @@ static int convert_params(ctx *c, int t, ndg_op *op)
     if (rc)
         lua_pop(L, 1); /* the key lua_next left */
     lua_pop(L, 1);
+    qsort(op->params, (size_t)op->nparams, sizeof *op->params, param_order);
     return rc;
 }
 
