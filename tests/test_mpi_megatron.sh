@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_mpi_megatron.sh NDGEN MPIRUN NP TEST LIB8 LIB4: asks `ndgen plan` what the Megatron MLP on 4
-# cores moves (README "ndgen plan", with --grid 4x1), then runs test_mpi_megatron on NP processes, which
+# cores moves (docs/front-ends.md "ndgen plan", with --grid 4x1), then runs test_mpi_megatron on NP processes, which
 # checks the bytes the processes read from each other against the plan's total and busiest core.
 set -euo pipefail
 ndgen=$1 mpirun=$2 np=$3 test=$4 lib8=$5 lib4=$6

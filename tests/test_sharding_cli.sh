@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# test_sharding_cli.sh NDGEN README - the mesh-level front ends from the command line: ndgen show with
+# test_sharding_cli.sh NDGEN DOC - the mesh-level front ends from the command line: ndgen show with
 # --einshard, --pspec and --placements (JSON checked with jq), ndgen plan on the einshard tutorial's MLP
 # (data parallel, tensor parallel, hybrid; the Megatron sharding needs exactly one all-reduce), and bad
 # input: one line on stderr, exit status 1 (2 for usage), nothing written.
 set -u
-ndgen=$1 readme=$2
+ndgen=$1 doc=$2
 TOOL=$ndgen
 . "$(dirname "$0")/cli.sh"
 check() { json_ok "$1" "$2"; }
@@ -87,14 +87,14 @@ refuse "plan 'bx,xy->by' --in X='b x -> b x2' --in W='x y -> x y*' --shape b=8,x
 refuse "plan 'bx,xy->by' --in X='b x -> b x*' --in W='x y -> x* y' --shape b=8,x=8,y=8 --grid 8x1 --mesh 8 --out 'placements:[Partial(max)]'" 1 "no plan here reaches that sharding"
 refuse "plan --in X='b x -> b* x' --shape b=8 --grid 8x1" 2 "give 1 to 8 einsums"
 
-# the README's plan and show examples are what the commands print
-shown=$(awk '/^\$ ndgen plan/{s=1; next} s&&/^    --shape/{p=1; next} p&&/^```/{exit} p' "$readme")
+# the docs/front-ends.md's plan and show examples are what the commands print
+shown=$(awk '/^\$ ndgen plan/{s=1; next} s&&/^    --shape/{p=1; next} p&&/^```/{exit} p' "$doc")
 actual=$("$ndgen" plan 'bx,xy->by' 'by,yz->bz' --in X='... -> * ...' --in W1='x y -> x y*' --in W2='y z -> y* z' \
   --shape b=8,x=128,y=256,z=64 --grid 8x1 --alternatives)
-[ -n "$shown" ] && [ "$shown" = "$actual" ] && ok || bad "README's plan example differs: $(diff <(echo "$shown") <(echo "$actual"))"
-shown=$(awk '/^\$ ndgen show --einshard/{p=1; next} p&&/^\.\.\./{exit} p' "$readme")
+[ -n "$shown" ] && [ "$shown" = "$actual" ] && ok || bad "docs/front-ends.md's plan example differs: $(diff <(echo "$shown") <(echo "$actual"))"
+shown=$(awk '/^\$ ndgen show --einshard/{p=1; next} p&&/^\.\.\./{exit} p' "$doc")
 actual=$("$ndgen" show --einshard 'a b -> * a* b*' --shape 4,4 --grid 8x1 | head -n "$(echo "$shown" | wc -l)")
-[ -n "$shown" ] && [ "$shown" = "$actual" ] && ok || bad "README's show example differs: $(diff <(echo "$shown") <(echo "$actual"))"
+[ -n "$shown" ] && [ "$shown" = "$actual" ] && ok || bad "docs/front-ends.md's show example differs: $(diff <(echo "$shown") <(echo "$actual"))"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -130,7 +130,7 @@ typedef struct nd_mpi_proc_stats {
                                          operand (kernels count a DRAM read as another core's); -1
                                          otherwise, as kernels count reads by core */
     int node;                         /* its node */
-    /* The launch's read set (README "Across nodes": every page of its inputs, or for an elementwise op
+    /* The launch's read set (docs/mpi.md, "Across nodes": every page of its inputs, or for an elementwise op
      * those covering its cores' output pages) beyond this process's own pages, split by where it
      * lives; exact counts of that set (kernels may read less of it): */
     int64_t node_bytes;               /* held by other processes of its node: read in place */
