@@ -13,9 +13,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#if defined(__SSE2__)
-#include <immintrin.h>
-#endif
 
 enum { ROWS_MAX_RANK = 8 };
 
@@ -217,19 +214,34 @@ static inline bool rows_stream_aligned(const void *p)
  * multiple of 16. */
 static inline void rows_stream(void *dst, const void *src, int64_t bytes)
 {
+    /* The stores are written in inline assembly, not with <immintrin.h>: with AVX-512 enabled that
+     * header is some 45,000 lines, which every kernel's compile and ndgen's parse of every template
+     * would read (it was 90% of a JIT build of one elementwise kernel). */
     uint8_t *d = (uint8_t *)dst;
     const uint8_t *s = (const uint8_t *)src;
 #if defined(__AVX512F__)
-    for (; bytes >= 64; bytes -= 64, d += 64, s += 64)
-        _mm512_stream_si512((__m512i *)(void *)d, _mm512_loadu_si512((const void *)s));
+    typedef long long rows_v64 __attribute__((vector_size(64)));
+    for (; bytes >= 64; bytes -= 64, d += 64, s += 64) {
+        rows_v64 v;
+        memcpy(&v, s, sizeof v);
+        __asm__ volatile("vmovntdq %1, %0" : "=m"(*(rows_v64 *)(void *)d) : "v"(v));
+    }
 #endif
 #if defined(__AVX__)
-    for (; bytes >= 32; bytes -= 32, d += 32, s += 32)
-        _mm256_stream_si256((__m256i *)(void *)d, _mm256_loadu_si256((const __m256i *)(const void *)s));
+    typedef long long rows_v32 __attribute__((vector_size(32)));
+    for (; bytes >= 32; bytes -= 32, d += 32, s += 32) {
+        rows_v32 v;
+        memcpy(&v, s, sizeof v);
+        __asm__ volatile("vmovntdq %1, %0" : "=m"(*(rows_v32 *)(void *)d) : "x"(v));
+    }
 #endif
 #if defined(__SSE2__)
-    for (; bytes >= 16; bytes -= 16, d += 16, s += 16)
-        _mm_stream_si128((__m128i *)(void *)d, _mm_loadu_si128((const __m128i *)(const void *)s));
+    typedef long long rows_v16 __attribute__((vector_size(16)));
+    for (; bytes >= 16; bytes -= 16, d += 16, s += 16) {
+        rows_v16 v;
+        memcpy(&v, s, sizeof v);
+        __asm__ volatile("movntdq %1, %0" : "=m"(*(rows_v16 *)(void *)d) : "x"(v));
+    }
 #endif
     memcpy(d, s, (size_t)bytes);
 }
