@@ -686,7 +686,7 @@ static void emit_registry_group(ndg_buf *b, const ndg_spec *spec, const ndg_emit
     int n = 0;
     for (int i = 0; i < spec->nops; ++i) {
         const ndg_op *op = &spec->ops[i];
-        for (int t = -1; t < op->ntargets; ++t, ++n) {
+        for (int t = o->specialized_only ? 0 : -1; t < op->ntargets; ++t, ++n) {
             symbol_of(sym, sizeof sym, op, t);
             ndg_buf_printf(b, "    {\"%s\", \"%s\", \"%s\", %s, %d, ndk_operands_%d, ", op->name,
                            t < 0 ? "generic" : "specialized", sym, sym, op->noperands, i);
@@ -903,14 +903,15 @@ int ndg_emit_spec(ndg_spec *spec, ndg_analyzer *a, const char *out_path, const n
     const ndg_template **tmpl = calloc((size_t)spec->nops, sizeof *tmpl);
     unsigned *heads = calloc((size_t)spec->nops, sizeof *heads);
     int nvs = 0, nparts = o->parts > 1 ? o->parts : 1;
+    int first = o->specialized_only ? 0 : -1; /* the first target of each op; -1, its generic kernel */
     for (int i = 0; i < spec->nops; ++i)
-        nvs += spec->ops[i].ntargets + 1;
+        nvs += spec->ops[i].ntargets - first;
     vref *vs = calloc((size_t)nvs + 1, sizeof *vs);
     unsigned (*ranges)[2] = calloc((size_t)nvs + 1, sizeof *ranges);
     int *bounds = calloc((size_t)nparts + 1, sizeof *bounds); /* part p holds variants [bounds[p-1], bounds[p]) */
     nvs = 0;
     for (int i = 0; i < spec->nops; ++i)
-        for (int t = -1; t < spec->ops[i].ntargets; ++t)
+        for (int t = first; t < spec->ops[i].ntargets; ++t)
             vs[nvs++] = (vref){i, t};
     memset(out, 0, sizeof *out);
     out->kernels = nvs;

@@ -40,6 +40,8 @@ static const char generate_help[] =
     "  --fixed SET           with --target: the parameters that kernel fixes: all (default), pattern (all but\n"
     "                        the shape), shard (all but the shape and the grid); see docs/partial.md\n"
     "  --library             also write the library's root registry into the output (one SPEC)\n"
+    "  --specialized-only    leave out the generic kernels: for a library loaded beside one that has\n"
+    "                        them, as the JIT's are (they cost most of its compile time)\n"
     "  --no-line             omit the #line directives that point back to the templates\n"
     "  --stats               print generation time per kernel, on standard error\n"
     "  --help                show this help\n"
@@ -57,7 +59,8 @@ static const char registry_help[] =
 
 enum { OPT_OUTPUT = 256, OPT_OUTPUT_DIR, OPT_TEMPLATES, OPT_SPEC_DIR, OPT_INCLUDE, OPT_RESOURCE, OPT_DEPFILE,
        OPT_NO_LINE, OPT_STATS, OPT_STAMP, OPT_HELP, OPT_OP, OPT_DTYPES, OPT_TARGET, OPT_LIBRARY, OPT_SPEC_MEMORY,
-       OPT_PARTS, OPT_INSTALLED_SPEC_DIR, OPT_INSTALLED_TEMPLATE_DIR, OPT_RELOCATABLE, OPT_FIXED };
+       OPT_PARTS, OPT_INSTALLED_SPEC_DIR, OPT_INSTALLED_TEMPLATE_DIR, OPT_RELOCATABLE, OPT_FIXED,
+       OPT_SPECIALIZED_ONLY };
 
 static const struct option longopts[] = {
     {"output", required_argument, NULL, OPT_OUTPUT},     {"output-dir", required_argument, NULL, OPT_OUTPUT_DIR},
@@ -72,6 +75,7 @@ static const struct option longopts[] = {
     {"installed-spec-dir", required_argument, NULL, OPT_INSTALLED_SPEC_DIR},
     {"installed-template-dir", required_argument, NULL, OPT_INSTALLED_TEMPLATE_DIR},
     {"relocatable", no_argument, NULL, OPT_RELOCATABLE}, {"fixed", required_argument, NULL, OPT_FIXED},
+    {"specialized-only", no_argument, NULL, OPT_SPECIALIZED_ONLY},
     {NULL, 0, NULL, 0},
 };
 
@@ -136,6 +140,7 @@ static int parse_options(int argc, char **argv, gen_opts *o, int *status)
             break;
         }
         case OPT_LIBRARY: o->emit.library = true; break;
+        case OPT_SPECIALIZED_ONLY: o->emit.specialized_only = true; break;
         case OPT_SPEC_MEMORY: {
             char *end;
             long mb = strtol(optarg, &end, 10);

@@ -280,6 +280,8 @@ typedef struct ndg_emit_options {
     const char *depfile;      /* NULL: none */
     const char *stamp;        /* NULL: none; else touched on success and the depfile's target */
     bool library;             /* also the root registry: the file alone builds a kernel library */
+    bool specialized_only;    /* no generic kernels: for a library loaded beside one that has them (the
+                                 JIT's), which need not compile them again */
     int ntemplate_dirs;       /* recorded in the registry group, made absolute */
     const char *const *template_dirs;
     const char *installed_spec_dir;  /* the spec folder relative to the install prefix, or NULL */

@@ -38,6 +38,11 @@ mkdir -p "$tmp/bin"
 printf '#!/bin/sh\nexec %s "$@"\n' "$realcc" >"$cc"
 chmod +x "$cc"
 run "compiler: first build" built "" with_cc
+# the entry holds the specialized kernel alone: the generic one is the loaded library's (ndgen
+# generate --specialized-only), so the JIT does not compile it again
+syms=$(nm -D --defined-only "$cache"/*.so)
+echo "$syms" | grep -q ' nd_sub__f32__t0$' && ! echo "$syms" | grep -q '__generic$' && ok ||
+  bad "JIT library symbols: $(echo "$syms" | grep ' nd_')"
 run "compiler: unchanged" cache "" with_cc
 echo "# edited" >>"$cc"
 run "compiler: its executable edited" rebuilt "stale: an input file changed" with_cc

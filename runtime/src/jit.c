@@ -760,6 +760,7 @@ static void ndgen_argv(const nd_jit *j, const jit_request *r, char *const *store
     argv[n++] = "--include";
     argv[n++] = j->include_dir;
     argv[n++] = "--library";
+    argv[n++] = "--specialized-only"; /* the generic kernel is the loaded library's */
     argv[n++] = "--output";
     argv[n++] = store[0];
     argv[n++] = "--depfile";
