@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_install.sh SOURCE PROJECT - an install that stands alone. Copies the source tree SOURCE to a
-# scratch folder and runs there, with HOME a scratch folder, every command of the README's "Adding an
-# op" walkthrough in order: ndgen configured, built and installed to ~/ndgen, then (the copied source
+# scratch folder and runs there, with HOME a scratch folder, every command of docs/adding-an-op.md's
+# walkthrough in order: ndgen configured, built and installed to ~/ndgen, then (the copied source
 # and build trees deleted) the project PROJECT (docs/adding-an-op, copied to ~/myops: softplus by spec
 # alone and without a reference, silu and square with references derived from their EXPR, square on
 # f32, bf16, i32 and u8, rms_norm on a template of its own that includes the installed eltwise_rows.h,
@@ -34,16 +34,16 @@ fi
 cp -r "$project" "$tmp/proj" || die "copying $project"
 rm -rf "$tmp/proj"/build*
 
-# 2. the README's "Adding an op" walkthrough: every sh block of the section, in order, in one shell,
+# 2. the walkthrough of docs/adding-an-op.md: every sh block of the page, in order, in one shell,
 # from the copied source tree, with HOME a scratch folder. The first block installs ndgen to
 # ~/ndgen; after it the copied source and build trees are deleted, and the rest runs from the install.
 export HOME=$tmp/home
 mkdir -p "$HOME"
-awk '/^## Adding an op/{s=1; next} s&&/^## /{exit} s&&/^```sh$/{b++; print "# block " b; p=1; next} p&&/^```$/{p=0; if (b==1) print "rm -rf \"$WALK_TREES\"  # the trees go"; next} p' \
-  "$tmp/src/README.md" >"$tmp/walk.sh"
+awk '/^```sh$/{b++; print "# block " b; p=1; next} p&&/^```$/{p=0; if (b==1) print "rm -rf \"$WALK_TREES\"  # the trees go"; next} p' \
+  "$tmp/src/docs/adding-an-op.md" >"$tmp/walk.sh"
 nblocks=$(grep -c '^# block' "$tmp/walk.sh")
-if [ "$nblocks" -ge 5 ]; then ok; else bad "README's Adding an op has $nblocks sh blocks"; fi
-(cd "$tmp/src" && WALK_TREES=$tmp/src bash -ex "$tmp/walk.sh") >"$tmp/walk.log" 2>&1 || { tail -60 "$tmp/walk.log"; die "the README walkthrough"; }
+if [ "$nblocks" -ge 5 ]; then ok; else bad "docs/adding-an-op.md has $nblocks sh blocks"; fi
+(cd "$tmp/src" && WALK_TREES=$tmp/src bash -ex "$tmp/walk.sh") >"$tmp/walk.log" 2>&1 || { tail -60 "$tmp/walk.log"; die "the walkthrough of docs/adding-an-op.md"; }
 echo "test_install: walkthrough done in $((SECONDS - t0)) s"
 if [ ! -e "$tmp/src" ]; then ok; else bad "the copied source tree is still there"; fi
 p=$HOME/ndgen proj=$HOME/myops
