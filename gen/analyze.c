@@ -369,7 +369,9 @@ static int visit_var(walk *w, CXCursor var)
 
 typedef struct body_scan {
     walk *w;
+    int loop;  /* the nda_iter loop's index in w->t->loops */
     int depth; /* nested loops and switches: a break there stays inside the body */
+    int loops; /* nested loops alone: a continue there stays inside the body (a switch passes it on) */
 } body_scan;
 
 static enum CXChildVisitResult scan_body(CXCursor c, CXCursor parent, CXClientData data)
@@ -379,13 +381,16 @@ static enum CXChildVisitResult scan_body(CXCursor c, CXCursor parent, CXClientDa
     enum CXCursorKind k = clang_getCursorKind(c);
     if (k == CXCursor_BreakStmt && b->depth == 0)
         fail_at(b->w, c, "'break' leaves an nda_iter loop; the specialized loop nest cannot honour it");
+    else if (k == CXCursor_ContinueStmt && b->loops == 0)
+        b->w->t->loops[b->loop].continues = true;
     else if (k == CXCursor_ReturnStmt || k == CXCursor_GotoStmt || k == CXCursor_IndirectGotoStmt)
         fail_at(b->w, c, "'%s' inside an nda_iter loop; the specialized loop nest cannot honour it",
                 k == CXCursor_ReturnStmt ? "return" : "goto");
     if (b->w->failed)
         return CXChildVisit_Break;
-    bool nest = k == CXCursor_ForStmt || k == CXCursor_WhileStmt || k == CXCursor_DoStmt || k == CXCursor_SwitchStmt;
-    body_scan inner = {b->w, b->depth + nest};
+    bool loop = k == CXCursor_ForStmt || k == CXCursor_WhileStmt || k == CXCursor_DoStmt;
+    bool nest = loop || k == CXCursor_SwitchStmt;
+    body_scan inner = {b->w, b->loop, b->depth + nest, b->loops + loop};
     clang_visitChildren(c, scan_body, &inner);
     return b->w->failed ? CXChildVisit_Break : CXChildVisit_Continue;
 }
@@ -451,7 +456,7 @@ static int visit_for(walk *w, CXCursor f)
             return fail_at(w, c, "%s", loop_form);
         allow(w, clang_Cursor_getArgument(c, 0));
     }
-    body_scan b = {w, 0};
+    body_scan b = {w, idx, 0, 0};
     clang_visitChildren(k.c[3], scan_body, &b);
     return w->failed ? -1 : 0;
 }

@@ -143,6 +143,8 @@ typedef struct ndg_loop {
     char *core_expr;      /* text of nda_iter_local's core argument: a variable */
     unsigned core_decl;   /* where that variable is declared */
     char *tensor_expr;    /* text of its tensor argument */
+    bool continues;       /* its body holds a continue that targets it, found in the parsed code (macros
+                             expanded): the specialized nest must keep its innermost loop for it */
 } ndg_loop;
 
 typedef struct ndg_tparam {

@@ -822,18 +822,7 @@ typedef struct nest {
     bool inner_loop;              /* the last dim's loop is printed */
 } nest;
 
-/* Whether the template text [from, to) holds the token `continue` (comments included: conservative). */
-static bool has_continue(const ndg_template *t, unsigned from, unsigned to)
-{
-    for (unsigned i = from; i + 8 <= to; ++i)
-        if (strncmp(t->text + i, "continue", 8) == 0 && (i == 0 || !(isalnum((unsigned char)t->text[i - 1]) ||
-                                                                      t->text[i - 1] == '_')) &&
-            !(isalnum((unsigned char)t->text[i + 8]) || t->text[i + 8] == '_'))
-            return true;
-    return false;
-}
-
-static void plan_nest(const ndg_template *t, const char *P, const loop_plan *p, nest *m)
+static void plan_nest(const char *P, const loop_plan *p, nest *m)
 {
     const nd_layout *l = p->l;
     int n = p->idx, R = l->rank;
@@ -880,7 +869,7 @@ static void plan_nest(const ndg_template *t, const char *P, const loop_plan *p, 
             ++m->nrows;
     }
     m->inner_loop = !ex_is(&m->extent[R - 1], 1) ||
-                    has_continue(t, p->loop->body_start, p->loop->body_end);
+                    p->loop->continues;
 }
 
 static void loop_open(ndg_buf *b, const char *P, const loop_plan *p, const nest *m, const char *ind)
@@ -997,13 +986,13 @@ static void loop_open(ndg_buf *b, const char *P, const loop_plan *p, const nest 
  * extents and origin come from the run-time layout once per shard; the in-shard walk has constant
  * strides (and the page id the run-time tensor strides), a dim whose shard is one page has no loop, and
  * each extent is at most the constant shard extent (shorter only at an uneven edge). */
-static void plan_nest_rt(const ndg_template *t, const loop_plan *p, nest *m)
+static void plan_nest_rt(const loop_plan *p, nest *m)
 {
     const nd_layout *l = p->l;
     memset(m, 0, sizeof *m);
     for (int i = 0; i + 1 < l->rank; ++i)
         m->nrows += l->shard[i] > 1;
-    m->inner_loop = l->shard[l->rank - 1] > 1 || has_continue(t, p->loop->body_start, p->loop->body_end);
+    m->inner_loop = l->shard[l->rank - 1] > 1 || p->loop->continues;
 }
 
 static void loop_open_rt(ndg_buf *b, const char *P, const loop_plan *p, const nest *m, const char *ind,
@@ -1405,9 +1394,9 @@ static int collect_edits(const ndg_template *t, const ndg_variant *v, edit **out
         loop_plan p = plan_loop(t, v, i);
         nest m;
         if (free_of(v))
-            plan_nest_rt(t, &p, &m);
+            plan_nest_rt(&p, &m);
         else
-            plan_nest(t, v->prefix, &p, &m);
+            plan_nest(v->prefix, &p, &m);
         char ind[64];
         indent_at(t, L->start, ind, sizeof ind);
         e[n].start = L->start;

@@ -2,8 +2,9 @@
  * spec.c - stage 1: run an op spec (Lua 5.4) in a sandbox and convert what it declared to C.
  *
  * The sandbox: chunks are loaded as text only ("t": a crafted bytecode chunk can crash the VM); the
- * environment holds the safe parts of the base library plus string, table and math, and no io, os,
- * debug, coroutine, load, dofile or require; include() reads only regular files whose real path is
+ * environment holds the safe parts of the base library plus string, table and math (math.random seeded
+ * with a constant, so a spec's output is the same every run), and no io, os, debug, coroutine, load,
+ * dofile or require; include() reads only regular files whose real path is
  * below the spec folder. Two budgets hold whatever the spec does: an instruction count (once spent,
  * every later instruction fails again, so no pcall, xpcall, metamethod or finalizer outlives it, and
  * lua_close runs with it spent) and a memory cap enforced by the allocator. Chunks are named "@file",
@@ -288,6 +289,34 @@ static void bound_patterns(lua_State *L, int lib)
     lua_pop(L, 1);
 }
 
+/* math.randomseed with a seed, as Lua's; without one Lua 5.4 seeds from the clock and an address, which
+ * would make a spec's output differ from run to run, so that is an error. */
+static int lua_randomseed_fixed(lua_State *L)
+{
+    if (lua_gettop(L) == 0)
+        return luaL_error(L, "math.randomseed needs a seed in a spec: without one it seeds from the clock, and "
+                             "a spec must generate the same bytes on every run");
+    lua_getfield(L, LUA_REGISTRYINDEX, "ndgen.randomseed");
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+    return lua_gettop(L);
+}
+
+/* Seeds the math library (at index lib) with a constant, which Lua 5.4 seeds from the clock when it
+ * opens, and replaces its randomseed (the original goes to the registry): math.random draws the same
+ * numbers on every run, so a spec using it generates the same bytes. */
+static void fix_random(lua_State *L, int lib)
+{
+    lib = lua_absindex(L, lib);
+    lua_getfield(L, lib, "randomseed");
+    lua_pushvalue(L, -1);
+    lua_setfield(L, LUA_REGISTRYINDEX, "ndgen.randomseed");
+    lua_pushinteger(L, 0);
+    lua_call(L, 1, 0);
+    lua_pushcfunction(L, lua_randomseed_fixed);
+    lua_setfield(L, lib, "randomseed");
+}
+
 static int lua_print_stderr(lua_State *L)
 {
     for (int i = 1, n = lua_gettop(L); i <= n; ++i) {
@@ -307,6 +336,7 @@ static void build_sandbox(lua_State *L, const char *spec_dir)
     luaL_requiref(L, "string", luaopen_string, 0);
     luaL_requiref(L, "table", luaopen_table, 0);
     luaL_requiref(L, "math", luaopen_math, 0);
+    fix_random(L, -1);
     bound_patterns(L, -3); /* string, under table and math */
     lua_newtable(L); /* the environment */
     for (size_t i = 0; i < sizeof base_names / sizeof *base_names; ++i) {

@@ -73,6 +73,7 @@ static const struct {
     {"adv_shadow", "shadow_bound.c", b_plus_5},
     {"adv_core_alias", "core_alias.c", a_plus_7},
     {"adv_continue", "loop_continue.c", even_pages},
+    {"adv_macro_continue", "macro_continue.c", twice_a},
     {"adv_inner_break", "inner_break.c", sign_by_parity},
     {"adv_nested", "nested_iter.c", four_a},
     {"adv_iter_in_loop", "iter_in_loop.c", thrice_a},

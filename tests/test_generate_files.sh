@@ -157,6 +157,22 @@ for spec in reshard eltwise; do
   done >"$tmp/det.sums"
   check "specs/$spec.lua generates the same bytes in 4 runs" '[ "$(sort -u "$tmp/det.sums" | wc -l)" -eq 1 ]'
 done
+# math.random is seeded with a constant (Lua seeds it from the clock), and randomseed needs a seed
+cat >"$tmp/specs/random.lua" <<'LUA'
+local k = math.random(1, 1 << 40)
+op { name = "scale", template = "eltwise_unary.c", params = { EXPR = "((x) * " .. k .. ".0f)" },
+     inputs = { { name = "a", dtype = "f32", index = "..." } }, outputs = { { name = "out", dtype = "f32", index = "..." } },
+     targets = { { all = { shape = { 8, 8 }, shard = { 4, 8 }, grid = "2x1" } } } }
+LUA
+for i in 1 2 3 4; do
+  "$ndgen" generate --templates "$src/templates" --output "$tmp/out/rnd.c" "$tmp/specs/random.lua" && cksum <"$tmp/out/rnd.c"
+done >"$tmp/det.sums"
+check "a spec drawing math.random generates the same bytes in 4 runs" '[ "$(sort -u "$tmp/det.sums" | wc -l)" -eq 1 ]'
+echo 'math.randomseed()' >"$tmp/specs/reseed.lua"
+"$ndgen" generate --templates "$src/templates" --output "$tmp/out/reseed.c" "$tmp/specs/reseed.lua" 2>"$tmp/err"
+rc=$?
+check "math.randomseed() without a seed is refused" \
+  '[ $rc -eq 1 ] && grep -q "reseed.lua:1: math.randomseed needs a seed" "$tmp/err" && [ ! -e "$tmp/out/reseed.c" ]'
 
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -11,7 +11,10 @@ static int64_t passed;
 static nd_device *dev;
 static nd_kernels *kernels;
 
-static nd_tensor *tensor(const char *shape, const char *shard, nd_dtype dtype, nd_buffer buffer)
+/* A tensor on the 2x2 grid (12 banks in DRAM); with parts > 1 a Partial tensor pending reduce, each of
+ * its parts a copy over two of the four cores. */
+static nd_tensor *tensor_parts(const char *shape, const char *shard, nd_dtype dtype, nd_buffer buffer, int parts,
+                               nd_reduce reduce)
 {
     nd_dist_spec s;
     nd_dist d;
@@ -21,6 +24,8 @@ static nd_tensor *tensor(const char *shape, const char *shard, nd_dtype dtype, n
     s.dtype = dtype;
     s.buffer = buffer;
     s.interleaved = shard == NULL;
+    s.replicas = s.parts = parts;
+    s.reduce = reduce;
     if (nd_parse_dims("shape", shape, s.shape, &s.rank, &err) ||
         (shard && nd_parse_dims("shard", shard, s.shard, &s.shard_rank, &err)) ||
         nd_dist_make(&s, buffer == ND_DRAM ? 12 : 2, buffer == ND_DRAM ? 1 : 2, &d, &err) ||
@@ -29,6 +34,16 @@ static nd_tensor *tensor(const char *shape, const char *shard, nd_dtype dtype, n
         exit(1);
     }
     return t;
+}
+
+static nd_tensor *tensor(const char *shape, const char *shard, nd_dtype dtype, nd_buffer buffer)
+{
+    return tensor_parts(shape, shard, dtype, buffer, 1, ND_REDUCE_SUM);
+}
+
+static nd_tensor *partial(const char *shape, const char *shard, nd_dtype dtype, nd_reduce reduce)
+{
+    return tensor_parts(shape, shard, dtype, ND_L1, 2, reduce);
 }
 
 static int run(const char *op, nd_tensor **t, int n, const double *scalars, int nscalars, nd_error *err)
@@ -100,6 +115,19 @@ int main(int argc, char **argv)
     expect("matmul", (nd_tensor *[]){a, vec, mm}, 3,
            ND_EINVAL, "op 'matmul': operand 'b' has rank 1, but its index 'kj' needs 2 axes");
     CHECK(run("matmul", (nd_tensor *[]){a, k6, mm}, 3, NULL, 0, &err) == 0, "matmul: %s", err.msg);
+    /* A Partial(sum) output: in bf16 each part would be rounded before the parts are added; in f32 it runs. */
+    nd_tensor *a16 = tensor("4,6", "2,6", ND_BF16, ND_L1), *b16 = tensor("6,8", "6,8", ND_BF16, ND_L1);
+    nd_tensor *p16 = partial("4,8", "2,8", ND_BF16, ND_REDUCE_SUM), *p32 = partial("4,8", "2,8", ND_F32, ND_REDUCE_SUM);
+    expect("matmul", (nd_tensor *[]){a16, b16, p16}, 3, ND_EREFUSED,
+           "op 'matmul': output 'out' is bf16 Partial(sum): each of its 2 parts would be rounded to bf16 before they "
+           "are combined");
+    CHECK(run("matmul", (nd_tensor *[]){a, k6, p32}, 3, NULL, 0, &err) == 0, "matmul into f32 Partial(sum): %s",
+          err.msg);
+    ++passed;
+    nd_tensor_free(a16);
+    nd_tensor_free(b16);
+    nd_tensor_free(p16);
+    nd_tensor_free(p32);
     nd_tensor *rows = tensor("4", "2", ND_F32, ND_L1);
     expect_with("reduce_sum", (nd_tensor *[]){a, rows}, 2, (double[]){2}, 1, ND_EINVAL,
                 "op 'reduce_sum': scalars [2] are not distinct axes of the 2 axes of 'a'");

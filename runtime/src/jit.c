@@ -948,8 +948,9 @@ static int publish(const nd_jit *j, const jit_request *r, char *const *store, nd
     return rc;
 }
 
-/* Generates and compiles into dir, then publishes. Returns JIT_FALLBACK when the compiler fails (or
- * cannot be run) or the entry cannot be written, -1 when the generator fails. */
+/* Generates and compiles into dir, then publishes. Returns JIT_FALLBACK when the generator or the
+ * compiler fails (or cannot be run) or the entry cannot be written: the generic kernel is right for
+ * every distribution, so a specialization that cannot be had is a slower launch, not a failed one. */
 static int build_in(const nd_jit *j, const jit_request *r, const char *dir, char *const *store, nd_error *err)
 {
     char *argv[JIT_MAX_ARGS], flags[4096], ldflags[4096], incs[(JIT_MAX_DIRS + 1) * (PATH_MAX + 4)];
@@ -957,7 +958,7 @@ static int build_in(const nd_jit *j, const jit_request *r, const char *dir, char
     ndgen_argv(j, r, store, argv);
     if (run_tool(j->ndgen, argv, store[4])) {
         log_head(store[4], dir, head, sizeof head);
-        return nd_fail(err, "jit: op '%s': %s generate failed: %s", r->generic->op, j->ndgen, head);
+        return fallback(err, ND_ESYS, "jit: op '%s': %s generate failed: %s", r->generic->op, j->ndgen, head);
     }
     snprintf(flags, sizeof flags, "%s", j->cflags);
     snprintf(ldflags, sizeof ldflags, "%s", j->ldflags);

@@ -45,6 +45,16 @@ int nd_op_check(const nda_kernel_entry *e, nd_tensor *const *tensors, int n, nd_
                                               "operands only pending %s; resolve it first with all_reduce or "
                                               "reduce_scatter", e->op, e->operands[i], nd_reduce_name(s->reduce),
                             reduce_list(buf, sizeof buf, takes));
+        /* A Partial output's parts are stored in its dtype and combined later: in bf16 each part is
+         * rounded first, and a sum (or product) of rounded parts is not the rounded sum; max and min
+         * commute with rounding, which is monotonic. */
+        bool output = i >= n - e->noutputs;
+        if (output && s->parts > 1 && s->dtype == ND_BF16 && s->reduce != ND_REDUCE_MAX && s->reduce != ND_REDUCE_MIN)
+            return nd_failc(err, ND_EREFUSED, "op '%s': output '%s' is bf16 Partial(%s): each of its %d parts would be "
+                                              "rounded to bf16 before they are combined, so the result would not be "
+                                              "the bf16 rounding of the whole %s; make the Partial output f32, or the "
+                                              "output whole", e->op, e->operands[i], nd_reduce_name(s->reduce),
+                            (int)s->parts, nd_reduce_name(s->reduce));
     }
     nd_op_sig sig = {e->op, e->noperands, e->noutputs, e->operands, e->indices, nd_op_axis_rule(e), e->requires};
     return nd_op_check_shapes(&sig, d, err);
