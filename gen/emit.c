@@ -9,10 +9,13 @@
  * when that cannot change what the headers mean (template_head); otherwise each variant has it all.
  */
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "nd_accessor.h"
@@ -739,40 +742,112 @@ static void emit_registry_group(ndg_buf *b, const ndg_spec *spec, const ndg_emit
 
 /* The make-style dependencies of the stamp, or of every part when there is none, prepared in out
  * (closed, not yet in place). */
+/* Every file generating spec read, in the depfile's order: the spec and what it included, each op's
+ * reference source, template and the template's headers. Calls f(path, data) for each. */
+static void each_input(const ndg_spec *spec, const ndg_template *const *tmpl, void (*f)(const char *, void *),
+                       void *data)
+{
+    for (int i = 0; i < spec->ndeps; ++i)
+        f(spec->deps[i], data);
+    for (int i = 0; i < spec->nops; ++i) {
+        if (spec->ops[i].reference_source)
+            f(spec->ops[i].reference_source, data);
+        f(tmpl[i]->path, data);
+        for (int k = 0; k < tmpl[i]->ndeps; ++k)
+            f(tmpl[i]->deps[k], data);
+    }
+}
+
+/* path as one word of a make rule, escaped as gcc -MD escapes it, which Make and Ninja both read: a
+ * blank or '#' behind a backslash (and the backslashes just before a blank doubled), '$' doubled. */
+static void depfile_word(FILE *fp, const char *path)
+{
+    for (const char *p = path; *p; ++p) {
+        if (*p == ' ' || *p == '\t') {
+            for (const char *q = p; q > path && q[-1] == '\\'; --q)
+                fputc('\\', fp);
+            fputc('\\', fp);
+        } else if (*p == '#') {
+            fputc('\\', fp);
+        } else if (*p == '$') {
+            fputc('$', fp);
+        }
+        fputc(*p, fp);
+    }
+}
+
+static void depfile_line(const char *path, void *fp)
+{
+    fputs(" \\\n  ", fp);
+    depfile_word(fp, path);
+}
+
+/* A newline cannot be written in a make rule: sets *bad to a path holding one. */
+static void no_newline(const char *path, void *bad)
+{
+    if (strchr(path, '\n'))
+        *(const char **)bad = path;
+}
+
+static void add_input(const char *path, void *emitted)
+{
+    ndg_emitted *e = emitted;
+    char **grown = realloc(e->inputs, (size_t)(e->ninputs + 1) * sizeof *grown);
+    char *copy = strdup(path);
+    if (!grown || !copy) {
+        fprintf(stderr, "ndgen: out of memory\n");
+        exit(1); /* text.c's policy: exit with a message rather than write an unchecked output */
+    }
+    e->inputs = grown;
+    e->inputs[e->ninputs++] = copy;
+}
+
 static int write_depfile(ndg_output *out, const char *path, const char *stamp, const char *out_path, int nparts,
                          const ndg_spec *spec, const ndg_template *const *tmpl, nd_error *err)
 {
+    const char *bad = stamp && strchr(stamp, '\n') ? stamp : out_path && strchr(out_path, '\n') ? out_path : NULL;
+    each_input(spec, tmpl, no_newline, &bad);
+    if (bad)
+        return nd_fail(err, "--depfile %s: a make rule cannot name %s, whose name holds a newline", path, bad);
     if (ndg_output_open(out, path, err))
         return -1;
     if (stamp) {
-        fprintf(out->fp, "%s:", stamp);
+        depfile_word(out->fp, stamp);
     } else {
         for (int p = 1; p <= nparts; ++p) {
             char part[4096];
             ndg_part_path(part, sizeof part, out_path ? out_path : "-", p, nparts);
-            fprintf(out->fp, "%s%s", p > 1 ? " " : "", part);
+            if (p > 1)
+                fputc(' ', out->fp);
+            depfile_word(out->fp, part);
         }
-        fputc(':', out->fp);
     }
-    for (int i = 0; i < spec->ndeps; ++i)
-        fprintf(out->fp, " \\\n  %s", spec->deps[i]);
-    for (int i = 0; i < spec->nops; ++i) {
-        if (spec->ops[i].reference_source)
-            fprintf(out->fp, " \\\n  %s", spec->ops[i].reference_source);
-        fprintf(out->fp, " \\\n  %s", tmpl[i]->path);
-        for (int k = 0; k < tmpl[i]->ndeps; ++k)
-            fprintf(out->fp, " \\\n  %s", tmpl[i]->deps[k]);
-    }
+    fputc(':', out->fp);
+    each_input(spec, tmpl, depfile_line, out->fp);
     fputc('\n', out->fp);
     return ndg_output_close(out, err);
 }
 
 int ndg_touch(const char *path, nd_error *err)
 {
-    FILE *fp = fopen(path, "w");
-    if (!fp || fclose(fp) != 0)
-        return nd_fail(err, "%s: cannot write the stamp file", path);
-    return 0;
+    struct stat st;
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return nd_fail(err, "%s: the stamp file is not a regular file; ndgen writes only regular files or new names",
+                       path);
+    /* O_NOFOLLOW and O_NONBLOCK: a symbolic link or named pipe put there since is refused, not followed
+     * or waited on; checked again once open */
+    int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
+    if (fd < 0)
+        return nd_fail(err, "%s: cannot write the stamp file: %s", path, strerror(errno));
+    bool regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    int rc = regular && futimens(fd, NULL) == 0 ? 0 : -1;
+    int e = errno;
+    if (close(fd) != 0 && rc == 0)
+        rc = -1, e = errno;
+    if (!regular)
+        return nd_fail(err, "%s: the stamp file is not a regular file; ndgen writes only regular files or new names",
+                       path);
+    return rc ? nd_fail(err, "%s: cannot update the stamp file: %s", path, strerror(e)) : 0;
 }
 
 static void registry_text(ndg_buf *b, char *const *spec_names, int n);
@@ -958,6 +1033,8 @@ int ndg_emit_spec(ndg_spec *spec, ndg_analyzer *a, const char *out_path, const n
         }
         ndg_buf_free(&b);
     }
+    if (!rc)
+        each_input(spec, tmpl, add_input, out);
     if (!rc && o->depfile) {
         out->has_depfile = true;
         rc = write_depfile(&out->depfile, o->depfile, o->stamp, out_path, nparts, spec, tmpl, err);
@@ -979,6 +1056,11 @@ void ndg_emitted_abort(ndg_emitted *e)
     if (e->has_depfile)
         ndg_output_abort(&e->depfile);
     e->has_depfile = false;
+    for (int i = 0; i < e->ninputs; ++i)
+        free(e->inputs[i]);
+    free(e->inputs);
+    e->inputs = NULL;
+    e->ninputs = 0;
 }
 
 /* The root registry's text: the symbol nda_kernel_registry over one group per spec name. */

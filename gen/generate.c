@@ -258,12 +258,44 @@ static int generate_one(spec_run *r, const gen_opts *o, ndg_analyzer *a, nd_erro
     return rc;
 }
 
+/* Refuses, before any output is in place, an output that is an input of the run (a spec, an included
+ * file, a template or header, a reference source) or another output (--depfile naming --output, two
+ * specs of one name in --output-dir). */
+static int check_clobber(spec_run *runs, int n, const gen_opts *o, nd_error *err)
+{
+    int nout = 1, nin = 0;
+    for (int i = 0; i < n; ++i)
+        nout += runs[i].out.nparts + 1, nin += runs[i].out.ninputs;
+    const char **outs = calloc((size_t)nout, sizeof *outs), **what = calloc((size_t)nout, sizeof *what);
+    char **ins = calloc((size_t)nin + 1, sizeof *ins);
+    if (!outs || !what || !ins) {
+        free(outs), free(what), free(ins);
+        return nd_fail(err, "out of memory");
+    }
+    int k = 0, m = 0;
+    for (int i = 0; i < n; ++i) {
+        for (int p = 0; p < runs[i].out.nparts; ++p, ++k) {
+            outs[k] = runs[i].out.c[p].path;
+            what[k] = o->output ? "--output" : "the output";
+        }
+        outs[k] = runs[i].out.has_depfile ? runs[i].out.depfile.path : NULL;
+        what[k++] = "--depfile";
+        for (int q = 0; q < runs[i].out.ninputs; ++q)
+            ins[m++] = runs[i].out.inputs[q];
+    }
+    outs[k] = o->emit.stamp;
+    what[k++] = "--stamp";
+    int rc = ndg_check_clobber(outs, what, k, ins, m, err);
+    free(outs), free(what), free(ins);
+    return rc;
+}
+
 /* Every prepared output in place: the C files, then the depfiles, then the stamp. Each step is a
  * rename, so a run killed between them leaves whole files only, and the stamp, last, is older than
  * what it covers: the build tool runs ndgen again. */
 static int put_in_place(spec_run *runs, int n, const gen_opts *o, nd_error *err)
 {
-    int rc = 0;
+    int rc = check_clobber(runs, n, o, err);
     for (int i = 0; i < n && !rc; ++i) {
         int changed = 0;
         for (int p = 0; p < runs[i].out.nparts && !rc; ++p) {
@@ -376,7 +408,9 @@ int ndg_registry_main(int argc, char **argv)
         fprintf(stderr, "ndgen registry: needs --output FILE and at least one spec name\n");
         return 2;
     }
-    if (ndg_emit_registry(output, argv + optind, argc - optind, &err) || (stamp && ndg_touch(stamp, &err))) {
+    const char *outs[] = {output, stamp}, *what[] = {"--output", "--stamp"};
+    if (ndg_check_clobber(outs, what, 2, NULL, 0, &err) || ndg_emit_registry(output, argv + optind, argc - optind, &err) ||
+        (stamp && ndg_touch(stamp, &err))) {
         fprintf(stderr, "ndgen registry: %s\n", err.msg);
         return 1;
     }

@@ -300,6 +300,8 @@ typedef struct ndg_emitted {
     ndg_output c[NDG_MAX_PARTS]; /* the generated files */
     ndg_output depfile;       /* when has_depfile */
     bool has_depfile;
+    int ninputs;              /* every file the spec's generation read: the depfile's list */
+    char **inputs;
 } ndg_emitted;
 
 int ndg_emit_spec(ndg_spec *spec, ndg_analyzer *a, const char *out_path, const ndg_emit_options *o,
@@ -311,8 +313,14 @@ void ndg_emitted_abort(ndg_emitted *e);
 void ndg_part_path(char *out, size_t len, const char *out_path, int i, int n);
 /* The library's root registry: one group per spec name. */
 int ndg_emit_registry(const char *out_path, char *const *spec_names, int n, nd_error *err);
-/* Creates or truncates a stamp file. */
+/* Creates a stamp file or updates its time; refuses one that is not a regular file (a symbolic link,
+ * a named pipe, a device), without following or opening it. */
 int ndg_touch(const char *path, nd_error *err);
+/* Refuses outputs that are inputs or each other: each of the n outputs (NULL entries skipped) that is
+ * one of the inputs (same file: device and inode, so hard links and symbolic links count) or the same
+ * file as an earlier output (same folder, resolved, and name). what[i] says which option named it. */
+int ndg_check_clobber(const char *const *outputs, const char *const *what, int n, char *const *inputs, int ninputs,
+                      nd_error *err);
 /* A C identifier from a spec file name. */
 void ndg_c_name(char *out, size_t len, const char *name);
 /* s as the inside of a C string literal ("\\", "\"", control characters escaped). */

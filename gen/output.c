@@ -124,6 +124,47 @@ static const char *kind_of(mode_t m)
            S_ISBLK(m) ? "a block device" : S_ISFIFO(m) ? "a named pipe" : S_ISSOCK(m) ? "a socket" : "not a regular file";
 }
 
+/* ---------------------------------------------------------------- outputs against inputs */
+
+/* path with its folder resolved: "<real folder>/<name>"; -1 when the folder does not resolve. */
+static int resolved_name(const char *path, char *out, size_t len)
+{
+    char dir[PATH_MAX], base[NAME_MAX + 1], real[PATH_MAX];
+    split_path(path, dir, sizeof dir, base, sizeof base);
+    if (!realpath(dir, real))
+        return -1;
+    snprintf(out, len, "%s/%s", real, base);
+    return 0;
+}
+
+static bool same_inode(const struct stat *a, const char *path)
+{
+    struct stat b;
+    return stat(path, &b) == 0 && a->st_dev == b.st_dev && a->st_ino == b.st_ino;
+}
+
+int ndg_check_clobber(const char *const *outputs, const char *const *what, int n, char *const *inputs, int ninputs,
+                      nd_error *err)
+{
+    char ri[PATH_MAX + NAME_MAX + 2], rj[PATH_MAX + NAME_MAX + 2];
+    for (int i = 0; i < n; ++i) {
+        if (!outputs[i])
+            continue;
+        struct stat so;
+        bool exists = stat(outputs[i], &so) == 0, named = resolved_name(outputs[i], ri, sizeof ri) == 0;
+        for (int k = 0; exists && k < ninputs; ++k)
+            if (same_inode(&so, inputs[k]))
+                return nd_fail(err, "%s %s: it is %s, which this run reads; ndgen never writes over its inputs", what[i],
+                               outputs[i], inputs[k]);
+        for (int j = 0; j < i; ++j)
+            if (outputs[j] && ((named && resolved_name(outputs[j], rj, sizeof rj) == 0 && strcmp(ri, rj) == 0) ||
+                               (exists && same_inode(&so, outputs[j]))))
+                return nd_fail(err, "%s %s: it is also %s %s; each output must be a file of its own", what[i],
+                               outputs[i], what[j], outputs[j]);
+    }
+    return 0;
+}
+
 /* ---------------------------------------------------------------- one output */
 
 int ndg_output_open(ndg_output *out, const char *path, nd_error *err)

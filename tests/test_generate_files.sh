@@ -174,5 +174,40 @@ rc=$?
 check "math.randomseed() without a seed is refused" \
   '[ $rc -eq 1 ] && grep -q "reseed.lua:1: math.randomseed needs a seed" "$tmp/err" && [ ! -e "$tmp/out/reseed.c" ]'
 
+# depfiles in gcc's escaping, which Make and Ninja read: a tree in a folder named with a blank, '#' and '$'
+odd="$tmp/odd dir#1\$x"
+mkdir -p "$odd/templates"
+cp "$src/templates/page_copy.c" "$odd/templates/"
+printf 'op{name="copy", template="page_copy.c", inputs={{name="a",dtype="f32"}}, outputs={{name="out",dtype="f32"}},
+  targets={{all={shape={8,8}, shard={4,8}, grid="2x1"}}}}\n' >"$odd/copy.lua"
+{ printf 'exec %q generate --templates %q --output %q' "$ndgen" "$odd/templates" "$odd/copy.c"
+  printf ' --depfile %q --stamp %q %q\n' "$odd/copy.d" "$odd/copy.stamp" "$odd/copy.lua"; } >"$tmp/odd_gen.sh"
+bash "$tmp/odd_gen.sh"
+check "generates in a folder named with a blank, # and \$" '[ $? -eq 0 ] && [ -f "$odd/copy.stamp" ]'
+cp "$odd/copy.d" "$tmp/odd.d"
+printf 'include %s\n%%.stamp:\n\t@true\n' "$tmp/odd.d" >"$tmp/odd.mk"
+make -q -f "$tmp/odd.mk" "$odd/copy.stamp" 2>"$tmp/err"
+check "Make reads the depfile: the stamp is up to date" '[ $? -eq 0 ]'
+touch -d '-60 seconds' "$odd/copy.stamp" # older than the template now
+make -q -f "$tmp/odd.mk" "$odd/copy.stamp" 2>"$tmp/err"
+check "Make reads the depfile: a template newer than the stamp makes it out of date" '[ $? -eq 1 ] && [ ! -s "$tmp/err" ]'
+
+if command -v ninja >/dev/null; then
+  nj() { printf '%s' "$1" | sed 's/\$/$$/g; s/ /$ /g; s/:/$:/g'; } # a path in a .ninja file
+  mkdir -p "$tmp/nj"
+  printf 'rule gen\n  command = bash %s\n  depfile = %s\n  deps = gcc\nbuild %s: gen %s\n' "$(nj "$tmp/odd_gen.sh")" \
+    "$(nj "$odd/copy.d")" "$(nj "$odd/copy.stamp")" "$(nj "$odd/copy.lua")" >"$tmp/nj/build.ninja"
+  rm -f "$odd/copy.stamp"
+  (cd "$tmp/nj" && ninja >/dev/null 2>&1)
+  out=$(cd "$tmp/nj" && ninja -n 2>&1)
+  check "Ninja reads the depfile: nothing to do after a build" 'echo "$out" | grep -q "no work to do"'
+  touch -d '-60 seconds' "$odd/copy.stamp"
+  out=$(cd "$tmp/nj" && ninja -n 2>&1)
+  check "Ninja reads the depfile: a template newer than the stamp reruns ndgen" \
+    '! echo "$out" | grep -q "no work to do" && echo "$out" | grep -q "odd_gen.sh"'
+else
+  echo "SKIP: no ninja here; the depfile was read by Make only"
+fi
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

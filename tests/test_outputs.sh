@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# test_outputs.sh NDGEN TEMPLATES - ndgen replaces only regular files or new names, writes a multi-spec run
-# all or nothing, and leaves no temporary file: on errors, on SIGTERM, and (removed by the next run)
-# after kill -9 at random moments, after which a normal run succeeds.
+# test_outputs.sh NDGEN TEMPLATES - ndgen replaces only regular files or new names, never an input of the
+# run (spec, template, through hard links and linked folders) nor one output with another (--depfile,
+# --stamp, two specs of one name in --output-dir), writes a multi-spec run all or nothing, and leaves
+# no temporary file: on errors, on SIGTERM, and (removed by the next run) after kill -9 at random
+# moments, after which a normal run succeeds.
 set -u
 ndgen=$1 templates=$2
 tmp=$(mktemp -d)
@@ -32,6 +34,48 @@ gen --output "$tmp/out/dir.c" "$tmp/specs/one.lua"
 check "a folder is refused" '[ $? -eq 1 ] && grep -q "dir.c: it is a folder" "$tmp/err"'
 gen --output /dev/null "$tmp/specs/one.lua"
 check "/dev/null is refused and stays a device" '[ $? -eq 1 ] && grep -q "/dev/null: it is a character device" "$tmp/err" && [ -c /dev/null ]'
+rm -rf "$tmp/out" && mkdir "$tmp/out"
+
+# an output that is an input, or another output: refused before anything is written, inputs intact
+mkdir -p "$tmp/tpl" "$tmp/other"
+cp "$templates/page_copy.c" "$tmp/tpl/" && cp "$tmp/specs/one.lua" "$tmp/other/one.lua"
+spec_sum=$(md5sum <"$tmp/specs/one.lua") tpl_sum=$(md5sum <"$tmp/tpl/page_copy.c")
+intact() { [ "$(md5sum <"$tmp/specs/one.lua")" = "$spec_sum" ] && [ "$(md5sum <"$tmp/tpl/page_copy.c")" = "$tpl_sum" ]; }
+gtpl() { "$ndgen" generate --templates "$tmp/tpl" "$@" 2>"$tmp/err"; }
+gtpl --output "$tmp/specs/one.lua" "$tmp/specs/one.lua"
+check "--output the spec itself is refused" '[ $? -eq 1 ] && grep -q "one.lua: it is .*one.lua, which this run reads" "$tmp/err" && intact'
+ln "$tmp/specs/one.lua" "$tmp/out/hard.c"
+gtpl --output "$tmp/out/hard.c" "$tmp/specs/one.lua"
+check "--output a hard link to the spec is refused" '[ $? -eq 1 ] && grep -q "hard.c: it is .*one.lua, which this run reads" "$tmp/err" && intact'
+rm -f "$tmp/out/hard.c"
+gtpl --output "$tmp/tpl/page_copy.c" "$tmp/specs/one.lua"
+check "--output the template is refused" '[ $? -eq 1 ] && grep -q "page_copy.c: it is .*page_copy.c, which this run reads" "$tmp/err" && intact'
+ln -s "$tmp/tpl" "$tmp/tpl_link"
+gtpl --output "$tmp/tpl_link/page_copy.c" "$tmp/specs/one.lua"
+check "--output the template through a linked folder is refused" '[ $? -eq 1 ] && grep -q "which this run reads" "$tmp/err" && intact'
+gtpl --output "$tmp/out/x.c" --depfile "$tmp/out/../out/x.c" "$tmp/specs/one.lua"
+check "--depfile naming --output is refused" \
+  '[ $? -eq 1 ] && grep -q "\-\-depfile .*x.c: it is also --output .*x.c" "$tmp/err" && [ -z "$(ls -A "$tmp/out")" ]'
+gtpl --output "$tmp/out/x.c" --stamp "$tmp/out/x.c" "$tmp/specs/one.lua"
+check "--stamp naming --output is refused" '[ $? -eq 1 ] && grep -q "\-\-stamp .*x.c: it is also --output" "$tmp/err" && [ -z "$(ls -A "$tmp/out")" ]'
+gtpl --output-dir "$tmp/out" "$tmp/specs/one.lua" "$tmp/other/one.lua"
+check "two specs of one name in --output-dir are refused" \
+  '[ $? -eq 1 ] && grep -q "one.c: it is also the output .*one.c" "$tmp/err" && [ -z "$(ls -A "$tmp/out")" ]'
+"$ndgen" registry --output "$tmp/out/r.c" --stamp "$tmp/out/r.c" one 2>"$tmp/err"
+check "ndgen registry with --stamp naming --output is refused" '[ $? -eq 1 ] && grep -q "it is also --output" "$tmp/err"'
+# the stamp: a symbolic link or a named pipe is refused, not followed or waited on
+echo keep >"$tmp/target.stamp" && ln -s "$tmp/target.stamp" "$tmp/out/link.stamp"
+gtpl --output "$tmp/out/s.c" --stamp "$tmp/out/link.stamp" "$tmp/specs/one.lua"
+check "a symlinked --stamp is refused and its target untouched" \
+  '[ $? -eq 1 ] && grep -q "link.stamp: the stamp file is not a regular file" "$tmp/err" && [ "$(cat "$tmp/target.stamp")" = keep ]'
+mkfifo "$tmp/out/fifo.stamp"
+timeout 20 "$ndgen" generate --templates "$tmp/tpl" --output "$tmp/out/s.c" --stamp "$tmp/out/fifo.stamp" \
+  "$tmp/specs/one.lua" 2>"$tmp/err"
+check "a --stamp that is a named pipe is refused without waiting" \
+  '[ $? -eq 1 ] && grep -q "fifo.stamp: the stamp file is not a regular file" "$tmp/err" && [ -p "$tmp/out/fifo.stamp" ]'
+rm -rf "$tmp/out" && mkdir "$tmp/out"
+gtpl --output "$tmp/out/s.c" --stamp "$tmp/out/s.stamp" "$tmp/specs/one.lua"
+check "a regular --stamp is written" '[ $? -eq 0 ] && [ -f "$tmp/out/s.stamp" ] && [ -f "$tmp/out/s.c" ]'
 rm -rf "$tmp/out" && mkdir "$tmp/out"
 
 # all or nothing over several specs
