@@ -1,5 +1,10 @@
 # ndgen_add_kernels(<target> SPECS <spec.lua>... [TEMPLATE_DIRS <dir>...] [SPEC_DIR <dir>] [NO_LINE]
-#                   [PARTS <n>] [INSTALLED_SPEC_DIR <dir>] [INSTALLED_TEMPLATE_DIRS <dir>...] [RELOCATABLE])
+#                   [PARTS <n>] [INSTALLED_SPEC_DIR <dir>] [INSTALLED_TEMPLATE_DIRS <dir>...] [RELOCATABLE]
+#                   [PREFIX_MAP <old>=<new>...])
+#
+# Generated comments and #line directives name the top source folder as ${PROJECT_NAME} and the top
+# build folder as ${PROJECT_NAME}-build (ndgen generate --prefix-map), plus any PREFIX_MAP given: a
+# RELOCATABLE library's generated files are the same bytes in any checkout.
 #
 # INSTALLED_SPEC_DIR and INSTALLED_TEMPLATE_DIRS (in TEMPLATE_DIRS order) record where the specs and
 # templates will be once installed, relative to the install prefix, taken as the folder above the
@@ -27,7 +32,7 @@ separate_arguments(NDGEN_KERNEL_CFLAGS_LIST UNIX_COMMAND "${NDGEN_KERNEL_CFLAGS}
 
 function(ndgen_add_kernels target)
   cmake_parse_arguments(PARSE_ARGV 1 ARG "NO_LINE;RELOCATABLE" "SPEC_DIR;PARTS;INSTALLED_SPEC_DIR"
-                        "SPECS;TEMPLATE_DIRS;INSTALLED_TEMPLATE_DIRS")
+                        "SPECS;TEMPLATE_DIRS;INSTALLED_TEMPLATE_DIRS;PREFIX_MAP")
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "ndgen_add_kernels(${target}): unknown arguments: ${ARG_UNPARSED_ARGUMENTS}")
   endif()
@@ -70,6 +75,13 @@ function(ndgen_add_kernels target)
   if(ARG_RELOCATABLE)
     list(APPEND flags --relocatable)
   endif()
+  # Comments and #line name the project's trees as <project>/ and <project>-build/, as the compiler's
+  # -ffile-prefix-map would, so two checkouts generate the same bytes (with RELOCATABLE, byte for byte);
+  # PREFIX_MAP OLD=NEW... adds maps of its own.
+  foreach(map IN ITEMS "${CMAKE_SOURCE_DIR}=${PROJECT_NAME}" "${CMAKE_BINARY_DIR}=${PROJECT_NAME}-build"
+                       ${ARG_PREFIX_MAP})
+    list(APPEND flags --prefix-map ${map})
+  endforeach()
 
   set(outdir ${CMAKE_CURRENT_BINARY_DIR}/${target}.ndgen)
   file(MAKE_DIRECTORY ${outdir})

@@ -1562,7 +1562,6 @@ static void template_free(ndg_template *t)
     free(t->kernel);
     free(t->text);
     free(t->defines);
-    free(t->path_c);
     free(t->path);
     free(t);
 }
@@ -1661,10 +1660,7 @@ static int analyze(ndg_analyzer *a, const char *path, const char *real, char *de
                    const ndg_template **out, nd_error *err)
 {
     ndg_template *t = calloc(1, sizeof *t);
-    char quoted[4 * PATH_MAX];
-    ndg_c_string(quoted, sizeof quoted, real);
     t->path = strdup(real);
-    t->path_c = strdup(quoted);
     t->defines = defines;
     if (defaults) { /* parameters are what the template declares, whatever this set hides with #ifndef */
         t->params = calloc((size_t)(defaults->nparams ? defaults->nparams : 1), sizeof *t->params);

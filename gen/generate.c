@@ -43,6 +43,9 @@ static const char generate_help[] =
     "  --specialized-only    leave out the generic kernels: for a library loaded beside one that has\n"
     "                        them, as the JIT's are (they cost most of its compile time)\n"
     "  --no-line             omit the #line directives that point back to the templates\n"
+    "  --prefix-map OLD=NEW  write paths that start with OLD as NEW in the generated comments and #line\n"
+    "                        directives, as gcc's -ffile-prefix-map (repeat for more; the longest OLD\n"
+    "                        wins); with --relocatable the output names no folder of this machine\n"
     "  --stats               print generation time per kernel, on standard error\n"
     "  --help                show this help\n"
     "\n"
@@ -60,7 +63,7 @@ static const char registry_help[] =
 enum { OPT_OUTPUT = 256, OPT_OUTPUT_DIR, OPT_TEMPLATES, OPT_SPEC_DIR, OPT_INCLUDE, OPT_RESOURCE, OPT_DEPFILE,
        OPT_NO_LINE, OPT_STATS, OPT_STAMP, OPT_HELP, OPT_OP, OPT_DTYPES, OPT_TARGET, OPT_LIBRARY, OPT_SPEC_MEMORY,
        OPT_PARTS, OPT_INSTALLED_SPEC_DIR, OPT_INSTALLED_TEMPLATE_DIR, OPT_RELOCATABLE, OPT_FIXED,
-       OPT_SPECIALIZED_ONLY };
+       OPT_SPECIALIZED_ONLY, OPT_PREFIX_MAP };
 
 static const struct option longopts[] = {
     {"output", required_argument, NULL, OPT_OUTPUT},     {"output-dir", required_argument, NULL, OPT_OUTPUT_DIR},
@@ -76,6 +79,7 @@ static const struct option longopts[] = {
     {"installed-template-dir", required_argument, NULL, OPT_INSTALLED_TEMPLATE_DIR},
     {"relocatable", no_argument, NULL, OPT_RELOCATABLE}, {"fixed", required_argument, NULL, OPT_FIXED},
     {"specialized-only", no_argument, NULL, OPT_SPECIALIZED_ONLY},
+    {"prefix-map", required_argument, NULL, OPT_PREFIX_MAP},
     {NULL, 0, NULL, 0},
 };
 
@@ -90,6 +94,7 @@ typedef struct gen_opts {
     int ntargets;
     char *targets[NDG_MAX_OPERANDS];
     const char *installed_template_dirs[NDG_MAX_TEMPLATE_DIRS];
+    const char *prefix_maps[NDG_MAX_PREFIX_MAPS];
 } gen_opts;
 
 /* An installed location is relative to the install prefix: no leading '/', no "..", one line. */
@@ -141,6 +146,17 @@ static int parse_options(int argc, char **argv, gen_opts *o, int *status)
         }
         case OPT_LIBRARY: o->emit.library = true; break;
         case OPT_SPECIALIZED_ONLY: o->emit.specialized_only = true; break;
+        case OPT_PREFIX_MAP:
+            if (!strchr(optarg, '=') || optarg[0] == '=' || o->emit.nprefix_maps == NDG_MAX_PREFIX_MAPS) {
+                fprintf(stderr, "ndgen generate: --prefix-map %s: %s\n", optarg,
+                        o->emit.nprefix_maps == NDG_MAX_PREFIX_MAPS ? "too many (at most 16)"
+                                                                    : "expected OLD=NEW, OLD a path prefix");
+                *status = 2;
+                return -1;
+            }
+            o->prefix_maps[o->emit.nprefix_maps++] = optarg;
+            o->emit.prefix_maps = o->prefix_maps;
+            break;
         case OPT_SPEC_MEMORY: {
             char *end;
             long mb = strtol(optarg, &end, 10);

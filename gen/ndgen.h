@@ -174,7 +174,6 @@ typedef struct ndg_scalar_ref {
  */
 typedef struct ndg_template {
     char *path;           /* absolute */
-    char *path_c;         /* path escaped for a C string literal, as in #line */
     char *text;
     size_t len;
     char *defines;        /* the parameter set: "NDT_X=v" lines; "" for the defaults */
@@ -243,6 +242,7 @@ typedef struct ndg_variant {
     const char *symbol;       /* the kernel's name in the library */
     const char *out_path;     /* for #line directives back to the output itself */
     const char *spec_path;    /* escaped for a C string: the op's parameters are #line'd to its op{} call */
+    const char *template_path; /* the template, escaped for a C string, as #line names it */
     bool line_directives;
     unsigned body_start;      /* where the template text starts: after its leading comments and #includes,
                                  which the file prints once (emit.c), or 0 for the whole text */
@@ -274,7 +274,7 @@ int ndg_output_commit(ndg_output *out, bool *changed, nd_error *err);
 void ndg_output_abort(ndg_output *out);
 
 /* ---- emit.c: stage 4, one C file per spec (or per part of a spec), plus its depfile. */
-enum { NDG_MAX_PARTS = 64 };
+enum { NDG_MAX_PARTS = 64, NDG_MAX_PREFIX_MAPS = 16 };
 
 typedef struct ndg_emit_options {
     bool line_directives;
@@ -290,6 +290,8 @@ typedef struct ndg_emit_options {
     int ninstalled_template_dirs;    /* and the template folders; 0: none recorded */
     const char *const *installed_template_dirs;
     bool relocatable;                /* record only the installed folders: no absolute path */
+    int nprefix_maps;                /* --prefix-map OLD=NEW: paths shown in comments and #line */
+    const char *const *prefix_maps;
 } ndg_emit_options;
 
 /* One spec's outputs, written and closed but not yet in place: ndg_emit_spec prepares them, and the
@@ -325,6 +327,9 @@ int ndg_check_clobber(const char *const *outputs, const char *const *what, int n
 void ndg_c_name(char *out, size_t len, const char *name);
 /* s as the inside of a C string literal ("\\", "\"", control characters escaped). */
 void ndg_c_string(char *out, size_t len, const char *s);
+/* path as generated files show it, in comments and #line: with the longest OLD of o's --prefix-map
+ * OLD=NEW that starts it (at a '/' or its end) replaced by NEW, as gcc's -ffile-prefix-map does. */
+void ndg_shown_path(char *out, size_t len, const char *path, const ndg_emit_options *o);
 
 /* ---- generate.c: ndgen generate and ndgen registry. */
 int ndg_generate_main(int argc, char **argv);

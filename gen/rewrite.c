@@ -1457,9 +1457,9 @@ static int emit_body(ndg_buf *out, const ndg_template *t, const ndg_variant *v, 
             const char *nl = out->len && out->data[out->len - 1] == '\n' ? "" : "\n"; /* #line on a line of its own */
             if (k < t->len && t->text[k] == '\n' && (i + 1 == n || e[i + 1].start > k)) {
                 pos = k + 1;
-                ndg_buf_printf(out, "%s#line %d \"%s\"\n", nl, line + 1, t->path_c);
+                ndg_buf_printf(out, "%s#line %d \"%s\"\n", nl, line + 1, v->template_path);
             } else {
-                ndg_buf_printf(out, "%s#line %d \"%s\"\n%*s", nl, line, t->path_c, col - 1, "");
+                ndg_buf_printf(out, "%s#line %d \"%s\"\n%*s", nl, line, v->template_path, col - 1, "");
             }
         }
     }
@@ -1567,7 +1567,7 @@ int ndg_rewrite(ndg_buf *out, const ndg_template *t, const ndg_variant *v, nd_er
     if (v->line_directives) {
         int line, col;
         line_col_at(t, v->body_start, &line, &col);
-        ndg_buf_printf(out, "#line %d \"%s\"\n%*s", line, t->path_c, col - 1, "");
+        ndg_buf_printf(out, "#line %d \"%s\"\n%*s", line, v->template_path, col - 1, "");
     }
     if (emit_body(out, t, v, err))
         return -1;

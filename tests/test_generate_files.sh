@@ -174,6 +174,25 @@ rc=$?
 check "math.randomseed() without a seed is refused" \
   '[ $rc -eq 1 ] && grep -q "reseed.lua:1: math.randomseed needs a seed" "$tmp/err" && [ ! -e "$tmp/out/reseed.c" ]'
 
+# the same bytes in two checkouts at different paths (one with a blank): every bundled spec, with the
+# trees mapped (--prefix-map, as ndgen_add_kernels sets it) and only installed folders recorded
+for d in "$tmp/tree a" "$tmp/tree_b"; do mkdir -p "$d/out" && cp -r "$src/specs" "$src/templates" "$d/"; done
+nspecs=0 ndiff=0
+for spec in "$src"/specs/*.lua; do
+  n=$(basename "$spec" .lua)
+  grep -q "^ *op *[{(]" "$spec" || grep -q "^ *op(" "$spec" || continue # an include, not a spec
+  for d in "$tmp/tree a" "$tmp/tree_b"; do
+    "$ndgen" generate --templates "$d/templates" --spec-dir "$d/specs" --relocatable --installed-spec-dir share/ndgen/specs \
+      --installed-template-dir share/ndgen/templates --prefix-map "$d=ndgen" --output "$d/out/$n.c" "$d/specs/$n.lua"
+  done
+  nspecs=$((nspecs + 1))
+  cmp -s "$tmp/tree a/out/$n.c" "$tmp/tree_b/out/$n.c" || { ndiff=$((ndiff + 1)); echo "differs: specs/$n.lua" >&2; }
+done
+check "every bundled spec ($nspecs) generates the same bytes in two checkouts" '[ "$nspecs" -ge 8 ] && [ "$ndiff" -eq 0 ]'
+check "and names neither checkout" '! grep -l -e "tree a" -e tree_b "$tmp/tree a"/out/*.c "$tmp/tree_b"/out/*.c'
+"$ndgen" generate --templates "$src/templates" --prefix-map "=x" --output "$tmp/out/pm.c" "$src/specs/copy.lua" 2>"$tmp/err"
+check "--prefix-map without OLD is refused" '[ $? -eq 2 ] && grep -q "prefix-map =x: expected OLD=NEW" "$tmp/err"'
+
 # depfiles in gcc's escaping, which Make and Ninja read: a tree in a folder named with a blank, '#' and '$'
 odd="$tmp/odd dir#1\$x"
 mkdir -p "$odd/templates"
