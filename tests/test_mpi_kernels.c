@@ -694,7 +694,19 @@ static void check_open(void)
     setenv("NDGEN_MPI_FENCE_TIMEOUT", "10s", 1);
     nd_mpi_config_init(&m);
     rc = nd_device_open_mpi(&cfg, &m, MPI_COMM_WORLD, &dev, &err);
-    CHECK_ERROR(rc, err, ND_EINVAL, "must be a positive number of seconds (NDGEN_MPI_FENCE_TIMEOUT '10s')");
+    CHECK_ERROR(rc, err, ND_EINVAL, "must be a positive number of seconds, at most 86400 (NDGEN_MPI_FENCE_TIMEOUT '10s')");
+    const char *const unbounded[] = {"inf", "nan", "1e9", "-5"}; /* a wait that never ends is a hang */
+    for (int i = 0; i < 4; ++i) {
+        char want[128];
+        setenv("NDGEN_MPI_FENCE_TIMEOUT", unbounded[i], 1);
+        nd_mpi_config_init(&m);
+        rc = nd_device_open_mpi(&cfg, &m, MPI_COMM_WORLD, &dev, &err);
+        snprintf(want, sizeof want, "at most 86400 (NDGEN_MPI_FENCE_TIMEOUT '%s')", unbounded[i]);
+        CHECK_ERROR(rc, err, ND_EINVAL, want);
+    }
+    m.fence_timeout = INFINITY; /* through the API too */
+    rc = nd_device_open_mpi(&cfg, &m, MPI_COMM_WORLD, &dev, &err);
+    CHECK_ERROR(rc, err, ND_EINVAL, "fence_timeout inf: must be a positive number of seconds, at most 86400");
     setenv("NDGEN_MPI_FENCE_TIMEOUT", "600", 1);
     nd_mpi_config_init(&m);
     CHECK(m.fence_timeout == 600, "NDGEN_MPI_FENCE_TIMEOUT=600 gives fence_timeout %g", m.fence_timeout);

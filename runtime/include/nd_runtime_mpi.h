@@ -81,7 +81,8 @@ typedef struct nd_mpi_config {
     nd_mpi_bank_map banks;
     double fence_timeout; /* seconds a fence waits for the other processes before aborting the job: it
                              bounds how much later one process may reach a collective call than another,
-                             so work that uneven (one process loading a file first) needs it raised */
+                             so work that uneven (one process loading a file first) needs it raised;
+                             more than 0, at most 86400 (a day: an endless wait is a hang) */
     int node_size;        /* 0: nodes are the real shared-memory nodes; k > 0: emulate nodes of k processes,
                              ranks [0, k), [k, 2k), ... (within the real nodes), to run the cross-node
                              path on one machine */

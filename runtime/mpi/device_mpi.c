@@ -23,6 +23,10 @@
 /* Unreadable environment values, which check_local refuses by name. */
 enum { NODE_SIZE_UNREADABLE = -1, GETS_UNREADABLE = -1 };
 
+/* The longest fence wait accepted, in seconds: a day. Longer (or infinite) is a job that hangs without a
+ * word when a process dies. */
+enum { MAX_FENCE_TIMEOUT = 86400 };
+
 void nd_mpi_config_init(nd_mpi_config *mcfg)
 {
     mcfg->banks = ND_MPI_BANKS_BY_CORE;
@@ -30,10 +34,11 @@ void nd_mpi_config_init(nd_mpi_config *mcfg)
     mcfg->node_size = 0;
     mcfg->gets = ND_MPI_GETS_BATCHED;
     const char *k = getenv("NDGEN_MPI_NODE_SIZE"), *g = getenv("NDGEN_MPI_GETS"), *f = getenv("NDGEN_MPI_FENCE_TIMEOUT");
-    if (f && *f) { /* seconds; unreadable or not positive: NaN, which check_local refuses by name */
+    if (f && *f) { /* seconds; unreadable, or out of (0, a day] ("inf" included): NaN, which check_local
+                    * refuses by name */
         char *end;
         double v = strtod(f, &end);
-        mcfg->fence_timeout = *end || !(v > 0) ? NAN : v;
+        mcfg->fence_timeout = *end || !(v > 0 && v <= MAX_FENCE_TIMEOUT) ? NAN : v;
     }
     if (k && *k) {
         char *end;
@@ -356,9 +361,9 @@ static int check_local(const nd_device_config *cfg, const nd_mpi_config *m, nd_e
     if (m->banks != ND_MPI_BANKS_BY_CORE && m->banks != ND_MPI_BANKS_BLOCK)
         return nd_fail(err, "device over MPI: bank map %d: expected ND_MPI_BANKS_BY_CORE or ND_MPI_BANKS_BLOCK",
                        (int)m->banks);
-    if (!(m->fence_timeout > 0))
-        return nd_fail(err, "device over MPI: fence_timeout %g: must be a positive number of seconds%s%s%s",
-                       m->fence_timeout, getenv("NDGEN_MPI_FENCE_TIMEOUT") ? " (NDGEN_MPI_FENCE_TIMEOUT '" : "",
+    if (!(m->fence_timeout > 0 && m->fence_timeout <= MAX_FENCE_TIMEOUT))
+        return nd_fail(err, "device over MPI: fence_timeout %g: must be a positive number of seconds, at most %d%s%s%s",
+                       m->fence_timeout, MAX_FENCE_TIMEOUT, getenv("NDGEN_MPI_FENCE_TIMEOUT") ? " (NDGEN_MPI_FENCE_TIMEOUT '" : "",
                        getenv("NDGEN_MPI_FENCE_TIMEOUT") ? getenv("NDGEN_MPI_FENCE_TIMEOUT") : "",
                        getenv("NDGEN_MPI_FENCE_TIMEOUT") ? "')" : "");
     if (m->node_size < 0)
