@@ -51,8 +51,8 @@ void ndg_shown_path(char *out, size_t len, const char *path, const ndg_emit_opti
     for (int i = 0; i < o->nprefix_maps; ++i) {
         const char *map = o->prefix_maps[i], *eq = strchr(map, '=');
         size_t n = eq ? (size_t)(eq - map) : 0;
-        bool boundary = n && (map[n - 1] == '/' || path[n] == '/' || path[n] == '\0');
-        if (n > best && boundary && strncmp(path, map, n) == 0)
+        /* path[n] is read only once the first n bytes matched, so path is at least n long */
+        if (n > best && strncmp(path, map, n) == 0 && (map[n - 1] == '/' || path[n] == '/' || path[n] == '\0'))
             best = n, to = eq + 1;
     }
     snprintf(out, len, "%s%s", to ? to : "", path + best);

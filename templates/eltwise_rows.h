@@ -216,31 +216,29 @@ static inline void rows_stream(void *dst, const void *src, int64_t bytes)
 {
     /* The stores are written in inline assembly, not with <immintrin.h>: with AVX-512 enabled that
      * header is some 45,000 lines, which every kernel's compile and ndgen's parse of every template
-     * would read (it was 90% of a JIT build of one elementwise kernel). */
+     * would read. The vectors are the compile target's width (ROWS_STREAM_ALIGN), then 16 bytes. */
     uint8_t *d = (uint8_t *)dst;
     const uint8_t *s = (const uint8_t *)src;
-#if defined(__AVX512F__)
-    typedef long long rows_v64 __attribute__((vector_size(64)));
-    for (; bytes >= 64; bytes -= 64, d += 64, s += 64) {
-        rows_v64 v;
-        memcpy(&v, s, sizeof v);
-        __asm__ volatile("vmovntdq %1, %0" : "=m"(*(rows_v64 *)(void *)d) : "v"(v));
-    }
-#endif
-#if defined(__AVX__)
-    typedef long long rows_v32 __attribute__((vector_size(32)));
-    for (; bytes >= 32; bytes -= 32, d += 32, s += 32) {
-        rows_v32 v;
-        memcpy(&v, s, sizeof v);
-        __asm__ volatile("vmovntdq %1, %0" : "=m"(*(rows_v32 *)(void *)d) : "x"(v));
-    }
-#endif
 #if defined(__SSE2__)
+    typedef long long rows_vw __attribute__((vector_size(ROWS_STREAM_ALIGN)));
     typedef long long rows_v16 __attribute__((vector_size(16)));
+    for (; bytes >= ROWS_STREAM_ALIGN; bytes -= ROWS_STREAM_ALIGN, d += ROWS_STREAM_ALIGN, s += ROWS_STREAM_ALIGN) {
+        rows_vw v;
+        memcpy(&v, s, sizeof v);
+#if defined(__AVX__)
+        __asm__ volatile("vmovntdq %1, %0" : "=m"(*(rows_vw *)(void *)d) : "x"(v));
+#else
+        __asm__ volatile("movntdq %1, %0" : "=m"(*(rows_vw *)(void *)d) : "x"(v));
+#endif
+    }
     for (; bytes >= 16; bytes -= 16, d += 16, s += 16) {
         rows_v16 v;
         memcpy(&v, s, sizeof v);
+#if defined(__AVX__)
+        __asm__ volatile("vmovntdq %1, %0" : "=m"(*(rows_v16 *)(void *)d) : "x"(v));
+#else
         __asm__ volatile("movntdq %1, %0" : "=m"(*(rows_v16 *)(void *)d) : "x"(v));
+#endif
     }
 #endif
     memcpy(d, s, (size_t)bytes);
