@@ -10,6 +10,13 @@ local targets = {
     out = d({ 96, 64 }, { shard = { 32, 64 }, tile = "32x32", grid = "3x1" }) },
   -- rank 3, last axis kept: rows move whole ([4,6,10] -> [6,4,10])
   { a = d({ 4, 6, 10 }, { shard = { 2, 3, 10 }, grid = "2x2" }), out = d({ 6, 4, 10 }, { shard = { 3, 4, 10 }, grid = "2x1" }) },
+  -- the template's row groups (8 tiles of 64-byte lines along the output's rows): 200 rows cross the
+  -- f32 group of 128, and shards of 100 split groups between cores, so a group's leader can be its
+  -- 101st row and tiles mix both cores' rows; u8 tiles of 64 rows are whole on core 0 alone
+  { a = d({ 300, 200 }, { shard = { 300, 40 }, grid = "5x1" }), out = d({ 200, 300 }, { shard = { 100, 300 }, grid = "2x1" }) },
+  -- a rank-3 2,0,1 whose output rows alternate between the cores every 7 rows, across 600 rows (the
+  -- u8 group of 512 too), with one input run per group
+  { a = d({ 3, 20, 600 }, { shard = { 3, 20, 600 }, grid = "1x1" }), out = d({ 600, 3, 20 }, { shard = { 7, 3, 20 }, grid = "2x1" }) },
   -- rank 4, uneven, DRAM interleaved in ([3,5,7,2] -> [2,7,3,5])
   { a = d({ 3, 5, 7, 2 }, { interleaved = true, buffer = "dram", banks = 3 }),
     out = d({ 2, 7, 3, 5 }, { shard = { 1, 4, 3, 5 }, grid = "2x2", strategy = "contiguous" }) },

@@ -14,6 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "target.h"
+
 enum { ROWS_MAX_RANK = 8 };
 
 typedef struct rows {
@@ -156,13 +158,7 @@ static inline int64_t vmath_min(int64_t a, int64_t b) { return a < b ? a : b; }
  * weakly ordered: the runtime fences each thread after its share of a launch (runtime/src/pool.c), so
  * kernels need no fence of their own.
  */
-#if defined(__AVX512F__)
-enum { ROWS_STREAM_ALIGN = 64 };
-#elif defined(__AVX__)
-enum { ROWS_STREAM_ALIGN = 32 };
-#else
-enum { ROWS_STREAM_ALIGN = 16 };
-#endif
+enum { ROWS_STREAM_ALIGN = ND_VBYTES }; /* the compile target's vector width (target.h) */
 
 /* The last-level cache's bytes: cpu0's L3 as the kernel reports it in sysfs, else as the C library does,
  * else 8 MiB. Read once per process (the C library's figure can be far off under a hypervisor: 320 MiB

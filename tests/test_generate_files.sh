@@ -16,7 +16,8 @@ check() { if eval "$2"; then pass=$((pass + 1)); else fail=$((fail + 1)); echo "
 mtime() { stat -c '%.9Y' "$1"; }
 
 mkdir -p "$tmp/templates" "$tmp/specs" "$tmp/out"
-cp "$src/templates/eltwise_unary.c" "$src/templates/eltwise_rows.h" "$src/templates/page_copy.c" "$tmp/templates/"
+cp "$src/templates/eltwise_unary.c" "$src/templates/eltwise_rows.h" "$src/templates/target.h" "$src/templates/page_copy.c" \
+  "$tmp/templates/"
 cat >"$tmp/specs/unary.lua" <<'LUA'
 op { name = "twice", template = "eltwise_unary.c", params = { EXPR = "((x) * 2.0f)" },
      inputs = { { name = "a", dtype = "f32" } }, outputs = { { name = "out", dtype = "f32" } },
