@@ -7,7 +7,10 @@
  * dofile or require; include() reads only regular files whose real path is
  * below the spec folder. Two budgets hold whatever the spec does: an instruction count (once spent,
  * every later instruction fails again, so no pcall, xpcall, metamethod or finalizer outlives it, and
- * lua_close runs with it spent) and a memory cap enforced by the allocator. Chunks are named "@file",
+ * lua_close runs with it spent) and a memory cap enforced by the allocator; the library functions whose C
+ * loops neither budget sees (pattern matching, string.rep, table.move and the like) are wrapped to
+ * refuse what would run too long before it starts, and list lengths are bounded before they are read
+ * (a border can be 2^40 with 41 entries). Chunks are named "@file",
  * and every error that reaches the user reads "file:line: ...", whatever value was thrown.
  *
  * A spec calls op{...} once per op. op() only records the table and the line it was called from;
@@ -30,6 +33,7 @@
 #include "ndgen.h"
 
 enum { INSTRUCTION_BUDGET = 200 * 1000 * 1000 }; /* the count hook fires once, after this many */
+enum { MAX_OPS = 1 << 16, MAX_TARGETS = 1 << 16 }; /* op() calls per spec, targets per op; far past real specs */
 
 static const char REG_OPS[] = "ndgen.ops";       /* registry: list of {table, line} */
 static const char REG_DEPS[] = "ndgen.deps";     /* registry: list of files read */
@@ -133,6 +137,10 @@ static int lua_op(lua_State *L)
 {
     lua_Debug ar;
     luaL_checktype(L, 1, LUA_TTABLE);
+    lua_getfield(L, LUA_REGISTRYINDEX, REG_OPS);
+    if (lua_rawlen(L, -1) >= MAX_OPS)
+        return luaL_error(L, "op: more than %d ops in one spec", MAX_OPS);
+    lua_pop(L, 1);
     lua_getfield(L, LUA_REGISTRYINDEX, REG_MAIN);
     const char *main_source = lua_tostring(L, -1);
     int line = 0;
@@ -248,6 +256,17 @@ static double pattern_bound(size_t n, const char *pat, size_t m, bool plain, boo
     return every_position ? bound * (double)(n + 1) : bound;
 }
 
+/* Calls the library's original function name (kept in the registry table reg) with the arguments. */
+static int call_original(lua_State *L, const char *reg, const char *name)
+{
+    lua_getfield(L, LUA_REGISTRYINDEX, reg);
+    lua_getfield(L, -1, name);
+    lua_insert(L, 1);
+    lua_pop(L, 1);
+    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+    return lua_gettop(L);
+}
+
 static int pattern_call(lua_State *L, const char *name, bool every_position)
 {
     size_t n, m;
@@ -258,12 +277,7 @@ static int pattern_call(lua_State *L, const char *name, bool every_position)
         return luaL_error(L, "string.%s: a %I-byte pattern over a %I-byte subject could backtrack past the "
                              "spec's budget; use a shorter subject or fewer repetitions", name, (lua_Integer)m,
                           (lua_Integer)n);
-    lua_getfield(L, LUA_REGISTRYINDEX, "ndgen.string");
-    lua_getfield(L, -1, name);
-    lua_insert(L, 1);
-    lua_pop(L, 1);
-    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
-    return lua_gettop(L);
+    return call_original(L, "ndgen.string", name);
 }
 
 static int lua_find_safe(lua_State *L) { return pattern_call(L, "find", false); }
@@ -271,22 +285,97 @@ static int lua_match_safe(lua_State *L) { return pattern_call(L, "match", false)
 static int lua_gmatch_safe(lua_State *L) { return pattern_call(L, "gmatch", true); }
 static int lua_gsub_safe(lua_State *L) { return pattern_call(L, "gsub", true); }
 
-/* Replaces the pattern functions of the string library (at index lib) in place, so that method calls
- * on strings, which go through the same table, are bounded too; the originals go to the registry. */
-static void bound_patterns(lua_State *L, int lib)
+/*
+ * Other C loops whose length an argument sets, not memory: string.rep of an empty string and separator
+ * copies nothing n times (n up to 2^63), and table.move, insert, remove, sort and concat walk a span that
+ * the arguments or a length (a border of 2^40 takes 41 entries, or a __len metamethod) can make
+ * astronomically long. Empty repetitions return "" at once; a table call over more than SPAN_BUDGET
+ * elements is refused before it starts (the spans a spec needs are thousands).
+ */
+enum { SPAN_BUDGET = 1 << 24 };
+
+static int lua_rep_safe(lua_State *L)
 {
-    static const luaL_Reg safe[] = {{"find", lua_find_safe}, {"match", lua_match_safe}, {"gmatch", lua_gmatch_safe},
-                                    {"gsub", lua_gsub_safe}, {NULL, NULL}};
+    size_t l, lsep = 0;
+    luaL_checklstring(L, 1, &l);
+    luaL_checkinteger(L, 2);
+    if (!lua_isnoneornil(L, 3))
+        luaL_checklstring(L, 3, &lsep);
+    if (l + lsep == 0) {
+        lua_pushliteral(L, "");
+        return 1;
+    }
+    return call_original(L, "ndgen.string", "rep");
+}
+
+/* Refuses a table.name call over the elements first .. last (none when last < first). */
+static void check_span(lua_State *L, const char *name, lua_Integer first, lua_Integer last)
+{
+    if (last >= first && (lua_Unsigned)last - (lua_Unsigned)first >= SPAN_BUDGET)
+        luaL_error(L, "table.%s: %I elements are more than one call may walk in a spec (%d)", name,
+                   (lua_Integer)((lua_Unsigned)last - (lua_Unsigned)first + 1), SPAN_BUDGET);
+}
+
+static int lua_move_safe(lua_State *L)
+{
+    check_span(L, "move", luaL_checkinteger(L, 2), luaL_checkinteger(L, 3));
+    return call_original(L, "ndgen.table", "move");
+}
+
+static int lua_insert_safe(lua_State *L)
+{
+    if (lua_gettop(L) == 3) /* insert(t, pos, v) shifts pos .. #t up */
+        check_span(L, "insert", luaL_checkinteger(L, 2), luaL_len(L, 1));
+    return call_original(L, "ndgen.table", "insert");
+}
+
+static int lua_remove_safe(lua_State *L)
+{
+    if (!lua_isnoneornil(L, 2)) /* remove(t, pos) shifts pos + 1 .. #t down */
+        check_span(L, "remove", luaL_checkinteger(L, 2), luaL_len(L, 1));
+    return call_original(L, "ndgen.table", "remove");
+}
+
+static int lua_sort_safe(lua_State *L)
+{
+    check_span(L, "sort", 1, luaL_len(L, 1));
+    return call_original(L, "ndgen.table", "sort");
+}
+
+static int lua_concat_safe(lua_State *L)
+{
+    const lua_Integer first = luaL_optinteger(L, 3, 1);
+    check_span(L, "concat", first, lua_isnoneornil(L, 4) ? luaL_len(L, 1) : luaL_checkinteger(L, 4));
+    return call_original(L, "ndgen.table", "concat");
+}
+
+/* Replaces the functions of safe[] in the library at index lib in place, so that method calls on
+ * strings, which go through the same table, are bounded too; the originals go to the registry's reg. */
+static void bound_library(lua_State *L, int lib, const char *reg, const luaL_Reg *safe)
+{
     lib = lua_absindex(L, lib);
     lua_newtable(L);
     for (const luaL_Reg *r = safe; r->name; ++r) {
         lua_getfield(L, lib, r->name);
         lua_setfield(L, -2, r->name);
     }
-    lua_setfield(L, LUA_REGISTRYINDEX, "ndgen.string");
+    lua_setfield(L, LUA_REGISTRYINDEX, reg);
     lua_pushvalue(L, lib);
     luaL_setfuncs(L, safe, 0);
     lua_pop(L, 1);
+}
+
+static void bound_c_loops(lua_State *L, int string_lib, int table_lib)
+{
+    static const luaL_Reg strings[] = {{"find", lua_find_safe}, {"match", lua_match_safe},
+                                       {"gmatch", lua_gmatch_safe}, {"gsub", lua_gsub_safe},
+                                       {"rep", lua_rep_safe}, {NULL, NULL}};
+    static const luaL_Reg tables[] = {{"move", lua_move_safe}, {"insert", lua_insert_safe},
+                                      {"remove", lua_remove_safe}, {"sort", lua_sort_safe},
+                                      {"concat", lua_concat_safe}, {NULL, NULL}};
+    table_lib = lua_absindex(L, table_lib);
+    bound_library(L, string_lib, "ndgen.string", strings);
+    bound_library(L, table_lib, "ndgen.table", tables);
 }
 
 /* math.randomseed with a seed, as Lua's; without one Lua 5.4 seeds from the clock and an address, which
@@ -337,7 +426,7 @@ static void build_sandbox(lua_State *L, const char *spec_dir)
     luaL_requiref(L, "table", luaopen_table, 0);
     luaL_requiref(L, "math", luaopen_math, 0);
     fix_random(L, -1);
-    bound_patterns(L, -3); /* string, under table and math */
+    bound_c_loops(L, -3, -2); /* string and table, under math */
     lua_newtable(L); /* the environment */
     for (size_t i = 0; i < sizeof base_names / sizeof *base_names; ++i) {
         lua_getfield(L, -5, base_names[i]);
@@ -398,6 +487,18 @@ static int field(lua_State *L, int t, const char *key)
 }
 
 static const char *type_name(lua_State *L, int idx) { return lua_typename(L, lua_type(L, idx)); }
+
+/* The length (border) of the list at idx in *n; an error when it is past max: a border can be 2^40
+ * with 41 entries, which an int would truncate to another list's length. */
+static int list_len(ctx *c, int idx, int max, const char *what, int *n)
+{
+    const lua_Unsigned len = lua_rawlen(c->L, idx);
+    *n = 0;
+    if (len > (lua_Unsigned)max)
+        return FAIL(c, "%s has %llu entries; at most %d", what, (unsigned long long)len, max);
+    *n = (int)len;
+    return 0;
+}
 
 /* A string field; NULL when absent and not required. Numbers are accepted as their text. */
 static int get_string(ctx *c, int t, const char *key, bool required, char **out)
@@ -481,7 +582,8 @@ static int get_partial(ctx *c, int t, const char *name, unsigned *mask)
     if (ty == LUA_TBOOLEAN) {
         *mask = lua_toboolean(L, -1) ? 1u << ND_REDUCE_SUM : 0;
     } else if (ty == LUA_TTABLE) {
-        int n = (int)lua_rawlen(L, -1);
+        int n;
+        rc = list_len(c, -1, 64, "field 'partial'", &n);
         for (int i = 1; i <= n && !rc; ++i) {
             int r = lua_rawgeti(L, -1, i) == LUA_TSTRING ? nd_reduce_parse(lua_tostring(L, -1)) : -1;
             if (r < 0)
@@ -536,9 +638,10 @@ static int field_text(ctx *c, const char *key, ndg_buf *b)
     if (ty != LUA_TTABLE)
         return FAIL(c, "field '%s' must be a string, an integer or a list of integers such as {3, 7, 5}, not %s", key,
                     ty == LUA_TNUMBER ? "a fraction" : type_name(L, -1));
-    int n = (int)lua_rawlen(L, -1);
-    if (n < 1 || n > ND_MAX_RANK)
-        return FAIL(c, "field '%s' has %d dims; give 1 to %d", key, n, ND_MAX_RANK);
+    const lua_Unsigned dims = lua_rawlen(L, -1);
+    if (dims < 1 || dims > ND_MAX_RANK)
+        return FAIL(c, "field '%s' has %llu dims; give 1 to %d", key, (unsigned long long)dims, ND_MAX_RANK);
+    const int n = (int)dims;
     for (int i = 1; i <= n; ++i) {
         int isint;
         lua_rawgeti(L, -1, i);
@@ -647,7 +750,9 @@ static int convert_operands(ctx *c, int t, const char *key, bool output, ndg_op 
         lua_pop(L, 1);
         return rc;
     }
-    int n = (int)lua_rawlen(L, -1), rc = 0;
+    char what[NDG_MAX_NAME + 16];
+    snprintf(what, sizeof what, "field '%s'", key);
+    int n, rc = list_len(c, -1, NDG_MAX_OPERANDS, what, &n);
     for (int i = 1; i <= n && !rc; ++i) {
         if (op->noperands == NDG_MAX_OPERANDS) {
             rc = FAIL(c, "more than %d operands", NDG_MAX_OPERANDS);
@@ -791,8 +896,9 @@ static int fixed_value(ctx *c, const ndg_op *op, const nd_scalar_decl *d, double
         *n = 1;
         return nd_scalar_check_value(d, op->name, *v, &perr) ? FAIL(c, "scalars: %s", without_op(op, perr.msg)) : 0;
     }
-    int len = lua_istable(L, -1) ? (int)lua_rawlen(L, -1) : -1;
-    if (len < 1 || len > ND_MAX_RANK)
+    const lua_Unsigned axes = lua_istable(L, -1) ? lua_rawlen(L, -1) : 0;
+    const int len = axes > ND_MAX_RANK ? -1 : (int)axes;
+    if (len < 1)
         return FAIL(c, "scalars: '%s' must be a list of 1 to %d axes, such as {0, 2}", d->name, ND_MAX_RANK);
     for (int i = 0; i < len; ++i) {
         int isnum = lua_rawgeti(L, -1, i + 1) == LUA_TNUMBER;
@@ -895,8 +1001,16 @@ static int convert_targets(ctx *c, int t, ndg_op *op)
         lua_pop(L, 1);
         return rc;
     }
-    int n = (int)lua_rawlen(L, -1);
+    int n;
+    if ((rc = list_len(c, -1, MAX_TARGETS, "field 'targets'", &n)) != 0) {
+        lua_pop(L, 1);
+        return rc;
+    }
     op->targets = calloc((size_t)(n ? n : 1), sizeof *op->targets);
+    if (!op->targets) {
+        lua_pop(L, 1);
+        return FAIL(c, "out of memory for %d targets", n);
+    }
     size_t len = strlen(c->where);
     for (int i = 1; i <= n && !rc; ++i) {
         snprintf(c->where + len, sizeof c->where - len, "target %d: ", i);
@@ -953,7 +1067,8 @@ static int convert_requires(ctx *c, int t, ndg_op *op)
         return ty == LUA_TNIL ? 0 : FAIL(c, "field 'requires' must be a string such as \"same_paging(in, out)\" or a list of them");
     }
     ndg_buf b = {0};
-    int n = (int)lua_rawlen(L, -1);
+    int n;
+    rc = list_len(c, -1, 256, "field 'requires'", &n);
     for (int i = 1; i <= n && !rc; ++i) {
         nd_op_require q;
         nd_error perr;
@@ -1198,7 +1313,9 @@ static int collect(lua_State *L, const ndg_spec_env *env, ndg_spec *out, nd_erro
 {
     lua_getfield(L, LUA_REGISTRYINDEX, REG_DEPS);
     out->ndeps = (int)lua_rawlen(L, -1);
-    out->deps = calloc((size_t)out->ndeps, sizeof *out->deps);
+    out->deps = calloc((size_t)out->ndeps + 1, sizeof *out->deps);
+    if (!out->deps)
+        return nd_fail(err, "%s: out of memory for the list of %d files the spec read", out->path, out->ndeps);
     for (int i = 0; i < out->ndeps; ++i) {
         lua_rawgeti(L, -1, i + 1);
         out->deps[i] = strdup(lua_tostring(L, -1));
@@ -1209,7 +1326,9 @@ static int collect(lua_State *L, const ndg_spec_env *env, ndg_spec *out, nd_erro
     int n = (int)lua_rawlen(L, -1);
     if (n == 0)
         return nd_fail(err, "%s:1: the spec declares no op; call op{name = ..., template = ..., ...}", out->path);
-    out->ops = calloc((size_t)n, sizeof *out->ops);
+    out->ops = calloc((size_t)n, sizeof *out->ops); /* n <= MAX_OPS (lua_op) */
+    if (!out->ops)
+        return nd_fail(err, "%s: out of memory for %d ops", out->path, n);
     for (int i = 1; i <= n; ++i) {
         lua_rawgeti(L, -1, i);
         lua_rawgeti(L, -1, 2);

@@ -58,6 +58,28 @@ expect method_bomb 'print(("a"):rep(1e6):find(("a"):rep(5e5) .. "b", 1, true))' 
   "^${s}method_bomb.lua:1: string.find: a 500001-byte pattern over a 1000000-byte subject"
 expect patterns_work "assert(('x=1,y=2'):gsub('(%w+)=(%w+)', '%2=%1') == '1=x,2=y' and ('a.b'):find('.', 1, true) == 2)
 error('patterns work', 0)" "^${s}patterns_work.lua:2: patterns work$"
+# C loops an argument sets, not memory: refused before they start, or (empty repetitions) done at once
+expect rep_empty 'assert(string.rep("", 1 << 62) == "" and (""):rep(1 << 62, "") == "" and ("ab"):rep(2, "") == "abab")
+error("rep done", 0)' "^${s}rep_empty.lua:2: rep done$" 10
+expect move_huge 'table.move({}, 1, 1 << 50, 2)' \
+  "^${s}move_huge.lua:1: table.move: 1125899906842624 elements are more than one call may walk in a spec" 10
+# big(TOP): a table of 12 to 40 entries whose border (#) is TOP, a power of 2: the array part holds
+# 1..8, and from t[9] Lua's length doubles through the hash part (t[16], t[32], .., t[TOP])
+big='local function big(top) local t = {} for _, k in ipairs({1, 2, 3, 4, 8, 9}) do t[k] = 8 end
+local k = 16 while k <= top do t[k] = 8 k = k * 2 end return t end'
+expect insert_border "$big local t = big(1 << 40) assert(#t == 1 << 40) table.insert(t, 1, 0)" \
+  "^${s}insert_border.lua:2: table.insert: 1099511627776 elements are more than one call may walk" 10
+expect remove_border "$big local t = big(1 << 40) table.remove(t, 1)" "^${s}remove_border.lua:2: table.remove: " 10
+expect sort_len 'table.sort(setmetatable({}, {__len = function() return 1 << 40 end}))' "^${s}sort_len.lua:1: table.sort: " 10
+expect concat_len 'table.concat(setmetatable({}, {__len = function() return 1 << 40 end}))' "^${s}concat_len.lua:1: table.concat: " 10
+expect targets_border "$big
+op{name='x', template='page_copy.c', inputs={{name='a',dtype='f32'}}, outputs={{name='out',dtype='f32'}}, targets = big(1 << 30)}" \
+  "^${s}targets_border.lua:3: op 'x': field 'targets' has 1073741824 entries; at most 65536$" 10
+# a shape whose border is 2^32 + 1, which an int read as 1 dim
+expect shape_border "$big local s = big(1 << 32) s[(1 << 32) + 1] = 8 assert(#s == (1 << 32) + 1)
+op{name='x', template='page_copy.c', inputs={{name='a',dtype='f32'}}, outputs={{name='out',dtype='f32'}},
+   targets = {{all = {shape = s, shard = {8}, grid = '1x1'}}}}" "^${s}shape_border.lua:3: .*field 'shape' has 4294967297 dims; give 1 to 8$" 10
+expect ops_many "for i = 1, 70000 do $op end" "^${s}ops_many.lua:1: op: more than 65536 ops in one spec$" 30
 echo 'return 1' >"$tmp/outside/secret.lua"
 ln -s "$tmp/outside/secret.lua" "$tmp/specs/link.lua"
 expect include_link 'include "link.lua"' "^${s}include_link.lua:1: include 'link.lua': it resolves to .*/outside/secret.lua, outside the spec folder "
