@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "nd_files.h"
 #include "nd_runtime.h"
 
 enum { NR_MAX_OPERANDS = 8, NR_MAX_LIBRARIES = 8 };
@@ -56,8 +57,12 @@ typedef struct nr_results {
     const struct nr_result *r;
     int n;
 } nr_results;
-/* Writes path whole or not at all: write(fp, ctx) into a temporary beside it, renamed over it. */
-int nr_write_file(const char *path, void (*write)(FILE *fp, const void *ctx), const void *ctx, nd_error *err);
+/* Opens the n files a suite writes (nd_files.h), before it runs: a path that is not a regular file or
+ * a new name, or two options naming one file, fail at once rather than after the run. what[i] names
+ * the option of paths[i]. On failure none is left open. */
+int nr_outputs_open(ndf_output *out, const char *const *paths, const char *const *what, int n, nd_error *err);
+/* Writes out whole or not at all: write(fp, ctx) into its temporary file, renamed over its path. */
+int nr_write_file(ndf_output *out, void (*write)(FILE *fp, const void *ctx), const void *ctx, nd_error *err);
 extern const char nr_options_help[];
 
 /* ---- setup.c: the device, operands and inputs for one case. */

@@ -291,18 +291,28 @@ void nr_print_suite_table(FILE *fp, const nr_result *r, int n)
                 "past %.0f)\n", NR_MAX_READS_PER_PAGE);
 }
 
-int nr_write_file(const char *path, void (*write)(FILE *fp, const void *ctx), const void *ctx, nd_error *err)
+int nr_outputs_open(ndf_output *out, const char *const *paths, const char *const *what, int n, nd_error *err)
 {
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp-%d", path, (int)getpid());
-    FILE *fp = fopen(tmp, "w");
-    if (!fp)
-        return nd_failc(err, ND_EIO, "%s: cannot write: %s", tmp, strerror(errno));
-    write(fp, ctx);
-    bool bad = ferror(fp) != 0;
-    if (fclose(fp) != 0 || bad || rename(tmp, path) != 0) {
-        unlink(tmp);
-        return nd_failc(err, ND_EIO, "%s: cannot write: %s", path, strerror(errno));
+    if (ndf_check_clobber(paths, what, n, NULL, 0, err)) {
+        err->code = ND_EINVAL;
+        return -1;
+    }
+    for (int i = 0; i < n; ++i)
+        if (ndf_open(&out[i], paths[i], err)) {
+            while (i-- > 0)
+                ndf_abort(&out[i]);
+            err->code = ND_EIO;
+            return -1;
+        }
+    return 0;
+}
+
+int nr_write_file(ndf_output *out, void (*write)(FILE *fp, const void *ctx), const void *ctx, nd_error *err)
+{
+    write(out->fp, ctx);
+    if (ndf_commit(out, NULL, err)) {
+        err->code = ND_EIO;
+        return -1;
     }
     return 0;
 }

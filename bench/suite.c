@@ -165,9 +165,10 @@ static const char bench_usage[] =
     "Options:\n"
     "  --quick                 smaller cases, shorter timing: a few minutes on 2 cores\n"
     "  --tiny                  the smallest cases and one timed round: a check, for tests\n"
-    "  --filter TEXT           only the cases whose label or family contains TEXT\n"
+    "  --filter TEXT           only the cases whose label or family contains TEXT (none: a usage error)\n"
     "  --list                  list the cases with their ndrun compare options, and exit\n"
-    "  --json-out FILE         the JSON result file (default ndrun-bench.json)\n"
+    "  --json-out FILE         the JSON result file (default ndrun-bench.json); it and --svg-out are\n"
+    "                          written whole at the end, only over regular files (checked at the start)\n"
     "  --svg-out FILE          the SVG chart (default ndrun-bench.svg)\n"
     "  --threads N, --repeats N, --min-time S, --no-jit, --no-probes, --cache-dir DIR, --seed N,\n"
     "  --kernels FILE, --spec-dir DIR    as for ndrun compare\n";
@@ -313,6 +314,13 @@ int nr_bench_main(int argc, char **argv)
     nr_settings_init(&s);
     if (parse_bench(argc, argv, &b, &s, &status))
         return status;
+    int chosen = 0;
+    for (int i = 0; i < NCASES; ++i)
+        chosen += selected(&cases[i], b.filter);
+    if (chosen == 0) { /* rather than an empty report over the last one */
+        fprintf(stderr, "ndrun bench: --filter '%s' matches no case's label or family; --list shows them\n", b.filter);
+        return 2;
+    }
     if (b.list) {
         for (int i = 0; i < NCASES; ++i)
             if (selected(&cases[i], b.filter))
@@ -329,13 +337,19 @@ int nr_bench_main(int argc, char **argv)
         }
     }
     nd_kernels *k = NULL;
-    nr_result *res = calloc(NCASES, sizeof *res);
-    int rc = !res ? nd_failc(&err, ND_ENOMEM, "out of memory") : nr_open_kernels(&s, &k, &err);
+    ndf_output files[2] = {{0}};
+    const bool writer = nr_procs_rank() == 0; /* under mpirun, rank 0 alone writes */
+    const char *paths[] = {b.json_out, b.svg_out}, *what[] = {"--json-out", "--svg-out"};
+    int rc = writer && nr_outputs_open(files, paths, what, 2, &err);
+    nr_result *res = rc ? NULL : calloc(NCASES, sizeof *res);
+    rc = rc || (!res ? nd_failc(&err, ND_ENOMEM, "out of memory") : nr_open_kernels(&s, &k, &err));
     double t0 = nr_now();
     rc = rc || run_cases(k, &b, &s, res, &n, &err);
-    if (!rc && nr_procs_rank() == 0) /* under mpirun, rank 0 alone writes */
-        rc = nr_write_file(b.json_out, write_json, &(nr_results){res, n}, &err) ||
-             nr_write_file(b.svg_out, write_svg, &(nr_results){res, n}, &err);
+    if (!rc && writer)
+        rc = nr_write_file(&files[0], write_json, &(nr_results){res, n}, &err) ||
+             nr_write_file(&files[1], write_svg, &(nr_results){res, n}, &err);
+    for (int i = 0; i < 2; ++i) /* what was not committed (a failure): the old files stay */
+        ndf_abort(&files[i]);
     if (rc) {
         fprintf(stderr, "ndrun bench: %s\n", err.msg);
     } else {

@@ -52,7 +52,7 @@ static const char procs_usage[] =
     "sharing one machine's cores measure the launch protocol, not the machine.\n"
     "Exit status: 0 when every case agrees, 1 when one does not or on error, 2 on a usage error.\n"
     "\n"
-    "  --filter TEXT    only the cases whose label contains TEXT\n"
+    "  --filter TEXT    only the cases whose label contains TEXT (none: a usage error)\n"
     "  --json-out FILE  the JSON result file (default ndrun-bench-processes.json)\n"
     "  --threads N, --repeats N, --min-time S, --no-jit, --cache-dir DIR, --seed N    as for ndrun compare\n";
 
@@ -154,9 +154,19 @@ int nr_bench_procs_main(int argc, char **argv)
     int status = parse_procs(argc, argv, &filter, &json_out, &s);
     if (status)
         return status < 0 ? 0 : status;
+    int chosen = 0;
+    for (int i = 0; i < NPROCS_CASES; ++i)
+        chosen += !filter || strstr(procs_cases[i].label, filter) != NULL;
+    if (chosen == 0) { /* rather than an empty report over the last one */
+        fprintf(stderr, "ndrun bench --processes: --filter '%s' matches no case's label\n", filter);
+        return 2;
+    }
     nd_kernels *k = NULL;
-    nr_result *res = calloc(NPROCS_CASES, sizeof *res);
-    int rc = !res ? nd_failc(&err, ND_ENOMEM, "out of memory") : nr_open_kernels(&s, &k, &err), n = 0;
+    ndf_output file = {0};
+    const char *what = "--json-out";
+    int rc = nr_procs_rank() == 0 && nr_outputs_open(&file, &json_out, &what, 1, &err), n = 0; /* rank 0 alone */
+    nr_result *res = rc ? NULL : calloc(NPROCS_CASES, sizeof *res);
+    rc = rc || (!res ? nd_failc(&err, ND_ENOMEM, "out of memory") : nr_open_kernels(&s, &k, &err));
     bool all = true;
     for (int i = 0; i < NPROCS_CASES && !rc; ++i) {
         if (filter && !strstr(procs_cases[i].label, filter))
@@ -173,7 +183,8 @@ int nr_bench_procs_main(int argc, char **argv)
         all = all && res[n++].match;
     }
     if (!rc && nr_procs_rank() == 0)
-        rc = nr_write_file(json_out, write_json, &(nr_results){res, n}, &err); /* rank 0 alone */
+        rc = nr_write_file(&file, write_json, &(nr_results){res, n}, &err);
+    ndf_abort(&file); /* not committed (a failure): the old file stays */
     if (rc)
         fprintf(stderr, "ndrun bench --processes: %s\n", err.msg);
     else

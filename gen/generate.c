@@ -301,7 +301,7 @@ static int check_clobber(spec_run *runs, int n, const gen_opts *o, nd_error *err
     }
     outs[k] = o->emit.stamp;
     what[k++] = "--stamp";
-    int rc = ndg_check_clobber(outs, what, k, ins, m, err);
+    int rc = ndf_check_clobber(outs, what, k, ins, m, err);
     free(outs), free(what), free(ins);
     return rc;
 }
@@ -316,7 +316,7 @@ static int put_in_place(spec_run *runs, int n, const gen_opts *o, nd_error *err)
         int changed = 0;
         for (int p = 0; p < runs[i].out.nparts && !rc; ++p) {
             bool c;
-            rc = ndg_output_rename(&runs[i].out.c[p], &c, err);
+            rc = ndf_rename(&runs[i].out.c[p], &c, err);
             changed += c;
         }
         if (!rc && o->stats)
@@ -326,9 +326,9 @@ static int put_in_place(spec_run *runs, int n, const gen_opts *o, nd_error *err)
     }
     for (int i = 0; i < n && !rc; ++i)
         if (runs[i].out.has_depfile)
-            rc = ndg_output_rename(&runs[i].out.depfile, NULL, err);
+            rc = ndf_rename(&runs[i].out.depfile, NULL, err);
     if (!rc && o->emit.stamp)
-        rc = ndg_touch(o->emit.stamp, err);
+        rc = ndf_touch(o->emit.stamp, err);
     return rc;
 }
 
@@ -425,8 +425,8 @@ int ndg_registry_main(int argc, char **argv)
         return 2;
     }
     const char *outs[] = {output, stamp}, *what[] = {"--output", "--stamp"};
-    if (ndg_check_clobber(outs, what, 2, NULL, 0, &err) || ndg_emit_registry(output, argv + optind, argc - optind, &err) ||
-        (stamp && ndg_touch(stamp, &err))) {
+    if (ndf_check_clobber(outs, what, 2, NULL, 0, &err) || ndg_emit_registry(output, argv + optind, argc - optind, &err) ||
+        (stamp && ndf_touch(stamp, &err))) {
         fprintf(stderr, "ndgen registry: %s\n", err.msg);
         return 1;
     }

@@ -7,6 +7,7 @@
 
 #include "nd_accessor.h"
 #include "nd_dist.h"
+#include "nd_files.h"
 
 /* NDG_MAX_NAME: op, operand and parameter names, so every symbol made from them fits. */
 enum { NDG_MAX_OPERANDS = 8, NDG_MAX_PARAMS = 32, NDG_MAX_TEMPLATE_DIRS = 8, NDG_MAX_NAME = 64 };
@@ -253,26 +254,6 @@ typedef struct ndg_variant {
  * op's parameters. Fails when a macro of the template would change the generated code's meaning. */
 int ndg_rewrite(ndg_buf *out, const ndg_template *t, const ndg_variant *v, nd_error *err);
 
-/* ---- output.c: files written whole or not at all. */
-typedef struct ndg_output {
-    char *path;  /* final path; NULL for stdout */
-    char *tmp;   /* temporary file beside it */
-    FILE *fp;
-} ndg_output;
-
-/* Opens a temporary file beside path (or stdout when path is NULL or "-"); refuses a path that exists
- * and is not a regular file. */
-int ndg_output_open(ndg_output *out, const char *path, nd_error *err);
-/* Finishes writing: the temporary file is complete, path still untouched. */
-int ndg_output_close(ndg_output *out, nd_error *err);
-/* Renames the closed temporary file over path, unless path already holds the same bytes: then the
- * temporary file is removed and path keeps its timestamp. Sets *changed when given. */
-int ndg_output_rename(ndg_output *out, bool *changed, nd_error *err);
-/* Close, then rename. */
-int ndg_output_commit(ndg_output *out, bool *changed, nd_error *err);
-/* Removes the temporary file; path is untouched. */
-void ndg_output_abort(ndg_output *out);
-
 /* ---- emit.c: stage 4, one C file per spec (or per part of a spec), plus its depfile. */
 enum { NDG_MAX_PARTS = 64, NDG_MAX_PREFIX_MAPS = 16 };
 
@@ -299,8 +280,8 @@ typedef struct ndg_emit_options {
 typedef struct ndg_emitted {
     int kernels;
     int nparts;
-    ndg_output c[NDG_MAX_PARTS]; /* the generated files */
-    ndg_output depfile;       /* when has_depfile */
+    ndf_output c[NDG_MAX_PARTS]; /* the generated files */
+    ndf_output depfile;       /* when has_depfile */
     bool has_depfile;
     int ninputs;              /* every file the spec's generation read: the depfile's list */
     char **inputs;
@@ -315,14 +296,6 @@ void ndg_emitted_abort(ndg_emitted *e);
 void ndg_part_path(char *out, size_t len, const char *out_path, int i, int n);
 /* The library's root registry: one group per spec name. */
 int ndg_emit_registry(const char *out_path, char *const *spec_names, int n, nd_error *err);
-/* Creates a stamp file or updates its time; refuses one that is not a regular file (a symbolic link,
- * a named pipe, a device), without following or opening it. */
-int ndg_touch(const char *path, nd_error *err);
-/* Refuses outputs that are inputs or each other: each of the n outputs (NULL entries skipped) that is
- * one of the inputs (same file: device and inode, so hard links and symbolic links count) or the same
- * file as an earlier output (same folder, resolved, and name). what[i] says which option named it. */
-int ndg_check_clobber(const char *const *outputs, const char *const *what, int n, char *const *inputs, int ninputs,
-                      nd_error *err);
 /* A C identifier from a spec file name. */
 void ndg_c_name(char *out, size_t len, const char *name);
 /* s as the inside of a C string literal ("\\", "\"", control characters escaped). */

@@ -1151,10 +1151,10 @@ int ndg_plan_main(int argc, char **argv)
         rc = nd_fail(&err, "--in %s: no einsum takes it", o.ins[next_in]);
     if (!rc && total_bytes(&o, steps) < 0)
         rc = nd_fail(&err, "--shape %s: the bytes all steps move overflow 64 bits", o.shape);
-    ndg_output out;
-    if (!rc && (rc = ndg_output_open(&out, o.output, &err)) == 0) {
+    ndf_output out;
+    if (!rc && (rc = ndf_open(&out, o.output, &err)) == 0) {
         report(out.fp, &o, &env, steps);
-        rc = ndg_output_commit(&out, NULL, &err);
+        rc = ndf_commit(&out, NULL, &err);
     }
     if (rc)
         fprintf(stderr, "ndgen plan: %s\n", err.msg);

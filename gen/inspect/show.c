@@ -314,19 +314,19 @@ static int render_to(FILE *fp, const char *format, const ndg_show *v, const nd_s
 static int render(const char *format, const char *path, bool all, const nd_dist *d, const nd_sharding *sh,
                   bool capacity_checked, nd_error *err)
 {
-    ndg_output out;
+    ndf_output out;
     ndg_show v;
     if (strcmp(format, "text") && strcmp(format, "json") && strcmp(format, "svg"))
         return nd_fail(err, "--format %s: unknown format; expected text, json or svg", format);
     if (summarize(d, all, &v, err))
         return -1;
     v.capacity_checked = capacity_checked;
-    int rc = ndg_output_open(&out, path, err);
+    int rc = ndf_open(&out, path, err);
     if (!rc && render_to(out.fp, format, &v, sh, err)) {
-        ndg_output_abort(&out);
+        ndf_abort(&out);
         rc = -1;
     } else if (!rc) {
-        rc = ndg_output_commit(&out, NULL, err);
+        rc = ndf_commit(&out, NULL, err);
     }
     free(v.data_pages);
     return rc;

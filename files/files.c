@@ -1,5 +1,5 @@
 /*
- * output.c - every file ndgen writes goes through here: written to a temporary file beside its
+ * files.c - every file ndgen and ndrun write goes through here: written to a temporary file beside its
  * destination, then renamed over it. A failed run leaves no half-written file, and a file whose
  * bytes would not change is not touched, so its timestamp does not trigger rebuilds.
  *
@@ -7,11 +7,12 @@
  * symbolic link or anything else is refused with what it is: renaming over it would replace the node
  * itself (as root, --output /dev/null would remove the device).
  *
- * Temporary files are named ".<name>.ndgen-tmp-<pid>-XXXXXX" beside the destination. They are removed
- * on every exit path ndgen controls, on SIGINT, SIGTERM and SIGHUP too; one that a killed run left (its
+ * Temporary files are named ".<name>.ndgen-tmp-<pid>-XXXXXX" beside the destination (mkstemp: a name
+ * planted there in advance is never opened). They are removed on every exit path the tool controls, on SIGINT, SIGTERM and SIGHUP too; one that a killed run left (its
  * pid no longer alive) is removed by the next run that writes the same destination.
  */
 #include <dirent.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -20,7 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ndgen.h"
+#include "nd_files.h"
 
 /* ---------------------------------------------------------------- temporary files alive */
 
@@ -143,7 +144,7 @@ static bool same_inode(const struct stat *a, const char *path)
     return stat(path, &b) == 0 && a->st_dev == b.st_dev && a->st_ino == b.st_ino;
 }
 
-int ndg_check_clobber(const char *const *outputs, const char *const *what, int n, char *const *inputs, int ninputs,
+int ndf_check_clobber(const char *const *outputs, const char *const *what, int n, char *const *inputs, int ninputs,
                       nd_error *err)
 {
     char ri[PATH_MAX + NAME_MAX + 2], rj[PATH_MAX + NAME_MAX + 2];
@@ -154,8 +155,8 @@ int ndg_check_clobber(const char *const *outputs, const char *const *what, int n
         bool exists = stat(outputs[i], &so) == 0, named = resolved_name(outputs[i], ri, sizeof ri) == 0;
         for (int k = 0; exists && k < ninputs; ++k)
             if (same_inode(&so, inputs[k]))
-                return nd_fail(err, "%s %s: it is %s, which this run reads; ndgen never writes over its inputs", what[i],
-                               outputs[i], inputs[k]);
+                return nd_fail(err, "%s %s: it is %s, which this run reads; %s never writes over its inputs", what[i],
+                               outputs[i], inputs[k], program_invocation_short_name);
         for (int j = 0; j < i; ++j)
             if (outputs[j] && ((named && resolved_name(outputs[j], rj, sizeof rj) == 0 && strcmp(ri, rj) == 0) ||
                                (exists && same_inode(&so, outputs[j]))))
@@ -167,7 +168,7 @@ int ndg_check_clobber(const char *const *outputs, const char *const *what, int n
 
 /* ---------------------------------------------------------------- one output */
 
-int ndg_output_open(ndg_output *out, const char *path, nd_error *err)
+int ndf_open(ndf_output *out, const char *path, nd_error *err)
 {
     struct stat st;
     char dir[PATH_MAX], base[NAME_MAX + 1];
@@ -177,14 +178,14 @@ int ndg_output_open(ndg_output *out, const char *path, nd_error *err)
         return 0;
     }
     if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
-        return nd_fail(err, "%s: it is %s; ndgen writes only regular files or new names", path, kind_of(st.st_mode));
+        return nd_fail(err, "%s: it is %s; %s writes only regular files or new names", path, kind_of(st.st_mode), program_invocation_short_name);
     split_path(path, dir, sizeof dir, base, sizeof base);
     sweep(dir, base);
     size_t n = strlen(dir) + strlen(base) + 64;
     out->path = strdup(path);
     out->tmp = malloc(n);
     if (!out->path || !out->tmp) {
-        ndg_output_abort(out);
+        ndf_abort(out);
         return nd_fail(err, "%s: out of memory", path);
     }
     snprintf(out->tmp, n, "%s/.%s.ndgen-tmp-%ld-XXXXXX", dir, base, (long)getpid());
@@ -199,7 +200,7 @@ int ndg_output_open(ndg_output *out, const char *path, nd_error *err)
         int e = errno;
         if (fd >= 0)
             close(fd);
-        ndg_output_abort(out);
+        ndf_abort(out);
         return nd_fail(err, "%s: cannot create a temporary file beside it: %s", path, strerror(e));
     }
     return 0;
@@ -224,7 +225,7 @@ static bool same_bytes(const char *a, const char *b)
     return same;
 }
 
-int ndg_output_close(ndg_output *out, nd_error *err)
+int ndf_close(ndf_output *out, nd_error *err)
 {
     if (!out->path)
         return fflush(stdout) == 0 ? 0 : nd_fail(err, "stdout: write failed: %s", strerror(errno));
@@ -233,13 +234,13 @@ int ndg_output_close(ndg_output *out, nd_error *err)
     out->fp = NULL;
     if (failed) {
         nd_fail(err, "%s: write failed: %s", out->path, strerror(errno));
-        ndg_output_abort(out);
+        ndf_abort(out);
         return -1;
     }
     return 0;
 }
 
-int ndg_output_rename(ndg_output *out, bool *changed, nd_error *err)
+int ndf_rename(ndf_output *out, bool *changed, nd_error *err)
 {
     struct stat st;
     if (!out->path) {
@@ -248,20 +249,21 @@ int ndg_output_rename(ndg_output *out, bool *changed, nd_error *err)
         return 0;
     }
     if (lstat(out->path, &st) == 0 && !S_ISREG(st.st_mode)) { /* it changed since the output was opened */
-        nd_fail(err, "%s: it is %s; ndgen writes only regular files or new names", out->path, kind_of(st.st_mode));
-        ndg_output_abort(out);
+        nd_fail(err, "%s: it is %s; %s writes only regular files or new names", out->path, kind_of(st.st_mode),
+                program_invocation_short_name);
+        ndf_abort(out);
         return -1;
     }
     bool differ = !same_bytes(out->tmp, out->path);
     if (changed)
         *changed = differ;
     if (!differ) {
-        ndg_output_abort(out);
+        ndf_abort(out);
         return 0;
     }
     if (rename(out->tmp, out->path) != 0) {
         nd_fail(err, "%s: cannot replace it: %s", out->path, strerror(errno));
-        ndg_output_abort(out);
+        ndf_abort(out);
         return -1;
     }
     untrack(out->tmp);
@@ -271,12 +273,12 @@ int ndg_output_rename(ndg_output *out, bool *changed, nd_error *err)
     return 0;
 }
 
-int ndg_output_commit(ndg_output *out, bool *changed, nd_error *err)
+int ndf_commit(ndf_output *out, bool *changed, nd_error *err)
 {
-    return ndg_output_close(out, err) || ndg_output_rename(out, changed, err) ? -1 : 0;
+    return ndf_close(out, err) || ndf_rename(out, changed, err) ? -1 : 0;
 }
 
-void ndg_output_abort(ndg_output *out)
+void ndf_abort(ndf_output *out)
 {
     if (out->fp && out->fp != stdout)
         fclose(out->fp);
@@ -287,4 +289,28 @@ void ndg_output_abort(ndg_output *out)
     free(out->tmp);
     free(out->path);
     memset(out, 0, sizeof *out);
+}
+
+/* ---------------------------------------------------------------- stamps */
+
+int ndf_touch(const char *path, nd_error *err)
+{
+    struct stat st;
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return nd_fail(err, "%s: the stamp file is not a regular file; %s writes only regular files or new names",
+                       path, program_invocation_short_name);
+    /* O_NOFOLLOW and O_NONBLOCK: a symbolic link or named pipe put there since is refused, not followed
+     * or waited on; checked again once open */
+    int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
+    if (fd < 0)
+        return nd_fail(err, "%s: cannot write the stamp file: %s", path, strerror(errno));
+    bool regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    int rc = regular && futimens(fd, NULL) == 0 ? 0 : -1;
+    int e = errno;
+    if (close(fd) != 0 && rc == 0)
+        rc = -1, e = errno;
+    if (!regular)
+        return nd_fail(err, "%s: the stamp file is not a regular file; %s writes only regular files or new names",
+                       path, program_invocation_short_name);
+    return rc ? nd_fail(err, "%s: cannot update the stamp file: %s", path, strerror(e)) : 0;
 }
