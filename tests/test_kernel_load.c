@@ -1,5 +1,7 @@
-/* test_kernel_load WRONG_ABI NO_REGISTRY BAD_SCALARS - libraries the runtime must refuse, each with a clear
- * message: at load, or (BAD_SCALARS, whose op's axis list names no operand) at every launch. */
+/* test_kernel_load WRONG_ABI NO_REGISTRY BAD_SCALARS OPS LIE1..LIE7 - libraries the runtime must refuse,
+ * each with a clear message: at load, or (BAD_SCALARS, whose op's axis list names no operand) at every
+ * launch. LIE1..LIE7 (fake_registry.c) lie in their registries, one way each; LIE7 defines the op 'add'
+ * of the bundled library OPS in a spec of its own, refused once OPS is loaded. */
 #include <string.h>
 
 #include "nd_runtime.h"
@@ -50,7 +52,7 @@ int main(int argc, char **argv)
 {
     nd_kernels *k;
     nd_error err;
-    if (argc < 4 || nd_kernels_open(&k, &err))
+    if (argc < 12 || nd_kernels_open(&k, &err))
         return 1;
     char want[128];
     snprintf(want, sizeof want, "kernel ABI version %u, but this runtime reads version %u", NDA_ABI_VERSION + 1,
@@ -60,6 +62,19 @@ int main(int argc, char **argv)
     expect(k, "/nonexistent/libnope.so", ND_ENOENT, "cannot load the kernel library");
     expect(k, "/dev/null", ND_ESYS, "cannot load the kernel library"); /* there, but not a shared object */
     expect_launch_refused(k, argv[3]);
+    static const char *const lies[] = {
+        "registry group 0: its entry count is out of range or its entries lie outside the library",
+        "entry 0: its operand or output count is out of range",
+        "entry 0: a dtype is not one the runtime knows",
+        "entry 0: a shape class names no operand",
+        "entry 0: its op, variant, symbol or function is missing or outside the library",
+        "entry 0: its signatures do not match its variant",
+    };
+    for (int i = 0; i < 6; ++i)
+        expect(k, argv[5 + i], ND_EINVAL, lies[i]);
+    int rc = nd_kernels_load(k, argv[4], &err);
+    CHECK(rc == 0, "loading the bundled library: %s", err.msg);
+    expect(k, argv[11], ND_EREFUSED, "op 'add' of spec 'fake' is also an op of spec 'eltwise', loaded before");
     nd_kernels_close(k);
     return test_finish(passed);
 }

@@ -192,6 +192,23 @@ static int same_scalars(const nd_kernels *k, const nda_kernel_library *lib, cons
     return 0;
 }
 
+/* An op comes from one spec: a library whose op is also an op of another spec loaded before is refused
+ * whole, or a launch would pick between two templates' kernels by its distributions. Libraries of the
+ * same spec (the JIT's, one per specialization) add kernels to its ops. */
+static int one_spec_per_op(const nd_kernels *k, const nda_kernel_library *lib, const char *path, nd_error *err)
+{
+    for (int g = 0; g < lib->ngroups; ++g)
+        for (int i = 0; i < lib->groups[g]->nentries; ++i) {
+            const nda_kernel_entry *e = &lib->groups[g]->entries[i];
+            for (int j = 0; j < k->n; ++j)
+                if (strcmp(e->op, k->entries[j]->op) == 0 && strcmp(lib->groups[g]->spec, k->spec[j]) != 0)
+                    return nd_failc(err, ND_EREFUSED, "%s: op '%s' of spec '%s' is also an op of spec '%s', loaded "
+                                                    "before; an op comes from one spec: rename one of them", path,
+                                    e->op, lib->groups[g]->spec, k->spec[j]);
+        }
+    return 0;
+}
+
 int nd_kernels_load(nd_kernels *k, const char *path, nd_error *err)
 {
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -209,7 +226,7 @@ int nd_kernels_load(nd_kernels *k, const char *path, nd_error *err)
         return nd_failc(err, ND_ESTALE, "%s: kernel ABI version %u, but this runtime reads version %u; regenerate "
                                         "the library with a matching ndgen", path, v, NDA_ABI_VERSION);
     }
-    if (same_scalars(k, lib, path, err)) {
+    if (nd_registry_check(lib, path, err) || same_scalars(k, lib, path, err) || one_spec_per_op(k, lib, path, err)) {
         dlclose(h);
         return -1;
     }

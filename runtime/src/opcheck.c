@@ -9,7 +9,6 @@
 
 #include "runtime_internal.h"
 
-enum { ND_MAX_OPERANDS_CHECKED = 32 };
 
 /* "sum or max": the reduce ops in mask. */
 static const char *reduce_list(char *buf, size_t len, uint32_t mask)

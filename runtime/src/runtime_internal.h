@@ -31,6 +31,11 @@ void nd_pool_destroy(nd_pool *p);
 int nd_pool_threads(const nd_pool *p);
 void nd_pool_run(nd_pool *p, int64_t n, void (*fn)(void *ctx, int64_t i), void *ctx);
 
+/* ---- registry.c: a loaded library's registry, checked before it is used: counts bounded, arrays and
+ * strings inside the library, fields as ndgen writes them. */
+enum { ND_MAX_OPERANDS_CHECKED = 32 }; /* operands of one entry */
+int nd_registry_check(const nda_kernel_library *lib, const char *path, nd_error *err);
+
 /* ---- opcheck.c: tensors against an op's index notation and dtypes; messages name op and operand. */
 int nd_op_check(const nda_kernel_entry *e, nd_tensor *const *tensors, int n, nd_error *err);
 /* The launch scalars against the op's declaration (count, types, ranges), and for a list of axes

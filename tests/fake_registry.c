@@ -1,0 +1,63 @@
+/* Kernel libraries whose registries lie, one way per value of LIE, as no ndgen would write them: the
+ * runtime must refuse each at load with a message (test_kernel_load), never read past what is there.
+ *   1 a group's entry count past its array     2 forty operands
+ *   3 a dtype the runtime does not know        4 a shape class naming no operand
+ *   5 no op name                               6 a specialized entry without signatures
+ *   7 op 'add' from a spec of its own, beside the bundled library's 'add' (spec 'eltwise') */
+#include "nd_accessor.h"
+
+static void fake_kernel(const nda_core *core, const nda_args *args)
+{
+    (void)core, (void)args;
+}
+
+static const char *const operands[] = {"x", "out"};
+static const char *const indices[] = {"...", "..."};
+#if LIE == 3
+static const char *const dtypes[] = {"f32", "f99"};
+#else
+static const char *const dtypes[] = {"f32", "f32"};
+#endif
+static const char *const patterns[] = {"f32 *", "f32 *"};
+static const int classes[] = {0, 5};
+
+static const nda_kernel_entry entries[] = {{
+#if LIE == 5
+    .op = NULL,
+#elif LIE == 7
+    .op = "add",
+#else
+    .op = "fake_lie",
+#endif
+#if LIE == 6
+    .variant = "specialized",
+#else
+    .variant = "generic",
+#endif
+    .symbol = "fake_lie_generic",
+    .fn = fake_kernel,
+#if LIE == 2
+    .noperands = 40,
+#else
+    .noperands = 2,
+#endif
+    .operands = operands,
+    .indices = indices,
+    .dtypes = dtypes,
+    .noutputs = 1,
+#if LIE == 4
+    .fixed = "pattern",
+    .patterns = patterns,
+    .shape_classes = classes,
+#endif
+}};
+
+#if LIE == 1
+static const nda_kernel_group group = {.spec = "fake", .nentries = 100000, .entries = entries};
+#else
+static const nda_kernel_group group = {.spec = "fake", .nentries = 1, .entries = entries};
+#endif
+static const nda_kernel_group *const groups[] = {&group};
+
+__attribute__((visibility("default"))) const nda_kernel_library nda_kernel_registry = {NDA_ABI_VERSION, "fake", 1,
+                                                                                       groups};
