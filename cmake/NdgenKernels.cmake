@@ -29,6 +29,14 @@
 # flags: generated kernels are built on the machine that runs them. Set it empty to cross-compile.
 set(NDGEN_KERNEL_CFLAGS "-O3 -march=native" CACHE STRING "Extra compile flags for generated kernel libraries")
 separate_arguments(NDGEN_KERNEL_CFLAGS_LIST UNIX_COMMAND "${NDGEN_KERNEL_CFLAGS}")
+# Warnings that are always bugs, errors in every kernel build with GCC or Clang whatever NDGEN_WERROR says
+# (a call to an undeclared function is compiled as returning int: a wrong answer, not a style point).
+# The JIT keeps exactly these when it drops the others (runtime/src/jit.c, given the list by CMake).
+set(NDGEN_KERNEL_ERRORS -Werror=implicit-function-declaration -Werror=implicit-int -Werror=int-conversion
+    -Werror=incompatible-pointer-types -Werror=return-type)
+if(NOT CMAKE_C_COMPILER_ID MATCHES "GNU|Clang")
+  set(NDGEN_KERNEL_ERRORS "") # another compiler may not know these flags
+endif()
 
 function(ndgen_add_kernels target)
   cmake_parse_arguments(PARSE_ARGV 1 ARG "NO_LINE;RELOCATABLE" "SPEC_DIR;PARTS;INSTALLED_SPEC_DIR"
@@ -126,7 +134,7 @@ function(ndgen_add_kernels target)
   target_link_options(${target} PRIVATE -Wl,--no-undefined)
   target_include_directories(${target} PRIVATE ${template_dirs}) # templates' own headers
   # Kernel symbols stay visible, as in on-demand libraries, so profilers and ndrun can name and size them.
-  target_compile_options(${target} PRIVATE -Wall -Wextra ${NDGEN_KERNEL_CFLAGS_LIST})
+  target_compile_options(${target} PRIVATE -Wall -Wextra ${NDGEN_KERNEL_ERRORS} ${NDGEN_KERNEL_CFLAGS_LIST})
   if(NDGEN_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
   endif()

@@ -1430,7 +1430,7 @@ static void inclusion(CXFile file, CXSourceLocation *stack, unsigned depth, CXCl
     clang_disposeString(name);
 }
 
-enum { MAX_ARGS = 8 + 2 * NDG_MAX_TEMPLATE_DIRS + NDG_MAX_PARAMS + 2 };
+enum { MAX_ARGS = 8 + 8 + 2 * NDG_MAX_TEMPLATE_DIRS + NDG_MAX_PARAMS + 2 }; /* 8: NDGEN_KERNEL_ERRORS */
 
 typedef struct clang_args {
     int n;
@@ -1446,12 +1446,27 @@ static void arg(clang_args *c, const char *prefix, const char *s)
     ++c->n;
 }
 
-/* The compiler's view: C17, the accessor's and the template folders' headers, and each define. */
+#ifndef NDGEN_KERNEL_ERRORS
+#define NDGEN_KERNEL_ERRORS "" /* set by the build: cmake/NdgenKernels.cmake */
+#endif
+
+/* The compiler's view: C17, the warnings that are always bugs as errors (NDGEN_KERNEL_ERRORS, as the
+ * kernels are compiled: so a template calling an undeclared function is refused here, at its line),
+ * the accessor's and the template folders' headers, and each define. */
 static void clang_args_init(clang_args *c, const ndg_analyzer *a, const char *defines)
 {
     c->n = 0;
     arg(c, "", "-xc");
     arg(c, "", "-std=c17");
+    for (const char *e = NDGEN_KERNEL_ERRORS; *e;) {
+        const size_t n = strcspn(e, " ");
+        if (n > 0 && n < sizeof c->store[0] && c->n < MAX_ARGS) {
+            snprintf(c->store[c->n], sizeof c->store[c->n], "%.*s", (int)n, e);
+            c->v[c->n] = c->store[c->n];
+            ++c->n;
+        }
+        e += n + (e[n] == ' ');
+    }
     arg(c, "-I", a->include_dir);
     for (int i = 0; i < a->ndirs; ++i)
         arg(c, "-I", a->dirs[i]);

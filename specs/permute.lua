@@ -17,6 +17,8 @@ local targets = {
   -- a rank-3 2,0,1 whose output rows alternate between the cores every 7 rows, across 600 rows (the
   -- u8 group of 512 too), with one input run per group
   { a = d({ 3, 20, 600 }, { shard = { 3, 20, 600 }, grid = "1x1" }), out = d({ 600, 3, 20 }, { shard = { 7, 3, 20 }, grid = "2x1" }) },
+  -- a DRAM output: no core holds its rows, so each is written alone
+  { a = d({ 40, 150 }, { shard = { 20, 150 }, grid = "2x1" }), out = d({ 150, 40 }, { interleaved = true, buffer = "dram", banks = 3 }) },
   -- rank 4, uneven, DRAM interleaved in ([3,5,7,2] -> [2,7,3,5])
   { a = d({ 3, 5, 7, 2 }, { interleaved = true, buffer = "dram", banks = 3 }),
     out = d({ 2, 7, 3, 5 }, { shard = { 1, 4, 3, 5 }, grid = "2x2", strategy = "contiguous" }) },

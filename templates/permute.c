@@ -18,7 +18,8 @@
  * per GROUP elements), else once per tile and run. The first row of
  * a group that this core holds leads it and writes every row of the group this core holds; the others
  * were written with it. So every row is written once, by the core that holds it. Tiles with rows this
- * core does not hold (shards that split a group, DRAM outputs) move element by element.
+ * core does not hold (shards that split a group) move element by element; so do DRAM outputs, whose
+ * rows no core holds: each is its own group.
  *
  * Operands: 0 a (input), 1 out (output). Scalars: perm(a).
  * Parameters: NDT_T, the stored element type (any: elements are moved, not computed).
@@ -86,7 +87,8 @@ void permute(const nda_core *core, const nda_args *args)
         perm[i] = (int)args->scalars[i];
         q = perm[i] == r - 1 ? i : q;
     }
-    const bool runs = q == r - 1; /* rows stay rows */
+    const bool runs = q == r - 1;             /* rows stay rows */
+    const bool alone = nda_self(core, out) < 0; /* this core holds none of out: each row a group of one */
     const int stream = rows_streaming(rows_bytes(r, od, (int64_t)sizeof(NDT_T))); /* eltwise_rows.h */
     int64_t y[ROWS_MAX_RANK] = {0};
     for (nda_iter it = nda_iter_local(core, out); nda_iter_valid(&it); nda_iter_next(&it)) {
@@ -114,11 +116,12 @@ void permute(const nda_core *core, const nda_args *args)
             }
             /* x's group: rows x0 + b e_q, b < nt, x0[q] a multiple of GROUP. The first row of it this
              * core holds leads: it writes every row of the group this core holds (row[b]; NULL for the
-             * others), so every row is written once, by its holder. */
+             * others), so every row is written once, by its holder. A core holding none of the output
+             * (DRAM: its pages are in banks) writes each row alone, a group of one. */
             int64_t x0[ROWS_MAX_RANK] = {0}, tpc[ROWS_MAX_RANK];
             for (int i = 0; i < r; ++i)
-                x0[i] = i == q ? x[q] - x[q] % GROUP : x[i];
-            const int nt = (int)rows_min(GROUP, od[q] - x0[q]), k = (int)(x[q] - x0[q]);
+                x0[i] = i == q && !alone ? x[q] - x[q] % GROUP : x[i];
+            const int nt = alone ? 1 : (int)rows_min(GROUP, od[q] - x0[q]), k = (int)(x[q] - x0[q]);
             bool led = false; /* by an earlier row of the group: then it was written with it */
             for (int b = k - 1; b >= 0 && !led; --b) {
                 x0[q] += b;

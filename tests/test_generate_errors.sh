@@ -70,6 +70,7 @@ expect param_comment.lua    "^${s}param_comment.lua:2: op 'x': parameter 'EXPR':
 expect param_string.lua     "^${s}param_string.lua:2: op 'x': parameter 'EXPR': a string literal is not closed$"
 expect param_nul.lua        "^${s}param_nul.lua:2: op 'x': parameter 'EXPR': the value holds a NUL character$"
 expect no_parse.lua         "^${t}no_parse.c:5:13: error: expected expression$"
+expect undeclared_call.lua  "^${t}undeclared_call.c:9:46: error: implicit declaration of function .half_of."
 expect in_macro.lua         "^${t}in_macro.c:10:26: nda_page_read is called inside a macro expansion"
 expect loop_break.lua       "^${t}loop_break.c:9:13: 'break' leaves an nda_iter loop"
 expect unbound.lua          "^${t}unbound.c:6:11: nda_page_read's tensor must be a variable bound with nda_operand"

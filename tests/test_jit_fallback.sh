@@ -2,10 +2,11 @@
 # test_jit_fallback.sh NDRUN WERROR - a specialized kernel the C compiler refuses falls back to the
 # generic kernel: ndrun compare still checks and times, warns with the compiler's message, reports
 # "fallback", and caches nothing, so the next run with a working compiler builds. A compiler that
-# cannot be started falls back alike. The JIT never passes -Werror. With WERROR on (NDGEN_WERROR),
+# cannot be started falls back alike. The JIT never passes -Werror, nor -Werror= but for the warnings
+# that are always bugs (ERRORS, NDGEN_KERNEL_ERRORS), which it passes. With WERROR on (NDGEN_WERROR),
 # matmul targets whose sizes once made GCC warn in the template compile warning-free under -Werror.
 set -u
-ndrun=$1 werror=${2:-OFF}
+ndrun=$1 werror=${2:-OFF} errors=${3:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cache=$tmp/cache
@@ -21,10 +22,13 @@ echo "kernel.c: In function 'nd_sub__f32__t0':" >&2
 echo "kernel.c:12:5: error: simulated compiler failure" >&2
 exit 1
 EOF
-# the real compiler, refusing -Werror
+# the real compiler, refusing -Werror and any -Werror= but the always-bug ones, and recording those
 cat >"$tmp/nowerror" <<EOF
 #!/bin/sh
-for a in "\$@"; do case \$a in -Werror|-Werror=*) echo "nowerror: the JIT passed \$a" >&2; exit 1;; esac; done
+for a in "\$@"; do
+  case " $errors " in *" \$a "*) echo "\$a" >>"$tmp/errors-passed"; continue;; esac
+  case \$a in -Werror|-Werror=*) echo "nowerror: the JIT passed \$a" >&2; exit 1;; esac
+done
 exec $realcc "\$@"
 EOF
 # the real compiler, with warnings as errors
@@ -68,6 +72,10 @@ rc=$?
 if [ $rc = 0 ] && echo "$out" | jq -e '.match and .jit == "built" and (.specialized_symbol | test("__t0$"))' >/dev/null &&
    [ ! -s "$tmp/err" ]; then ok
 else bad "working compiler after a failure: rc $rc: $(echo "$out" | jq -c '{match, jit}' 2>/dev/null) $(cat "$tmp/err")"; fi
+# and it passed each warning that is always a bug as an error
+for e in $errors; do
+  if grep -qx -- "$e" "$tmp/errors-passed" 2>/dev/null; then ok; else bad "the JIT did not pass $e"; fi
+done
 
 # matmul specialized on demand, warning-free under -Werror: one panel under a page narrower than N,
 # rows over 256, several panels, uneven tails, K over one KC step

@@ -769,17 +769,33 @@ static void ndgen_argv(const nd_jit *j, const jit_request *r, char *const *store
     argv[n] = NULL;
 }
 
+#ifndef NDGEN_KERNEL_ERRORS
+#define NDGEN_KERNEL_ERRORS "" /* set by the build: cmake/NdgenKernels.cmake */
+#endif
+
+/* Whether flag is one of NDGEN_KERNEL_ERRORS, the warnings that are always bugs. */
+static bool always_error(const char *flag)
+{
+    static const char list[] = NDGEN_KERNEL_ERRORS;
+    const size_t n = strlen(flag);
+    for (const char *p = list; (p = strstr(p, flag)) != NULL; p += n)
+        if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+            return true;
+    return false;
+}
+
 /* Appends the blank-separated words of text (modified in place) to argv, leaving room for more; -1
- * when they do not fit. Drops -Werror and -Werror=...: a warning never stops a specialization (its code
- * is the generic kernel's, with the sizes made constants, which a compiler may warn about in ways the
- * generic code never shows). */
+ * when they do not fit. Drops -Werror and -Werror=..., but for the warnings that are always bugs
+ * (NDGEN_KERNEL_ERRORS, such as a call to an undeclared function): a style warning never stops a
+ * specialization (its code is the generic kernel's, with the sizes made constants, which a compiler may
+ * warn about in ways the generic code never shows), and one of those does, so the generic kernel runs. */
 static int split_words(char *text, char **argv, int *n)
 {
     char *save = NULL;
     for (char *t = strtok_r(text, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
         if (*n >= JIT_MAX_ARGS - 24)
             return -1;
-        if (strcmp(t, "-Werror") != 0 && strncmp(t, "-Werror=", 8) != 0)
+        if (strcmp(t, "-Werror") != 0 && (strncmp(t, "-Werror=", 8) != 0 || always_error(t)))
             argv[(*n)++] = t;
     }
     return 0;
