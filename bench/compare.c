@@ -70,10 +70,14 @@ static int run_kernel(nd_kernels *k, nr_setup *su, nd_variant want, nd_kernel_pi
 {
     int o = su->n - 1;
     memset(su->host[o], 0, (size_t)nr_bytes(su, o));
-    if (nd_tensor_write(su->t[o], su->host[o], nr_bytes(su, o), err) ||
-        nd_run(&(nd_launch_desc){.device = su->dev, .kernels = k, .op = su->entry->op, .tensors = su->t,
-                                 .ntensors = su->n, .scalars = su->scalars, .nscalars = su->nscalars,
-                                 .variant = want, .pick = pick, .stats = st}, err))
+    if (nd_tensor_write(su->t[o], su->host[o], nr_bytes(su, o), err))
+        return -1;
+    nr_watch_begin(want == ND_VARIANT_GENERIC ? "generic" : "specialized", su->entry->op, NULL);
+    int rc = nd_run(&(nd_launch_desc){.device = su->dev, .kernels = k, .op = su->entry->op, .tensors = su->t,
+                                      .ntensors = su->n, .scalars = su->scalars, .nscalars = su->nscalars,
+                                      .variant = want, .pick = pick, .stats = st, .picked = nr_watch_picked}, err);
+    nr_watch_end();
+    if (rc)
         return -1;
     return nd_tensor_read(su->t[o], out, nr_bytes(su, o), err);
 }
@@ -171,8 +175,10 @@ static void run_variant(nr_setup *su, variants *v, rounds *rd, int which)
     nr_flush_caches(su->dev, which >= V_PROBE ? (int64_t)nr_stream_bytes(&rd->stream, probe) : rd->working);
     double t0 = nr_now();
     if (which == V_GENERIC || which == V_SPECIAL) {
-        nd_launch_entry(su->dev, (which == V_SPECIAL ? v->special : v->generic).entry, su->t, su->n, su->scalars,
-                        su->nscalars, &st, &err);
+        const nda_kernel_entry *e = (which == V_SPECIAL ? v->special : v->generic).entry;
+        nr_watch_begin(which == V_SPECIAL ? "specialized" : "generic", e->op, e->symbol);
+        nd_launch_entry(su->dev, e, su->t, su->n, su->scalars, su->nscalars, &st, &err);
+        nr_watch_end();
         rd->t[which][rd->n] = st.seconds;
         return;
     }

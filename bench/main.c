@@ -86,6 +86,7 @@ static int find_own_files(own_files *f, nd_error *err)
 
 int nr_open_kernels(const nr_settings *s, nd_kernels **out, nd_error *err)
 {
+    nr_watchdog_set(s->watchdog); /* every command opens its kernels before it launches one */
     nd_kernels *k;
     own_files *own = calloc(1, sizeof *own);
     if (!own)

@@ -43,7 +43,18 @@ typedef struct nr_settings {
     int ntemplate_dirs;         /* --template-dir DIR..., then $NDGEN_TEMPLATE_PATH, then the bundled templates */
     const char *template_dirs[8];
     const char *fixed;          /* --fixed: the most the specialized kernel may fix (nd_kernels_set_fixed) */
+    double watchdog;            /* --watchdog: seconds a launch may run (watchdog.c); 0: no limit */
 } nr_settings;
+
+/* ---- watchdog.c: a launch that does not return stops ndrun, naming the kernel. */
+enum { NR_WATCHDOG_DEFAULT = 600 }; /* seconds: a JIT compile and the longest bench launch fit many times */
+void nr_watchdog_set(double seconds);
+/* Brackets one launch of op's kind ("generic", "specialized") kernel symbol (NULL: still to be picked,
+ * the JIT perhaps building it). */
+void nr_watch_begin(const char *kind, const char *op, const char *symbol);
+void nr_watch_end(void);
+/* nd_launch_desc.picked for a launch bracketed so: names the kernel picked (ctx unused). */
+void nr_watch_picked(void *ctx, const nd_kernel_pick *pick);
 
 void nr_settings_init(nr_settings *s);
 /* Parses one option at argv[*i] into c or s (advancing *i past its value); 1 if it is not one of

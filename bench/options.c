@@ -28,6 +28,8 @@ const char nr_options_help[] =
     "                          else $XDG_CACHE_HOME/ndgen, else ~/.cache/ndgen, else a private temporary\n"
     "                          folder removed at exit)\n"
     "  --seed N                seed of the random inputs (default 1)\n"
+    "  --watchdog SECONDS      a kernel launch (or the JIT building its kernel) running longer stops\n"
+    "                          ndrun with exit status 1, naming the kernel (default 600; 0: no limit)\n"
     "  --no-probes             skip measuring the machine (STREAM, memcpy, FMA peak): no limit column\n"
     "  --json                  print JSON instead of a table\n";
 
@@ -41,6 +43,7 @@ void nr_settings_init(nr_settings *s)
     s->probes = true;
     s->seed = 1;
     s->fixed = "all";
+    s->watchdog = NR_WATCHDOG_DEFAULT;
     if (nd_jit_default_cache_dir(s->cache_dir, sizeof s->cache_dir))
         s->cache_dir[0] = '\0';
 }
@@ -86,6 +89,11 @@ static int settings_option(const char *name, const char *v, nr_settings *s, nd_e
         s->min_seconds = strtod(v, &end);
         if (!v[0] || *end || !(s->min_seconds >= 0 && s->min_seconds <= 3600))
             return nd_fail(err, "--min-time %s: expected seconds from 0 to 3600", v);
+    } else if (strcmp(name, "watchdog") == 0) {
+        char *end;
+        s->watchdog = strtod(v, &end);
+        if (!v[0] || *end || !(s->watchdog >= 0 && s->watchdog <= 86400))
+            return nd_fail(err, "--watchdog %s: expected seconds from 0 (no limit) to 86400", v);
     } else if (strcmp(name, "seed") == 0) {
         if (parse_int("--seed", v, 0, 2147483647, &n, err))
             return -1;
@@ -158,7 +166,7 @@ int nr_parse_option(int argc, char **argv, int *i, nr_case *c, nr_settings *s, n
     bool known = nd_dist_flag_index(name) >= 0 || !strcmp(name, "op") || !strcmp(name, "dtype") ||
                  !strcmp(name, "axes") || !strcmp(name, "perm") || !strcmp(name, "scalars") || !strcmp(name, "operand") ||
                  !strcmp(name, "threads") || !strcmp(name, "repeats") || !strcmp(name, "min-time") ||
-                 !strcmp(name, "seed") || !strcmp(name, "cache-dir");
+                 !strcmp(name, "seed") || !strcmp(name, "cache-dir") || !strcmp(name, "watchdog");
     if (!known)
         return 1;
     const char *v = value_of(argc, argv, i, name, err);

@@ -71,8 +71,10 @@ static double run_variant(contract_run *run, int v, nd_error *err)
     nr_flush_caches(su->dev, nr_bytes(su, 0) + nr_bytes(su, 1) + nr_bytes(su, o));
     double t0 = nr_now();
     if (v < 2) {
-        if (nd_launch(su->dev, run->pick[v].fn, su->t, su->n, su->scalars, su->nscalars, &st, err) ||
-            nd_tensor_read(su->t[o], run->out[v], nr_bytes(su, o), err))
+        nr_watch_begin(v ? "specialized" : "generic", su->entry->op, run->pick[v].symbol);
+        int rc = nd_launch(su->dev, run->pick[v].fn, su->t, su->n, su->scalars, su->nscalars, &st, err);
+        nr_watch_end();
+        if (rc || nd_tensor_read(su->t[o], run->out[v], nr_bytes(su, o), err))
             return -1;
         return st.seconds;
     }
@@ -108,11 +110,15 @@ static int open_run(nd_kernels *k, const contract_case *cc, const nr_settings *s
     for (int v = 0; v < NVARIANTS; ++v)
         if (!(run->out[v] = malloc((size_t)nr_bytes(su, su->n - 1))) || !(run->t[v] = malloc(MAX_ROUNDS * sizeof(double))))
             return nd_failc(err, ND_ENOMEM, "out of host memory");
-    for (int v = 0; v < 2; ++v) /* picks the kernels (specializing on demand), and runs each once */
-        if (nd_run(&(nd_launch_desc){.device = su->dev, .kernels = k, .op = su->entry->op, .tensors = su->t,
-                                     .ntensors = su->n, .variant = v ? ND_VARIANT_SPECIALIZED : ND_VARIANT_GENERIC,
-                                     .pick = &run->pick[v]}, err))
+    for (int v = 0; v < 2; ++v) { /* picks the kernels (specializing on demand), and runs each once */
+        nr_watch_begin(v ? "specialized" : "generic", su->entry->op, NULL);
+        int rc = nd_run(&(nd_launch_desc){.device = su->dev, .kernels = k, .op = su->entry->op, .tensors = su->t,
+                                          .ntensors = su->n, .variant = v ? ND_VARIANT_SPECIALIZED : ND_VARIANT_GENERIC,
+                                          .pick = &run->pick[v], .picked = nr_watch_picked}, err);
+        nr_watch_end();
+        if (rc)
             return -1;
+    }
     return 0;
 }
 

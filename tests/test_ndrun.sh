@@ -52,6 +52,14 @@ out=$($ndrun compare --kernels "$wrong_lib" --spec-dir "$wrong_specs" --op add -
 status=$?
 if [ $status = 1 ] && echo "$out" | grep -q 'MISMATCH: generic element'; then ok; else bad "wrong add not caught ($status)"; fi
 
+# A kernel that never returns is stopped by the watchdog, which names it: exit 1 within seconds
+timeout 60 $ndrun compare --kernels "$wrong_lib" --spec-dir "$wrong_specs" --op hang --shape 16,64 --shard 8,64 \
+  --grid 2x1 --min-time 0 --repeats 1 --no-probes --watchdog 1 >/dev/null 2>"$tmp/err"
+status=$?
+if [ $status = 1 ] &&
+   grep -q "^ndrun: op 'hang': the generic kernel nd_hang__f32__generic has not returned after 1 s (--watchdog); stopping$" "$tmp/err"
+then ok; else bad "hanging kernel: status $status, $(cat "$tmp/err")"; fi
+
 # expect_error 'ARGS' STATUS 'REGEX': that exit status, nothing on stdout, one stderr line matching REGEX
 expect_error() {
   local out err status
@@ -67,6 +75,8 @@ expect_error 'compare --op add --shape 8 --shard 4 --grid 2x1 --operand c --shar
 expect_error 'compare --op add --shape 8 --shard 4 --grid 2y1' 1 "operand 'a': --grid 2y1"
 expect_error 'compare --op matmul --shape 8,8 --shard 4,8 --grid 2x1' 1 "needs one size per index letter, ikj"
 expect_error 'compare --op permute --shape 8,4 --shard 4,4 --grid 2x1 --perm 0' 1 "--perm 0: needs 2 axes"
+expect_error 'compare --op add --shape 8 --shard 4 --grid 2x1 --watchdog 1e9' 2 "--watchdog 1e9: expected seconds from 0 \(no limit\) to 86400"
+expect_error 'compare --op add --shape 8 --shard 4 --grid 2x1 --watchdog nan' 2 "--watchdog nan: expected seconds"
 expect_error 'compare --op reduce_sum --shape 8,4 --shard 4,4 --grid 2x1 --axes 5' 1 "--axes 5: axis 5 does not exist at rank 2"
 expect_error 'compare --op add --shape 8 --shard 4 --grid 2x1 --dtype f64' 2 "--dtype f64"
 expect_error 'compare --op add --shape 8 --shard 4 --grid 2x1 --threads 0' 2 "--threads 0"

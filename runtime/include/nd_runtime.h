@@ -212,6 +212,10 @@ typedef struct nd_launch_desc {
     nd_variant variant;        /* which kernel: ND_VARIANT_AUTO (the default), GENERIC or SPECIALIZED */
     nd_kernel_pick *pick;      /* out, may be NULL: the kernel chosen, and what the JIT did */
     nd_launch_stats *stats;    /* out, may be NULL: time and traffic */
+    /* May be NULL: called with the kernel chosen once the launch is checked, just before it runs (a
+     * tool's watchdog names what it runs, ndrun's watchdog.c). */
+    void (*picked)(void *ctx, const nd_kernel_pick *pick);
+    void *picked_ctx;
 } nd_launch_desc;
 
 /* Picks, checks and launches; -1 with nothing run when any step fails. err's code says what kind of

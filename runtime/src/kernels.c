@@ -560,5 +560,7 @@ int nd_run(const nd_launch_desc *l, nd_error *err)
         nd_op_check_scalars(p->entry, l->tensors, l->ntensors, l->scalars, l->nscalars, err))
         return -1;
     assert(p->fn && p->entry && p->entry->noperands == l->ntensors);
+    if (l->picked)
+        l->picked(l->picked_ctx, p);
     return nd_launch_entry(l->device, p->entry, l->tensors, l->ntensors, l->scalars, l->nscalars, l->stats, err);
 }
