@@ -3,8 +3,9 @@
 # constructor (a stand-in for a planted one) is loaded from the user's own cache, but refused, with
 # the reason, when its folder is writable by others (0777, 0770), belongs to another user (as root:
 # nobody), is reached through a symbolic link to such a folder, or lies below a folder others can
-# write without the sticky bit; a library file of another user's is never loaded. Each refused run
-# still succeeds through the generic kernel. The default folder: $NDGEN_CACHE_DIR, $XDG_CACHE_HOME/ndgen,
+# write without the sticky bit; a library file of another user's is never loaded; nothing is compiled
+# from a spec, template or header (what the generator read) another user owns or can write. Each
+# refused run still succeeds through the generic kernel. The default folder: $NDGEN_CACHE_DIR, $XDG_CACHE_HOME/ndgen,
 # ~/.cache/ndgen; with none set, a private temporary folder with a notice, removed at exit.
 set -u
 ndrun=$1
@@ -101,6 +102,40 @@ chmod 755 "$tmp/open"
 chmod 666 "$c"/*.so
 run "a 0666 library" "$c" rebuilt
 [ "$(stat -c %a "$c"/*.so)" = 755 ] && ok || bad "the rebuilt library is mode $(stat -c %a "$c"/*.so)"
+
+# what the generator read must be root's or this user's and not writable by others: a spec and
+# templates another user can change would run that user's code as this one. Copies of the bundled
+# specs and templates, given first (--spec-dir, --template-dir); each refused run still succeeds.
+root_dir=$(cd "$(dirname "$ndrun")/.." && pwd)
+inputs() {
+  local name=$1 reason=$2 out rc
+  rm -f "$PLANT_MARK"
+  out=$("$ndrun" compare --cache-dir "$tmp/inputs-cache-$name" --spec-dir "$tmp/theirs/specs" \
+        --template-dir "$tmp/theirs/templates" "${case_args[@]}" 2>"$tmp/err")
+  rc=$?
+  if [ $rc = 0 ] && echo "$out" | jq -e '.match and .jit == "fallback"' >/dev/null && [ ! -e "$PLANT_MARK" ] &&
+     grep -q "^ndrun: warning: jit: op 'sub': not compiling what the generator read: $reason; the generic kernel runs" "$tmp/err"
+  then ok; else bad "inputs $name: rc $rc: $(echo "$out" | jq -c '{match, jit}' 2>/dev/null) $(cat "$tmp/err")"; fi
+}
+mkdir -p "$tmp/theirs"
+cp -rL "$root_dir/share/ndgen/specs" "$root_dir/share/ndgen/templates" "$tmp/theirs/"
+chmod -R go-w "$tmp/theirs"
+out=$("$ndrun" compare --cache-dir "$tmp/inputs-cache-own" --spec-dir "$tmp/theirs/specs" \
+      --template-dir "$tmp/theirs/templates" "${case_args[@]}" 2>"$tmp/err")
+echo "$out" | jq -e '.match and .jit == "built"' >/dev/null && [ -e "$PLANT_MARK" ] && ok ||
+  bad "inputs of one's own: $(echo "$out" | jq -c '{match, jit}' 2>/dev/null) $(cat "$tmp/err")"
+chmod o+w "$tmp/theirs/templates/eltwise_binary.c"
+inputs "a template others can write" "$tmp/theirs/templates/eltwise_binary.c is writable by others (mode 0646)"
+chmod o-w "$tmp/theirs/templates/eltwise_binary.c"
+chmod 777 "$tmp/theirs/specs"
+inputs "a spec below a folder others can write" \
+  "the folder above it, $tmp/theirs/specs, is writable by group and others (mode 0777) without the sticky bit"
+chmod 755 "$tmp/theirs/specs"
+if [ "$(id -u)" = 0 ]; then
+  chown -R nobody "$tmp/theirs"
+  inputs "another user's spec" "$tmp/theirs/specs/eltwise.lua belongs to uid [0-9]* (nobody), not to you, uid 0 (root), nor to root"
+  chown -R root "$tmp/theirs"
+fi
 
 # the default folder: $NDGEN_CACHE_DIR, else $XDG_CACHE_HOME/ndgen, else ~/.cache/ndgen
 unset CC PLANT_MARK

@@ -30,6 +30,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <grp.h>
 #include <pwd.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -367,6 +368,50 @@ static nd_errcode folder_unfit(const char *path, bool above, char *why, size_t l
     const char *who = (st.st_mode & 022) == 022 ? "group and others" : st.st_mode & 020 ? "its group" : "others";
     return snprintf(why, len, "%s%s%s is writable by %s (mode %04o)%s", lead, path, comma, who,
                     (unsigned)(st.st_mode & 07777), above ? " without the sticky bit" : ""), ND_EREFUSED;
+}
+
+/* Whether gid is this user's private group: the user's own, with nobody else in it (a umask of 002
+ * makes files group-writable under that scheme, which lets no other user write them). */
+static bool private_group(gid_t gid)
+{
+    const struct group *g = gid == getegid() ? getgrgid(gid) : NULL;
+    const struct passwd *pw = getpwuid(geteuid());
+    if (!g || !pw)
+        return false;
+    for (char *const *m = g->gr_mem; *m; ++m)
+        if (strcmp(*m, pw->pw_name) != 0)
+            return false;
+    return true;
+}
+
+/* ND_OK when the input file path (resolved) is root's or this user's, nobody else can write it (its
+ * group may, when that is the user's private group), and
+ * every folder above it is fit as a folder above the cache is (folder_unfit); else ND_EREFUSED or
+ * ND_EIO and why. The JIT compiles what its inputs say and loads it into this process: a spec or
+ * template another user can change would run that user's code as this one (ssh's rule for keys). */
+static nd_errcode input_unfit(const char *path, char *why, size_t len)
+{
+    struct stat st;
+    char real[PATH_MAX], owner[128], me[128];
+    if (!realpath(path, real) || stat(real, &st))
+        return snprintf(why, len, "%s: %s", path, strerror(errno)), ND_EIO;
+    if (st.st_uid != geteuid() && st.st_uid != 0) {
+        user_text(st.st_uid, owner, sizeof owner);
+        user_text(geteuid(), me, sizeof me);
+        return snprintf(why, len, "%s belongs to %s, not to you, %s, nor to root", real, owner, me), ND_EREFUSED;
+    }
+    if ((st.st_mode & 002) || ((st.st_mode & 020) && !private_group(st.st_gid)))
+        return snprintf(why, len, "%s is writable by %s (mode %04o)", real, st.st_mode & 002 ? "others" : "its group",
+                        (unsigned)(st.st_mode & 07777)), ND_EREFUSED;
+    for (char *s = strrchr(real, '/'); s; s = strrchr(real, '/')) {
+        s[s == real] = '\0'; /* "/a/b" -> "/a" -> "/" */
+        nd_errcode code = folder_unfit(real, true, why, len);
+        if (code)
+            return code;
+        if (s == real)
+            break;
+    }
+    return ND_OK;
 }
 
 /* dir, resolved into real (PATH_MAX bytes), checked with every folder above it; ND_OK, or folder_unfit's
@@ -939,6 +984,22 @@ static int write_file(const char *path, const char *text)
     return fclose(fp) != 0 || bad ? -1 : 0;
 }
 
+/* Every file the generator read (its depfile, store[1]: the spec, what it included, the templates and
+ * their headers) passes input_unfit, before anything of it is compiled; else the fallback, with why. */
+static int inputs_trusted(const jit_request *r, char *const *store, nd_error *err)
+{
+    jit_manifest *m = calloc(1, sizeof *m);
+    char why[2 * PATH_MAX + 512];
+    nd_errcode code = ND_OK;
+    if (!m || depfile_deps(store[1], store[0], m))
+        code = ND_EIO, snprintf(why, sizeof why, "cannot read the generator's list of inputs %s", store[1]);
+    for (int i = 0; m && !code && i < m->ndeps; ++i)
+        code = input_unfit(m->deps[i].path, why, sizeof why);
+    free(m);
+    return code ? fallback(err, code, "jit: op '%s': not compiling what the generator read: %s", r->generic->op, why)
+                : 0;
+}
+
 /* Moves the library built in store[2], and then its manifest, into the cache. */
 static int publish(const nd_jit *j, const jit_request *r, char *const *store, nd_error *err)
 {
@@ -976,6 +1037,8 @@ static int build_in(const nd_jit *j, const jit_request *r, const char *dir, char
         log_head(store[4], dir, head, sizeof head);
         return fallback(err, ND_ESYS, "jit: op '%s': %s generate failed: %s", r->generic->op, j->ndgen, head);
     }
+    if (inputs_trusted(r, store, err))
+        return JIT_FALLBACK;
     snprintf(flags, sizeof flags, "%s", j->cflags);
     snprintf(ldflags, sizeof ldflags, "%s", j->ldflags);
     if (cc_argv(j, r, flags, ldflags, store, argv, incs))
