@@ -1450,15 +1450,17 @@ static void arg(clang_args *c, const char *prefix, const char *s)
 #define NDGEN_KERNEL_ERRORS "" /* set by the build: cmake/NdgenKernels.cmake */
 #endif
 
-/* The compiler's view: C17, the warnings that are always bugs as errors (NDGEN_KERNEL_ERRORS, as the
- * kernels are compiled: so a template calling an undeclared function is refused here, at its line),
- * the accessor's and the template folders' headers, and each define. */
-static void clang_args_init(clang_args *c, const ndg_analyzer *a, const char *defines)
+/* The compiler's view: C17, the accessor's and the template folders' headers, and each define; for a
+ * template (kernel_errors), the warnings that are always bugs as errors (NDGEN_KERNEL_ERRORS, as the
+ * kernels are compiled: so a template calling an undeclared function is refused here, at its line).
+ * Generated code is read without them: its own checks (a generic call left in it) name what went
+ * wrong better, and the compiler holds it to them after. */
+static void clang_args_init(clang_args *c, const ndg_analyzer *a, const char *defines, bool kernel_errors)
 {
     c->n = 0;
     arg(c, "", "-xc");
     arg(c, "", "-std=c17");
-    for (const char *e = NDGEN_KERNEL_ERRORS; *e;) {
+    for (const char *e = kernel_errors ? NDGEN_KERNEL_ERRORS : ""; *e;) {
         const size_t n = strcspn(e, " ");
         if (n > 0 && n < sizeof c->store[0] && c->n < MAX_ARGS) {
             snprintf(c->store[c->n], sizeof c->store[c->n], "%.*s", (int)n, e);
@@ -1506,7 +1508,7 @@ static void sort_renames(ndg_template *t)
 static int parse(ndg_analyzer *a, const char *path, ndg_template *t, nd_error *err)
 {
     clang_args args;
-    clang_args_init(&args, a, t->defines);
+    clang_args_init(&args, a, t->defines, true);
     struct CXUnsavedFile unsaved = {path, t->text, (unsigned long)t->len};
     CXTranslationUnit tu;
     enum CXErrorCode rc = clang_parseTranslationUnit2(a->index, path, args.v, args.n, &unsaved, 1,
@@ -1757,7 +1759,7 @@ int ndg_validate(ndg_analyzer *a, const char *name, const char *text, size_t len
                  const unsigned (*ranges)[2], nd_error *err)
 {
     clang_args args;
-    clang_args_init(&args, a, NULL);
+    clang_args_init(&args, a, NULL, false);
     struct CXUnsavedFile unsaved = {name, text, (unsigned long)len};
     CXTranslationUnit tu;
     enum CXErrorCode rc = clang_parseTranslationUnit2(a->index, name, args.v, args.n, &unsaved, 1,
