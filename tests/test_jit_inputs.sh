@@ -4,7 +4,9 @@
 # linked archive (libnd_dist.a, swapped in a private mount namespace) are misses, not stale hits. CC with
 # arguments ("cc -m64") is split into words and run without a shell; a compiler path with a blank is one
 # word; spec and cache paths with blanks work. A read-only cache serves a valid entry, and a damaged or
-# missing one falls back to the generic kernel with the reason instead of failing the run.
+# missing one falls back to the generic kernel with the reason instead of failing the run. An input
+# edited during a build is not cached; CPATH is part of the entry; a lock held past NDGEN_JIT_LOCK_WAIT
+# falls back, naming the holder.
 set -u
 ndrun=$1
 tmp=$(mktemp -d)
@@ -88,7 +90,40 @@ run "blanks: unchanged" cache "" env
 grep -q "^dep [0-9a-f]* [0-9]* $tmp/a b/specs/eltwise.lua$" "$cache"/*.manifest && ok || bad "spec path: $(cat "$cache"/*.manifest)"
 echo "-- edited" >>"$tmp/a b/specs/eltwise.lua"
 run "blanks: spec edited" rebuilt "stale: an input file changed" env
+# a spec edited while its kernel is built (a compiler that edits it first): not cached, built again
+cat >"$tmp/editcc" <<EOF
+#!/bin/sh
+echo "-- edited during the build" >>"$tmp/a b/specs/eltwise.lua"
+exec "$realcc" "\$@"
+EOF
+chmod +x "$tmp/editcc"
+cc=$tmp/editcc
+run "blanks: spec edited during the build" fallback "eltwise.lua changed while its kernel was built; not caching it" with_cc
+run "blanks: built again once left alone" rebuilt "stale: an input file changed" env
 extra=()
+cache=$saved
+
+# ---- the environment the compiler reads: another CPATH is another entry (a cache of their own)
+cache=$tmp/cpath-cache
+run "CPATH: unset" built "" env
+run "CPATH: set" built "" env CPATH="$tmp"
+run "CPATH: set, again" cache "" env CPATH="$tmp"
+
+# ---- a lock another process holds too long: its pid named, the generic kernel runs
+rm -f "$cache"/*
+run "lock: first build" built "" env
+key=$(basename "$(ls "$cache"/*.manifest)" .manifest)
+rm -f "$cache/$key.manifest"
+echo 424242 >"$cache/.lock-$key"
+flock "$cache/.lock-$key" sleep 30 &
+holder=$!
+sleep 0.3
+run "lock held" fallback "entry $key has been locked by process 424242 for more than 1 s" env NDGEN_JIT_LOCK_WAIT=1
+kill $holder 2>/dev/null; wait $holder 2>/dev/null
+run "lock free again" built "" env
+out=$(NDGEN_JIT_LOCK_WAIT=forever "$ndrun" compare --cache-dir "$cache" "${case_args[@]}" 2>&1)
+echo "$out" | grep -q "lock_wait nan: expected seconds in (0, 86400\] (NDGEN_JIT_LOCK_WAIT 'forever')" && ok ||
+  bad "NDGEN_JIT_LOCK_WAIT=forever: $out"
 cache=$saved
 
 # ---- the linked archive, swapped for a changed copy in a private mount namespace (needs root)

@@ -39,7 +39,9 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "jit_where.h"
@@ -54,7 +56,15 @@ enum {
     JIT_MAX_DEPS = 128,
     JIT_MANIFEST_BYTES = JIT_MAX_DEPS * 4200,
     JIT_FALLBACK = 1, /* nd_jit_library: no kernel from the JIT; the caller runs the generic one */
+    JIT_LOCK_WAIT = 300, /* seconds a process waits for another building the same entry: many builds' time */
 };
+
+static double nd_jit_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
 
 /* Writes code and the message into err and returns JIT_FALLBACK. */
 __attribute__((format(printf, 3, 4))) static int fallback(nd_error *err, nd_errcode code, const char *fmt, ...)
@@ -247,6 +257,13 @@ void nd_jit_config_init(nd_jit_config *cfg)
     const char *cc = getenv("CC");
     cfg->cc = cc && cc[0] ? cc : "cc";
     cfg->cflags = "-O2";
+    cfg->lock_wait = JIT_LOCK_WAIT;
+    const char *w = getenv("NDGEN_JIT_LOCK_WAIT");
+    if (w && w[0]) {
+        char *end;
+        double v = strtod(w, &end);
+        cfg->lock_wait = *end || !(v > 0 && v <= 86400) ? NAN : v;
+    }
 }
 
 /* $NDGEN_CACHE_DIR, $XDG_CACHE_HOME/ndgen or ~/.cache/ndgen; 1 and "" when none is set. */
@@ -316,6 +333,11 @@ int nd_jit_create(const nd_jit_config *cfg, nd_jit **out, nd_error *err)
             return nd_fail(err, "jit: %s is not set", names[i]);
     if (cfg->ntemplate_dirs < 0 || cfg->ntemplate_dirs > ND_JIT_MAX_TEMPLATE_DIRS)
         return nd_fail(err, "jit: %d template folders; give 0 to %d", cfg->ntemplate_dirs, ND_JIT_MAX_TEMPLATE_DIRS);
+    if (!(cfg->lock_wait > 0 && cfg->lock_wait <= 86400))
+        return nd_fail(err, "jit: lock_wait %g: expected seconds in (0, 86400]%s%s%s", cfg->lock_wait,
+                       getenv("NDGEN_JIT_LOCK_WAIT") ? " (NDGEN_JIT_LOCK_WAIT '" : "",
+                       getenv("NDGEN_JIT_LOCK_WAIT") ? getenv("NDGEN_JIT_LOCK_WAIT") : "",
+                       getenv("NDGEN_JIT_LOCK_WAIT") ? "')" : "");
     nd_jit *j = calloc(1, sizeof *j);
     int bad = !j;
     if (j) {
@@ -324,6 +346,7 @@ int nd_jit_create(const nd_jit_config *cfg, nd_jit **out, nd_error *err)
               copy_str(&j->include_dir, cfg->include_dir) || copy_str(&j->cc, cfg->cc) ||
               copy_str(&j->cflags, cfg->cflags ? cfg->cflags : "") ||
               copy_str(&j->ldflags, cfg->ldflags ? cfg->ldflags : "");
+        j->lock_wait = cfg->lock_wait;
         for (int i = 0; i < cfg->ntemplate_dirs && !bad; ++i, ++j->ntemplate_dirs)
             bad = copy_str(&j->template_dirs[i], cfg->template_dirs[i]);
     }
@@ -495,26 +518,38 @@ static int cache_ready(nd_jit *j, char *real, nd_error *err)
 
 /* ---------------------------------------------------------------- locks and leftovers */
 
-/* Takes <dir>/.lock-<key> (made when missing) with flock, waiting when wait; its descriptor, or -1
- * with errno. A holder removes the file before unlocking, so a lock taken on a removed file is retried. */
-static int lock_take(const char *dir, const char *key, bool wait)
+/* Takes <dir>/.lock-<key> (made when missing) with flock, waiting up to wait seconds; its descriptor, or -1 with errno (EWOULDBLOCK when another process held it all that time, its
+ * pid in *holder when it wrote one). The holder writes its pid into the file, and removes the file
+ * before unlocking, so a lock taken on a removed file is retried. */
+static int lock_take(const char *dir, const char *key, double wait, long *holder)
 {
     char path[PATH_MAX + 64];
     struct stat a, b;
+    const double until = nd_jit_now() + wait;
+    const struct timespec pause = {0, 50 * 1000 * 1000};
     snprintf(path, sizeof path, "%s/.lock-%s", dir, key);
     for (;;) {
         int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600), rc = fd < 0 ? -1 : 0;
-        while (!rc && (rc = flock(fd, wait ? LOCK_EX : LOCK_EX | LOCK_NB)) && errno == EINTR)
-            rc = 0;
+        while (!rc && (rc = flock(fd, LOCK_EX | LOCK_NB)) && (errno == EINTR || errno == EWOULDBLOCK) &&
+               nd_jit_now() < until)
+            rc = 0, nanosleep(&pause, NULL);
         if (rc) {
             int e = errno;
+            char text[32] = "";
+            if (holder && fd >= 0 && pread(fd, text, sizeof text - 1, 0) > 0)
+                *holder = strtol(text, NULL, 10);
             if (fd >= 0)
                 close(fd);
             errno = e;
             return -1;
         }
-        if (fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev)
+        if (fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev) {
+            char text[32];
+            int n = snprintf(text, sizeof text, "%ld\n", (long)getpid());
+            if (ftruncate(fd, 0) == 0 && pwrite(fd, text, (size_t)n, 0) != n) /* a hint for waiters only */
+                text[0] = '\0';
             return fd;
+        }
         close(fd);
     }
 }
@@ -539,7 +574,7 @@ static void sweep(const char *dir, const char *key)
         if (!build && sscanf(e->d_name, ".lock-%16[0-9a-f]", k) != 1)
             continue;
         bool mine = strcmp(k, key) == 0;
-        int fd = mine ? -1 : lock_take(dir, k, false);
+        int fd = mine ? -1 : lock_take(dir, k, 0, NULL);
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         if (build && (mine || fd >= 0))
             remove_folder(path, 0);
@@ -585,6 +620,7 @@ typedef struct jit_request {
     char dir[PATH_MAX];              /* the cache folder, resolved and checked */
     char dtypes[256];
     char key[17];
+    struct timespec started;         /* of the build: an input changed since is not cached */
 } jit_request;
 
 /* A partial kernel's part of the key: its set, each operand's fixed parameters, and for each operand
@@ -624,6 +660,13 @@ static void make_key(const nd_jit *j, jit_request *r)
         h = hash_str(h, c->argv[i]);
     h = hash_bytes(hash_str(h, c->real), &c->version, sizeof c->version);
     h = hash_str(hash_str(h, j->cflags), j->ldflags);
+    /* what the environment changes in the compiler's or the generator's output */
+    static const char *const env[] = {"CPATH", "C_INCLUDE_PATH", "LIBRARY_PATH", "GCC_EXEC_PREFIX", "COMPILER_PATH",
+                                      "CCC_OVERRIDE_OPTIONS", "NDGEN_FAULT_SKIP_CALL"};
+    for (size_t i = 0; i < sizeof env / sizeof *env; ++i) {
+        const char *v = getenv(env[i]);
+        h = hash_str(hash_str(h, env[i]), v ? v : "\x01unset");
+    }
     snprintf(r->key, sizeof r->key, "%016" PRIx64, h);
 }
 
@@ -777,7 +820,11 @@ static void log_head(const char *log, const char *dir, char *buf, size_t len)
     size_t n = strlen(dir);
     for (char *p = strstr(buf, dir); p && p[n] == '/'; p = strstr(p, dir))
         memmove(p, p + n + 1, strlen(p + n + 1) + 1);
-    if (!buf[0])
+    struct statvfs fs;
+    if (!buf[0] && statvfs(dir, &fs) == 0 && (uint64_t)fs.f_bavail * fs.f_frsize < ((uint64_t)1 << 20))
+        snprintf(buf, len, "the disk of the cache folder is full (%" PRIu64 " KiB free) and it wrote no message",
+                 (uint64_t)fs.f_bavail * fs.f_frsize >> 10);
+    else if (!buf[0])
         snprintf(buf, len, "it could not be started or exited without a message");
 }
 
@@ -1000,7 +1047,19 @@ static int inputs_trusted(const jit_request *r, char *const *store, nd_error *er
                 : 0;
 }
 
-/* Moves the library built in store[2], and then its manifest, into the cache. */
+/* Whether the file at path was modified (or its inode changed) at or after t, or cannot be read. */
+static bool changed_since(const char *path, const struct timespec *t)
+{
+    struct stat st;
+    if (stat(path, &st))
+        return true;
+    const struct timespec *m = &st.st_mtim, *c = &st.st_ctim;
+    return m->tv_sec > t->tv_sec || (m->tv_sec == t->tv_sec && m->tv_nsec >= t->tv_nsec) || c->tv_sec > t->tv_sec ||
+           (c->tv_sec == t->tv_sec && c->tv_nsec >= t->tv_nsec);
+}
+
+/* Moves the library built in store[2], and then its manifest, into the cache. An input that changed
+ * during the build (its hash now is not what the build read) is not cached: the next run builds again. */
 static int publish(const nd_jit *j, const jit_request *r, char *const *store, nd_error *err)
 {
     jit_manifest *m = calloc(1, sizeof *m);
@@ -1012,6 +1071,10 @@ static int publish(const nd_jit *j, const jit_request *r, char *const *store, nd
             rc = fallback(err, ND_EIO, "jit: op '%s': cannot read back the inputs of what was built (more than %d, or "
                                        "one unreadable)", r->generic->op, JIT_MAX_DEPS);
     }
+    for (int i = 0; !rc && i < m->ndeps; ++i) /* hashed now, but maybe not what the build read */
+        if (changed_since(m->deps[i].path, &r->started))
+            rc = fallback(err, ND_ESTALE, "jit: op '%s': %s changed while its kernel was built; not caching it",
+                          r->generic->op, m->deps[i].path);
     if (!rc) {
         manifest_text(m, text, JIT_MANIFEST_BYTES);
         lib_path(r, m->lib_hash, lib, sizeof lib);
@@ -1174,10 +1237,18 @@ int nd_jit_library_at(nd_jit *j, const nda_kernel_entry *generic, const char *sp
             *outcome = ND_JIT_HIT;
             snprintf(note, note_len, "cache hit %s", r->key);
         } else {
-            int fd = lock_take(r->dir, r->key, true);
-            rc = fd < 0 ? fallback(err, ND_ESYS, "jit: cache folder %s: cannot lock entry %s to %s it (%s): %s", r->dir,
-                                   r->key, check.code == ND_ENOENT ? "build" : "rebuild", check.why, strerror(errno))
-                        : build_locked(j, r, &check, path, len, outcome, note, note_len, err);
+            long holder = 0;
+            clock_gettime(CLOCK_REALTIME, &r->started); /* as file times are: an input newer is not cached */
+            int fd = lock_take(r->dir, r->key, j->lock_wait, &holder);
+            if (fd < 0 && errno == EWOULDBLOCK)
+                rc = fallback(err, ND_ESYS, "jit: cache folder %s: entry %s has been locked by process %ld for more "
+                                            "than %g s (building it, or stopped); not waiting longer", r->dir, r->key,
+                              holder, j->lock_wait);
+            else
+                rc = fd < 0 ? fallback(err, ND_ESYS, "jit: cache folder %s: cannot lock entry %s to %s it (%s): %s",
+                                       r->dir, r->key, check.code == ND_ENOENT ? "build" : "rebuild", check.why,
+                                       strerror(errno))
+                            : build_locked(j, r, &check, path, len, outcome, note, note_len, err);
             if (fd >= 0)
                 lock_drop(r->dir, r->key, fd);
         }

@@ -54,6 +54,7 @@ int nd_op_scalar_names(const nda_kernel_entry *e, char *buf, size_t len, nd_erro
 typedef struct nd_jit_cc nd_jit_cc;
 struct nd_jit {
     char *cache_dir;   /* NULL: a private temporary folder */
+    double lock_wait;  /* seconds to wait for another process building an entry */
     char *ndgen, *spec_dir, *include_dir, *cc, *cflags, *ldflags;
     int ntemplate_dirs;
     char *template_dirs[ND_JIT_MAX_TEMPLATE_DIRS];
