@@ -24,6 +24,7 @@
  */
 #include <clang-c/Index.h>
 #include <ctype.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -1297,19 +1298,10 @@ static int check_header(const walk *w, const char *path, nd_error *err)
 {
     char *text, real[PATH_MAX];
     size_t len;
-    FILE *fp = fopen(path, "rb");
-    if (!fp || !realpath(path, real)) {
-        if (fp)
-            fclose(fp);
+    if (!realpath(path, real))
         return 0; /* libclang read it; nothing new to say */
-    }
-    fseek(fp, 0, SEEK_END);
-    len = (size_t)ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    text = malloc(len + 1);
-    len = fread(text, 1, len, fp);
-    text[len] = '\0';
-    fclose(fp);
+    if (ndg_read_text(path, &text, &len))
+        return nd_fail(err, "%s:1: cannot read the header: %s", path, ndg_read_why(errno));
     text_check c = {path, real, w, err};
     int rc = no_trigraphs(path, text, len, err) || ndg_each_ident(text, len, header_ident, &c) ? -1 : 0;
     free(text);
@@ -1365,22 +1357,8 @@ static void free_list(char **list, int n)
 
 static int read_file(const char *path, char **text, size_t *len, nd_error *err)
 {
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return nd_fail(err, "%s:1: cannot read the template", path);
-    fseek(fp, 0, SEEK_END);
-    long n = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    if (n < 0) {
-        fclose(fp);
-        return nd_fail(err, "%s:1: cannot read the template (not a regular file)", path);
-    }
-    *text = malloc((size_t)n + 1);
-    size_t got = fread(*text, 1, (size_t)n, fp);
-    fclose(fp);
-    (*text)[got] = '\0';
-    *len = got;
-    return 0;
+    return ndg_read_text(path, text, len) ? nd_fail(err, "%s:1: cannot read the template: %s", path, ndg_read_why(errno))
+                                          : 0;
 }
 
 /* Appends d, formatted "file:line:col: error: ...", after sep; returns the new length. */

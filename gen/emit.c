@@ -267,16 +267,10 @@ static int parameter_outside_body(const ndg_ident *id, void *data)
  * makes every inclusion after the first a no-op, so the first one alone has effect. */
 static bool hoistable_header(const char *path)
 {
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return false;
-    ndg_buf b = {0};
-    char chunk[8192];
-    for (size_t k; (k = fread(chunk, 1, sizeof chunk, fp)) > 0;)
-        ndg_buf_put(&b, chunk, k);
-    fclose(fp);
-    const char *s = b.data ? b.data : "";
-    size_t n = b.len;
+    char *s;
+    size_t n;
+    if (ndg_read_text(path, &s, &n))
+        return false; /* included where used; the analysis has read it, or says why not */
     bool ok = strlen(s) == n && !ndg_each_ident(s, n, parameter_outside_body, NULL);
     if (ok && !strstr(s, "#pragma once")) { /* #ifndef G / #define G ... #endif, and nothing after */
         char guard[128] = "", def[128] = "";
@@ -306,7 +300,7 @@ static bool hoistable_header(const char *path)
             ++end;
         ok = ok && depth == 0 && skip_blank(s, n, end) == n;
     }
-    ndg_buf_free(&b);
+    free(s);
     return ok;
 }
 
@@ -549,21 +543,21 @@ static int emit_references(ndg_buf *b, const ndg_spec *spec, const ndg_template 
             seen = spec->ops[k].reference_source && strcmp(spec->ops[k].reference_source, op->reference_source) == 0;
         if (seen)
             continue;
-        FILE *fp = fopen(op->reference_source, "rb");
-        if (!fp)
-            return nd_fail(err, "%s:%d: op '%s': reference source %s: cannot read it", spec->path, op->line, op->name,
-                           op->reference_source);
-        char text_c[4 * PATH_MAX], chunk[8192], shown[2 * PATH_MAX];
+        char *source;
+        size_t source_len;
+        if (ndg_read_text(op->reference_source, &source, &source_len))
+            return nd_fail(err, "%s:%d: op '%s': reference source %s: cannot read it: %s", spec->path, op->line,
+                           op->name, op->reference_source, ndg_read_why(errno));
+        char text_c[4 * PATH_MAX], shown[2 * PATH_MAX];
         ndg_shown_path(shown, sizeof shown, op->reference_source, o);
         comment_text(text_c, sizeof text_c, shown);
         ndg_buf_printf(b, "\n/* ==== references from %s */\n", text_c);
         ndg_c_string(text_c, sizeof text_c, shown);
         if (lines)
             ndg_buf_printf(b, "#line 1 \"%s\"\n", text_c);
-        size_t start = b->len, n;
-        while ((n = fread(chunk, 1, sizeof chunk, fp)) > 0)
-            ndg_buf_put(b, chunk, n);
-        fclose(fp);
+        size_t start = b->len;
+        ndg_buf_put(b, source, source_len);
+        free(source);
         if (b->len > start && b->data[b->len - 1] != '\n')
             ndg_buf_put(b, "\n", 1);
         if (lines)

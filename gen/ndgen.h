@@ -222,6 +222,15 @@ void ndg_buf_put(ndg_buf *b, const char *s, size_t n);
 void ndg_buf_printf(ndg_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ndg_buf_free(ndg_buf *b);
 
+/* Every source ndgen reads whole (templates, their headers, reference sources) is read by
+ * ndg_read_text: a regular file of at most NDG_MAX_INPUT_BYTES, NUL-terminated in *text (malloc'd; the
+ * caller frees), its length in *len. 0, or -1 with errno: EFBIG past the limit, EINVAL for what is not
+ * a regular file. */
+enum { NDG_MAX_INPUT_BYTES = 16 << 20 }; /* a template is kilobytes; the bundled ones are under 30 KiB */
+int ndg_read_text(const char *path, char **text, size_t *len);
+/* Why ndg_read_text failed, for a message: "larger than 16 MiB", "not a regular file" or strerror. */
+const char *ndg_read_why(int e);
+
 /* An identifier of C text, as ndg_each_ident finds it: where it is and what reads it. */
 typedef struct ndg_ident {
     const char *s;

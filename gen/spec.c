@@ -1160,6 +1160,13 @@ static int resolve_source(ctx *c, const char *name, const ndg_spec_env *env, cha
         if (i >= 0)
             snprintf(path, sizeof path, "%s/%s", env->template_dirs[i], name);
         if (realpath(path, real) && stat(real, &st) == 0 && S_ISREG(st.st_mode)) {
+            /* the real file must be inside the folder it was found in: a link out of it is refused, as
+             * include's are */
+            char dir[PATH_MAX];
+            path[strlen(path) - strlen(name) - 1] = '\0';
+            if (!realpath(path, dir) || strncmp(real, dir, strlen(dir)) != 0 || real[strlen(dir)] != '/')
+                return FAIL(c, "reference source '%s': it resolves to %s, outside the folder %s it was found in", name,
+                            real, path);
             *out = strdup(real);
             return 0;
         }

@@ -7,7 +7,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "ndgen.h"
 
@@ -138,4 +140,36 @@ int ndg_each_ident(const char *text, size_t len, int (*f)(const ndg_ident *, voi
         }
     }
     return rc;
+}
+
+/* ---------------------------------------------------------------- reading sources */
+
+int ndg_read_text(const char *path, char **text, size_t *len)
+{
+    FILE *fp = fopen(path, "rb");
+    struct stat st;
+    *text = NULL;
+    *len = 0;
+    if (!fp)
+        return -1;
+    int e = fstat(fileno(fp), &st) ? errno : !S_ISREG(st.st_mode) ? EINVAL : st.st_size > NDG_MAX_INPUT_BYTES ? EFBIG : 0;
+    char *t = e ? NULL : malloc((size_t)st.st_size + 1);
+    size_t got = t ? fread(t, 1, (size_t)st.st_size, fp) : 0;
+    if (!e && (!t || ferror(fp)))
+        e = t ? EIO : ENOMEM;
+    fclose(fp);
+    if (e) {
+        free(t);
+        errno = e;
+        return -1;
+    }
+    t[got] = '\0'; /* a file that shrank since fstat: what was there */
+    *text = t;
+    *len = got;
+    return 0;
+}
+
+const char *ndg_read_why(int e)
+{
+    return e == EFBIG ? "larger than 16 MiB, past any source ndgen reads" : e == EINVAL ? "not a regular file" : strerror(e);
 }

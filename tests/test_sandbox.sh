@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test_sandbox.sh NDGEN TEMPLATES - a spec cannot outlive its budgets or leave its folder: loops behind
 # pcall, xpcall, metamethods and finalizers stop with file:line within the instruction budget, memory
-# bombs stop at the cap, an include that resolves outside the spec folder (a symlink) is refused, and
+# bombs stop at the cap, an include or reference source that resolves outside its folder (a symlink)
+# is refused, sources past 16 MiB are not read, and
 # every error names file:line whatever value was thrown. Each case: exit 1, its message, nothing written,
 # within a time limit.
 set -u
@@ -85,6 +86,26 @@ ln -s "$tmp/outside/secret.lua" "$tmp/specs/link.lua"
 expect include_link 'include "link.lua"' "^${s}include_link.lua:1: include 'link.lua': it resolves to .*/outside/secret.lua, outside the spec folder "
 ln -s /etc/passwd "$tmp/specs/passwd.lua"
 expect include_passwd 'include "passwd.lua"' "^${s}include_passwd.lua:1: include 'passwd.lua': it resolves to /etc/passwd, outside the spec folder "
+
+# a reference source is read only inside the folder it is found in, and no source past 16 MiB
+echo 'static void ref(void) {}' >"$tmp/outside/secret.c"
+ln -s "$tmp/outside/secret.c" "$tmp/specs/evil.c"
+expect reference_link "op{name='x', template='page_copy.c', reference = {source = 'evil.c', name = 'ref'},
+   inputs={{name='a',dtype='f32'}}, outputs={{name='out',dtype='f32'}}}" \
+  "^${s}reference_link.lua:1: op 'x': reference source 'evil.c': it resolves to .*/outside/secret.c, outside the folder "
+truncate -s 17M "$tmp/specs/huge.c"
+expect reference_huge "op{name='x', template='page_copy.c', reference = {source = 'huge.c', name = 'ref'},
+   inputs={{name='a',dtype='f32'}}, outputs={{name='out',dtype='f32'}}}" \
+  "^${s}reference_huge.lua:1: op 'x': reference source .*huge.c: cannot read it: larger than 16 MiB"
+mkdir -p "$tmp/big"
+truncate -s 17M "$tmp/big/big.c"
+printf '%s\n' "op{name='x', template='big.c', inputs={{name='a',dtype='f32'}}, outputs={{name='out',dtype='f32'}}}" \
+  >"$tmp/specs/big.lua"
+rm -rf "$tmp/out"/*
+timeout 30 "$ndgen" generate --templates "$tmp/big" --output "$tmp/out/k.c" "$tmp/specs/big.lua" >/dev/null 2>"$tmp/err"
+rc=$?
+if [ $rc -eq 1 ] && grep -q "big.c:1: cannot read the template: larger than 16 MiB" "$tmp/err" && [ -z "$(ls -A "$tmp/out")" ]
+then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL big template: exit $rc: $(head -c 300 "$tmp/err")" >&2; fi
 
 # and a plain spec still generates
 printf '%s\n' "$op" >"$tmp/specs/ok.lua"
