@@ -91,7 +91,11 @@ typedef struct nr_setup {
 
 int nr_setup_open(nd_kernels *k, const nr_case *c, const nr_settings *s, nr_setup *out, nd_error *err);
 void nr_setup_close(nr_setup *su);
-/* Two inputs and an output named by index letters, such as matmul's ik,kj->ij. */
+/* Two inputs and an output named by index letters, such as matmul's ik,kj->ij or a bias add's
+ * ij,j->ij: --shape gives one size per letter. */
+bool nr_named_indices(const nda_kernel_entry *e);
+/* Named indices with a letter the output does not have, summed: a contraction, timed in GFLOP/s, with
+ * a GEMM peer. A bias add is elementwise. */
 bool nr_is_contraction(const nda_kernel_entry *e);
 /* Ops that move elements without arithmetic: reshard, page_copy, permute. */
 bool nr_moves_data(const char *op);

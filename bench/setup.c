@@ -44,9 +44,23 @@ bool nr_moves_data(const char *op)
     return !strcmp(op, "reshard") || !strcmp(op, "page_copy") || !strcmp(op, "permute");
 }
 
+bool nr_named_indices(const nda_kernel_entry *e)
+{
+    bool named = e->noperands == 3;
+    for (int k = 0; k < e->noperands && named; ++k)
+        named = !strstr(e->indices[k], "...");
+    return named;
+}
+
 bool nr_is_contraction(const nda_kernel_entry *e)
 {
-    return e->noperands == 3 && !strstr(e->indices[0], "...");
+    if (!nr_named_indices(e))
+        return false;
+    for (int k = 0; k < 2; ++k) /* a letter of an input the output has not: summed */
+        for (const char *p = e->indices[k]; *p; ++p)
+            if (!strchr(e->indices[2], *p))
+                return true;
+    return false;
 }
 
 /* ---------------------------------------------------------------- shapes */
@@ -56,7 +70,7 @@ typedef struct shapes {
     int64_t dims[NR_MAX_OPERANDS][ND_MAX_RANK];
 } shapes;
 
-static int contraction_shapes(const nda_kernel_entry *e, const int64_t *given, int n, shapes *sh, nd_error *err)
+static int letter_shapes(const nda_kernel_entry *e, const int64_t *given, int n, shapes *sh, nd_error *err)
 {
     char letters[64] = "";
     for (int k = 0; k < e->noperands; ++k)
@@ -209,8 +223,8 @@ static int derive_shapes(const nr_case *c, const nda_kernel_entry *e, nr_setup *
         return nd_fail(err, "--shape: required, such as --shape 1024,1024");
     if (nd_parse_dims("--shape", text, given, &n, err))
         return -1;
-    if (nr_is_contraction(e))
-        return contraction_shapes(e, given, n, sh, err);
+    if (nr_named_indices(e))
+        return letter_shapes(e, given, n, sh, err);
     for (int k = 0; k < e->noperands; ++k) {
         sh->rank[k] = n;
         memcpy(sh->dims[k], given, sizeof(int64_t) * (size_t)n);

@@ -52,6 +52,13 @@ out=$($ndrun compare --kernels "$wrong_lib" --spec-dir "$wrong_specs" --op add -
 status=$?
 if [ $status = 1 ] && echo "$out" | grep -q 'MISMATCH: generic element'; then ok; else bad "wrong add not caught ($status)"; fi
 
+# Named indices without a summed letter are elementwise, not a contraction: --shape per letter, no
+# GFLOP/s (tests/wrong/bias.lua: ij,j->ij)
+if $ndrun compare --kernels "$wrong_lib" --spec-dir "$wrong_specs" --op bias_add --shape 64,256 --shard 32,256 \
+     --grid 2x1 --operand b --shard 128 --no-probes --min-time 0 --repeats 1 --json |
+   jq -e '.match and .flops == 0 and .shapes == "64x256,256->64x256"' >/dev/null
+then ok; else bad "bias_add (ij,j->ij) taken for a contraction"; fi
+
 # A kernel that never returns is stopped by the watchdog, which names it: exit 1 within seconds
 timeout 60 $ndrun compare --kernels "$wrong_lib" --spec-dir "$wrong_specs" --op hang --shape 16,64 --shard 8,64 \
   --grid 2x1 --min-time 0 --repeats 1 --no-probes --watchdog 1 >/dev/null 2>"$tmp/err"
