@@ -243,8 +243,15 @@ int nr_compare_main(int argc, char **argv)
         }
         int rc = nr_parse_common(argc, argv, &i, &c, &s, &err);
         if (rc) {
-            if (rc > 0)
-                fprintf(stderr, "ndrun compare: %s: unknown option; see ndrun compare --help\n", argv[i]);
+            if (rc > 0) {
+                nr_near near = {"", 0};
+                nr_nearest_option(argv[i], compare_usage, &near);
+                nr_nearest_option(argv[i], nr_options_help, &near);
+                nr_nearest_option(argv[i], nd_dist_flags_help, &near);
+                nr_nearest_option(argv[i], kernels_help, &near);
+                fprintf(stderr, "ndrun compare: %s: unknown option%s%s%s; see ndrun compare --help\n", argv[i],
+                        near.name[0] ? " (did you mean --" : "", near.name, near.name[0] ? "?)" : "");
+            }
             else
                 fprintf(stderr, "ndrun compare: %s\n", err.msg);
             return 2;

@@ -75,6 +75,15 @@ int nr_outputs_open(ndf_output *out, const char *const *paths, const char *const
 /* Writes out whole or not at all: write(fp, ctx) into its temporary file, renamed over its path. */
 int nr_write_file(ndf_output *out, void (*write)(FILE *fp, const void *ctx), const void *ctx, nd_error *err);
 extern const char nr_options_help[];
+/* The candidate nearest a misspelt word (edit distance 1, or 2 for words of 6 letters or more), for
+ * "did you mean": fed candidates one by one; name stays "" when none is near. */
+typedef struct nr_near {
+    char name[64];
+    int d;
+} nr_near;
+void nr_nearest(const char *word, const char *candidate, nr_near *near);
+/* The same over every --option a help text names (word with or without its dashes). */
+void nr_nearest_option(const char *word, const char *help, nr_near *near);
 
 /* ---- setup.c: the device, operands and inputs for one case. */
 typedef struct nr_setup {

@@ -193,3 +193,52 @@ int nr_case_from_args(const char *label, const char *const *args, int max, nr_ca
     snprintf(c->label, sizeof c->label, "%s", label);
     return 0;
 }
+
+/* ---------------------------------------------------------------- did you mean */
+
+/* Edit distance between a and b counting a swap of two neighbours as one edit (the optimal string
+ * alignment distance), each at most 63 bytes (longer: a large distance). */
+static int distance(const char *a, const char *b)
+{
+    size_t m = strlen(a), n = strlen(b);
+    int d[64][64];
+    if (m > 63 || n > 63)
+        return 64;
+    for (size_t i = 0; i <= m; ++i)
+        d[i][0] = (int)i;
+    for (size_t j = 0; j <= n; ++j)
+        d[0][j] = (int)j;
+    for (size_t i = 1; i <= m; ++i)
+        for (size_t j = 1; j <= n; ++j) {
+            int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            best = d[i - 1][j] + 1 < best ? d[i - 1][j] + 1 : best;
+            best = d[i][j - 1] + 1 < best ? d[i][j - 1] + 1 : best;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    return d[m][n];
+}
+
+void nr_nearest(const char *word, const char *candidate, nr_near *near)
+{
+    int d = distance(word, candidate), len = (int)strlen(word);
+    if (d > 0 && d <= (len < 6 ? 1 : 2) && (!near->name[0] || d < near->d)) {
+        snprintf(near->name, sizeof near->name, "%.63s", candidate); /* at most 63: distance() */
+        near->d = d;
+    }
+}
+
+void nr_nearest_option(const char *word, const char *help, nr_near *near)
+{
+    while (*word == '-')
+        ++word;
+    for (const char *p = strstr(help, "--"); p; p = strstr(p + 2, "--")) {
+        char name[64];
+        size_t n = strspn(p + 2, "abcdefghijklmnopqrstuvwxyz-");
+        if (n == 0 || n >= sizeof name)
+            continue;
+        snprintf(name, sizeof name, "%.*s", (int)n, p + 2);
+        nr_nearest(word, name, near);
+    }
+}

@@ -35,8 +35,12 @@ static int find_entry(nd_kernels *k, const char *op, const char *dtype, const nd
     }
     if (!op)
         return nd_fail(err, "--op: required, such as --op add");
+    nr_near near = {"", 0};
+    for (int i = 0; i < nd_kernels_count(k) && !named; ++i)
+        nr_nearest(op, nd_kernels_entry(k, i)->op, &near);
     return named ? nd_failc(err, ND_ENOENT, "--op %s: the op has no kernel whose operands are all %s", op, dtype)
-                 : nd_failc(err, ND_ENOENT, "--op %s: no such op in the kernel library", op);
+                 : nd_failc(err, ND_ENOENT, "--op %s: no such op in the kernel library%s%s%s", op,
+                            near.name[0] ? " (did you mean " : "", near.name, near.name[0] ? "?)" : "");
 }
 
 bool nr_moves_data(const char *op)

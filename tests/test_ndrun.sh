@@ -75,7 +75,9 @@ expect_error() {
   if [ "$status" = "$2" ] && [ -z "$out" ] && [ "$(wc -l <"$tmp/err")" = 1 ] && echo "$err" | grep -Eq -- "$3"
   then ok; else bad "ndrun $1: status $status, stderr '$err'"; fi
 }
-expect_error 'compare --op nope --shape 8 --shard 4 --grid 2x1' 1 "--op nope: no such op"
+expect_error 'compare --op nope --shape 8 --shard 4 --grid 2x1' 1 "--op nope: no such op in the kernel library$"
+expect_error 'compare --op reduce_smu --shape 8 --shard 4 --grid 2x1' 1 "--op reduce_smu: no such op in the kernel library \(did you mean reduce_sum\?\)$"
+expect_error 'compare --op add --shape 8 --shrad 4 --grid 2x1' 2 "--shrad: unknown option \(did you mean --shard\?\)"
 expect_error 'compare --op add --shard 4 --grid 2x1' 1 "--shape: required"
 expect_error 'compare --op add --shape 8,8 --shard 4 --grid 2x1' 1 "operand 'a' has shape 8,8, of another rank than --shard 4"
 expect_error 'compare --op add --shape 8 --shard 4 --grid 2x1 --operand c --shard 2' 1 "--operand c: op 'add' has no such operand"
