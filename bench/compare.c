@@ -17,7 +17,7 @@ enum { MAX_RUNS = 100000 };
 static bool is_exact(const nr_setup *su)
 {
     nd_dtype t = su->dist[su->n - 1].spec.dtype;
-    return (t != ND_F32 && t != ND_BF16) || nr_moves_data(su->entry->op);
+    return !nd_dtype_floating(t) || nr_moves_data(su->entry->op);
 }
 
 /* Whether got matches want: bit for bit for data movement, else within a relative tolerance (the
@@ -32,7 +32,7 @@ static bool outputs_match(const nr_setup *su, const void *got, const void *want,
         snprintf(r->mismatch, sizeof r->mismatch, "%s differs from the reference in its bytes", what);
         return false;
     }
-    double tol = t == ND_F32 ? 1e-5 : 1e-2;
+    double tol = nd_dtype_tolerance(t);
     for (int64_t i = 0; i < su->elems[o]; ++i) {
         double g = nr_load_f32(got, i, t), w = nr_load_f32(want, i, t), e = fabs(g - w);
         if ((isnan(g) && isnan(w)) || g == w) /* both NaN, or equal (the same infinity too) */

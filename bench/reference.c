@@ -12,7 +12,7 @@ enum { CHUNK = 4096 }; /* output elements per piece of work handed to a thread, 
 
 float nr_load_f32(const void *p, int64_t i, nd_dtype t)
 {
-    return t == ND_BF16 ? nda_bf16_to_f32(((const uint16_t *)p)[i]) : ((const float *)p)[i];
+    return ndref_dtype_load_f32(t, p, i);
 }
 
 typedef struct job {

@@ -455,14 +455,10 @@ static void fill(void *p, int64_t n, nd_dtype t, uint64_t *state)
     for (int64_t i = 0; i < n; ++i) {
         uint64_t r = next_random(state);
         float f = (float)((int)(r % 65) - 32) / 4.0f;
-        uint32_t u;
-        memcpy(&u, &f, 4);
-        switch (t) {
-        case ND_F32: ((float *)p)[i] = f; break;
-        case ND_BF16: ((uint16_t *)p)[i] = (uint16_t)(u >> 16); break;
-        case ND_I32: ((int32_t *)p)[i] = (int32_t)r; break;
-        default: ((uint8_t *)p)[i] = (uint8_t)r; break;
-        }
+        if (nd_dtype_floating(t)) /* exact in every floating dtype: its store conversion keeps it */
+            ndref_dtype_store_f32(t, p, i, f);
+        else /* integers: the random bits, as many bytes as the dtype has (little-endian hosts) */
+            memcpy((uint8_t *)p + i * nd_dtype_size(t), &r, (size_t)nd_dtype_size(t));
     }
 }
 

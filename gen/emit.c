@@ -103,18 +103,9 @@ static int check_op(const ndg_spec *spec, const ndg_op *op, const ndg_template *
  * in (NDT_LOAD and NDT_STORE; "" for none): bf16 is stored as uint16_t and computed in f32. */
 static void dtype_storage(nd_dtype dt, const char **type, const char **load, const char **store)
 {
-    *load = *store = "";
-    switch (dt) {
-    case ND_F32: *type = "float"; return;
-    case ND_BF16:
-        *type = "uint16_t";
-        *load = "nda_bf16_to_f32";
-        *store = "nda_f32_to_bf16";
-        return;
-    case ND_I32: *type = "int32_t"; return;
-    case ND_U8: *type = "uint8_t"; return;
-    }
-    *type = "?";
+    *type = nd_dtype_ctype(dt); /* ND_DTYPES */
+    *load = nd_dtype_load_name(dt);
+    *store = nd_dtype_store_name(dt);
 }
 
 static const ndg_tparam *declared(const ndg_template *t, const char *name)
@@ -939,7 +930,7 @@ static int check_elem_types(const ndg_spec *spec, const ndg_op *op, const ndg_te
         if (!c->elem_class || c->elem_class == 'b' || k < 0 || k >= op->noperands)
             continue;
         nd_dtype dt = op->operands[k].dtype;
-        char want = dt == ND_F32 ? 'f' : 'i';
+        char want = nd_dtype_stored_floating(dt) ? 'f' : 'i';
         if (c->elem_class != want || c->elem_size != nd_dtype_size(dt))
             return nd_fail(err, "%s:%d:%d: %s reads operand '%s' as %d-byte %s elements, but op '%s' (%s:%d) declares it "
                                 "%s, %d-byte %s; use NDT_T (or NDT_T%d), which ndgen derives from the dtype, or read "

@@ -1494,7 +1494,7 @@ static void type_asserts(ndg_buf *out, const ndg_template *t, const ndg_op *op)
         if (!own && !shared)
             continue;
         nd_dtype dt = op->operands[k].dtype;
-        bool integer = dt != ND_F32; /* bf16 is stored as uint16_t */
+        bool integer = !nd_dtype_stored_floating(dt); /* bf16 is stored as uint16_t */
         const char *name = own ? param : "T";
         ndg_buf_printf(out, "_Static_assert(sizeof(NDT_%s) == %d && _Generic((NDT_%s)0, float: %d, double: %d, "
                             "long double: %d, default: %d), \"op %s: NDT_%s must be the %d-byte %s type that stores "

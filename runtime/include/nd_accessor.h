@@ -483,17 +483,39 @@ static inline uint16_t nda_f32_to_bf16(float f)
 
 /* Element i of a reference operand as f32 (f32 or bf16 data), and v stored into element i. Helpers for
  * references, not part of the template API (as ndstat_*). */
+/* Element i of data of dtype t as f32, and v stored as element i (a floating dtype: ND_DTYPES' conversions). */
+static inline float ndref_dtype_load_f32(nd_dtype t, const void *data, int64_t i)
+{
+    switch (t) {
+#define NDA_LOAD_CASE(e, name, bytes, type, floating, load, store, tol, one)                                  \
+    case e:                                                                                               \
+        return (float)load(((const type *)data)[i]);
+        ND_DTYPES(NDA_LOAD_CASE)
+#undef NDA_LOAD_CASE
+    }
+    return 0;
+}
+
+static inline void ndref_dtype_store_f32(nd_dtype t, void *data, int64_t i, float v)
+{
+    switch (t) {
+#define NDA_STORE_CASE(e, name, bytes, type, floating, load, store, tol, one)                                 \
+    case e:                                                                                               \
+        ((type *)data)[i] = (type)store(v);                                                               \
+        return;
+        ND_DTYPES(NDA_STORE_CASE)
+#undef NDA_STORE_CASE
+    }
+}
+
 static inline float ndref_load_f32(const nda_ref_operand *t, int64_t i)
 {
-    return t->dtype == ND_BF16 ? nda_bf16_to_f32(((const uint16_t *)t->data)[i]) : ((const float *)t->data)[i];
+    return ndref_dtype_load_f32((nd_dtype)t->dtype, t->data, i);
 }
 
 static inline void ndref_store_f32(const nda_ref_operand *t, int64_t i, float v)
 {
-    if (t->dtype == ND_BF16)
-        ((uint16_t *)t->data)[i] = nda_f32_to_bf16(v);
-    else
-        ((float *)t->data)[i] = v;
+    ndref_dtype_store_f32((nd_dtype)t->dtype, t->data, i, v);
 }
 
 /* Elements of a reference operand. */

@@ -65,16 +65,41 @@ int nd_reduce_parse(const char *name)
     return -1;
 }
 
-int nd_dtype_size(nd_dtype t)
-{
-    static const int size[] = {[ND_F32] = 4, [ND_BF16] = 2, [ND_I32] = 4, [ND_U8] = 1};
-    return size[t];
-}
+/* The table's columns as arrays indexed by dtype; each row's bytes are its storage type's size. */
+#define DT_SIZE(e, name, bytes, type, floating, load, store, tol, one) [e] = bytes,
+#define DT_NAME(e, name, bytes, type, floating, load, store, tol, one) [e] = #name,
+#define DT_FLOATING(e, name, bytes, type, floating, load, store, tol, one) [e] = floating,
+#define DT_STORED_FLOATING(e, name, bytes, type, floating, load, store, tol, one) [e] = floating && sizeof(#load) == 1,
+#define DT_CTYPE(e, name, bytes, type, floating, load, store, tol, one) [e] = #type,
+#define DT_LOAD(e, name, bytes, type, floating, load, store, tol, one) [e] = #load,
+#define DT_STORE(e, name, bytes, type, floating, load, store, tol, one) [e] = #store,
+#define DT_TOL(e, name, bytes, type, floating, load, store, tol, one) [e] = tol,
+#define DT_ONE(e, name, bytes, type, floating, load, store, tol, one) [e] = one,
+#define DT_CHECK(e, name, bytes, type, floating, load, store, tol, one)                                       \
+    _Static_assert(sizeof(type) == bytes, "ND_DTYPES: " #name "'s bytes are its storage type's size");
+ND_DTYPES(DT_CHECK)
 
-const char *nd_dtype_name(nd_dtype t)
+static const int dt_size[] = {ND_DTYPES(DT_SIZE)};
+static const char *const dt_name[] = {ND_DTYPES(DT_NAME)};
+static const bool dt_floating[] = {ND_DTYPES(DT_FLOATING)}, dt_stored_floating[] = {ND_DTYPES(DT_STORED_FLOATING)};
+static const char *const dt_ctype[] = {ND_DTYPES(DT_CTYPE)}, *const dt_load[] = {ND_DTYPES(DT_LOAD)},
+                         *const dt_store[] = {ND_DTYPES(DT_STORE)};
+static const double dt_tol[] = {ND_DTYPES(DT_TOL)};
+static const uint32_t dt_one[] = {ND_DTYPES(DT_ONE)};
+
+int nd_dtype_size(nd_dtype t) { return dt_size[t]; }
+const char *nd_dtype_name(nd_dtype t) { return dt_name[t]; }
+bool nd_dtype_floating(nd_dtype t) { return dt_floating[t]; }
+bool nd_dtype_stored_floating(nd_dtype t) { return dt_stored_floating[t]; }
+const char *nd_dtype_ctype(nd_dtype t) { return dt_ctype[t]; }
+const char *nd_dtype_load_name(nd_dtype t) { return dt_load[t]; }
+const char *nd_dtype_store_name(nd_dtype t) { return dt_store[t]; }
+double nd_dtype_tolerance(nd_dtype t) { return dt_tol[t]; }
+
+void nd_dtype_one(nd_dtype t, uint8_t *out)
 {
-    static const char *name[] = {[ND_F32] = "f32", [ND_BF16] = "bf16", [ND_I32] = "i32", [ND_U8] = "u8"};
-    return name[t];
+    for (int i = 0; i < dt_size[t]; ++i) /* little-endian, whatever the host: the bits are the table's */
+        out[i] = (uint8_t)(dt_one[t] >> (8 * i));
 }
 
 const char *nd_strategy_name(nd_strategy s) { return s == ND_ROUND_ROBIN ? "round_robin" : "contiguous"; }
@@ -226,7 +251,7 @@ static int check_spec(nd_dist_spec *s, int gx, int gy, nd_error *err)
         return nd_fail(err, "shape: rank %d is out of range 1..%d", s->rank, ND_MAX_RANK);
     if (check_dims("shape", s->shape, s->rank, err))
         return -1;
-    if ((unsigned)s->dtype > ND_U8)
+    if ((unsigned)s->dtype >= ND_DTYPE_COUNT)
         return nd_fail(err, "dtype: unknown dtype %d", (int)s->dtype);
     if (!s->interleaved && (check_rank("shard", s->shard_rank, s, err) ||
                             check_dims("shard", s->shard, s->rank, err)))

@@ -135,9 +135,14 @@ static int lookup(const char *what, const char *text, const char *const *names, 
 
 int nd_parse_dtype(const char *what, const char *text, nd_dtype *out, nd_error *err)
 {
-    static const char *const names[] = {"f32", "bf16", "i32", "u8"};
+    const char *names[ND_DTYPE_COUNT];
+    char list[16 * ND_DTYPE_COUNT] = "";
+    for (int i = 0; i < ND_DTYPE_COUNT; ++i) {
+        names[i] = nd_dtype_name((nd_dtype)i);
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", names[i]);
+    }
     int v = 0;
-    if (lookup(what, text, names, 4, "f32, bf16, i32, u8", &v, err))
+    if (lookup(what, text, names, ND_DTYPE_COUNT, list, &v, err))
         return -1;
     *out = (nd_dtype)v;
     return 0;

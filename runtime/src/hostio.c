@@ -132,16 +132,8 @@ static void copy_all(const nd_tensor *t, int64_t r, uint8_t *host, bool to_devic
 static void fill_ones(const nd_tensor *t, int64_t r)
 {
     const nd_dist *d = &t->dist;
-    uint8_t one[4];
-    float f = 1.0f;
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    switch (d->spec.dtype) {
-    case ND_F32: memcpy(one, &f, 4); break;
-    case ND_BF16: one[0] = (uint8_t)(u >> 16), one[1] = (uint8_t)(u >> 24); break;
-    case ND_I32: memcpy(one, &(int32_t){1}, 4); break;
-    case ND_U8: one[0] = 1; break;
-    }
+    uint8_t one[8];
+    nd_dtype_one(d->spec.dtype, one);
     assert(r >= 0 && r < d->spec.replicas);
     for (int64_t i = 0; i < d->layout.ncores; ++i)
         if (host_writes(t, r * d->layout.ncores + i))

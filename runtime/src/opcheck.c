@@ -48,7 +48,8 @@ int nd_op_check(const nda_kernel_entry *e, nd_tensor *const *tensors, int n, nd_
          * rounded first, and a sum (or product) of rounded parts is not the rounded sum; max and min
          * commute with rounding, which is monotonic. */
         bool output = i >= n - e->noutputs;
-        if (output && s->parts > 1 && s->dtype == ND_BF16 && s->reduce != ND_REDUCE_MAX && s->reduce != ND_REDUCE_MIN)
+        if (output && s->parts > 1 && nd_dtype_floating(s->dtype) && nd_dtype_size(s->dtype) < 4 &&
+            s->reduce != ND_REDUCE_MAX && s->reduce != ND_REDUCE_MIN) /* a narrow floating dtype: bf16 */
             return nd_failc(err, ND_EREFUSED, "op '%s': output '%s' is bf16 Partial(%s): each of its %d parts would be "
                                               "rounded to bf16 before they are combined, so the result would not be "
                                               "the bf16 rounding of the whole %s; make the Partial output f32, or the "

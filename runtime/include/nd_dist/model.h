@@ -77,7 +77,31 @@ const char *nd_errcode_what(nd_errcode code);
 
 /* ---------------------------------------------------------------- enums */
 
-typedef enum nd_dtype { ND_F32, ND_BF16, ND_I32, ND_U8 } nd_dtype;
+/*
+ * The dtypes, one row each: the one place a dtype is described, from which the enum, names, sizes,
+ * the C type kernels store it in (NDT_T), the conversions to and from f32 for a floating dtype stored
+ * otherwise (nd_accessor.h's ndref_dtype_load_f32 and ndref_dtype_store_f32), the tolerance of computed
+ * results and the element one are all derived. Columns: enumerator, name (a token), bytes, storage C
+ * type, floating (computed as f32; else an integer), load and store conversions (empty when the storage
+ * type is the value's), relative tolerance against an f32 reference (0 for an integer: exact), the bits of the element
+ * one (little-endian in its bytes).
+ */
+#define ND_DTYPES(X)                                                                                      \
+    X(ND_F32, f32, 4, float, 1, , , 1e-5, 0x3f800000u)                                                    \
+    X(ND_BF16, bf16, 2, uint16_t, 1, nda_bf16_to_f32, nda_f32_to_bf16, 1e-2, 0x3f80u)                     \
+    X(ND_I32, i32, 4, int32_t, 0, , , 0, 1u)                                                              \
+    X(ND_U8, u8, 1, uint8_t, 0, , , 0, 1u)
+
+typedef enum nd_dtype {
+#define ND_DTYPE_ENUM(e, name, bytes, type, floating, load, store, tol, one) e,
+    ND_DTYPES(ND_DTYPE_ENUM)
+#undef ND_DTYPE_ENUM
+} nd_dtype;
+enum {
+#define ND_DTYPE_COUNT_ONE(e, name, bytes, type, floating, load, store, tol, one) +1
+    ND_DTYPE_COUNT = 0 ND_DTYPES(ND_DTYPE_COUNT_ONE)
+#undef ND_DTYPE_COUNT_ONE
+};
 typedef enum nd_page_kind { ND_PAGE_ROW, ND_PAGE_TILE, ND_PAGE_BOX } nd_page_kind;
 typedef enum nd_orientation { ND_ROW_MAJOR, ND_COL_MAJOR } nd_orientation;
 typedef enum nd_strategy { ND_ROUND_ROBIN, ND_CONTIGUOUS } nd_strategy;
@@ -89,6 +113,18 @@ enum { ND_REDUCES = ND_REDUCE_PRODUCT + 1 };
 
 int nd_dtype_size(nd_dtype t);
 const char *nd_dtype_name(nd_dtype t);
+/* A floating dtype (f32, bf16): computed as f32, results held to nd_dtype_tolerance; else an integer
+ * dtype, whose results must be exact. */
+bool nd_dtype_floating(nd_dtype t);
+/* Whether its storage C type is a floating type (f32; not bf16, stored as uint16_t). */
+bool nd_dtype_stored_floating(nd_dtype t);
+/* The C type that stores it: "float", "uint16_t", ...; the conversion names to and from f32 ("" none). */
+const char *nd_dtype_ctype(nd_dtype t);
+const char *nd_dtype_load_name(nd_dtype t);
+const char *nd_dtype_store_name(nd_dtype t);
+double nd_dtype_tolerance(nd_dtype t);
+/* The element one, as the dtype stores it, in out[0, nd_dtype_size(t)). */
+void nd_dtype_one(nd_dtype t, uint8_t *out);
 const char *nd_strategy_name(nd_strategy s);
 const char *nd_orientation_name(nd_orientation o);
 const char *nd_buffer_name(nd_buffer b);
