@@ -849,11 +849,33 @@ static bool set_by(const char *defines, const char *name)
     return false;
 }
 
+/* Records macro c, named name, with where it is defined (once per name: the first definition). */
+static void add_macro(walk *w, CXCursor c, const char *name)
+{
+    ndg_template *t = w->t;
+    for (int i = 0; i < t->nmacros; ++i)
+        if (strcmp(t->macros[i], name) == 0)
+            return;
+    CXFile f;
+    unsigned line, col;
+    clang_getSpellingLocation(clang_getCursorLocation(c), &f, &line, &col, NULL);
+    CXString file = clang_getFileName(f);
+    char at[PATH_MAX + 32];
+    snprintf(at, sizeof at, "%s:%u:%u", clang_getCString(file) ? clang_getCString(file) : t->path, line, col);
+    clang_disposeString(file);
+    int cap = w->nmacros_cap;
+    GROW(t->macros, t->nmacros, w->nmacros_cap);
+    if (cap != w->nmacros_cap)
+        t->macro_at = realloc(t->macro_at, (size_t)w->nmacros_cap * sizeof *t->macro_at);
+    t->macro_at[t->nmacros] = strdup(at);
+    t->macros[t->nmacros++] = strdup(name);
+}
+
 static void visit_macro(walk *w, CXCursor c)
 {
     char *name = spelling(c);
     if (!in_main_file(c)) { /* a header of the template's own: generated code must not use its names */
-        add_name(&w->t->macros, &w->t->nmacros, &w->nmacros_cap, name);
+        add_macro(w, c, name);
         CXFile f;
         clang_getFileLocation(clang_getCursorLocation(c), &f, NULL, NULL, NULL);
         CXString file = clang_getFileName(f);
@@ -864,7 +886,7 @@ static void visit_macro(walk *w, CXCursor c)
         clang_disposeString(file);
         return;
     }
-    add_name(&w->t->macros, &w->t->nmacros, &w->nmacros_cap, name);
+    add_macro(w, c, name);
     add_name(&w->t->undefs, &w->t->nundefs, &w->nundefs_cap, name);
     GROW(w->spans, w->nspans, w->nspans_cap);
     extent(c, &w->spans[w->nspans].lo, &w->spans[w->nspans].hi);
@@ -1547,6 +1569,7 @@ static void template_free(ndg_template *t)
         free(t->params[i].args);
     }
     free_list(t->undefs, t->nundefs);
+    free_list(t->macro_at, t->nmacros);
     free_list(t->macros, t->nmacros);
     free_list(t->deps, t->ndeps);
     free(t->renames);

@@ -189,6 +189,7 @@ typedef struct ndg_template {
     ndg_scalar_ref *scalar_refs;
     char **undefs;        /* macros the template text defines: #undef after each variant */
     char **macros;        /* macros defined by the template and its own headers: generated code avoids them */
+    char **macro_at;      /* [nmacros]: where each is defined, "file:line:col" */
     char **deps;          /* files the template includes, outside system headers */
 } ndg_template;
 

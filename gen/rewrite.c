@@ -1113,9 +1113,10 @@ static void loop_close(ndg_buf *b, const char *P, const loop_plan *p, const nest
     ndg_buf_printf(b, "\n%s}", ind);
 }
 
-/* Whether the text names a macro the template or its headers define: generated code must mean what
- * it says, so no macro of theirs may stand for one of its identifiers. Comments and strings skipped. */
-static const char *macro_named(const ndg_template *t, const char *text, size_t len)
+/* The index of a macro the template or its headers define that the text names, or -1: generated code
+ * must mean what it says, so no macro of theirs may stand for one of its identifiers. Comments and
+ * strings skipped. */
+static int macro_named(const ndg_template *t, const char *text, size_t len)
 {
     for (size_t i = 0; i < len; ++i) {
         char c = text[i];
@@ -1131,14 +1132,14 @@ static const char *macro_named(const ndg_template *t, const char *text, size_t l
                 ++j;
             for (int m = 0; m < t->nmacros; ++m)
                 if (strlen(t->macros[m]) == j - i && strncmp(t->macros[m], text + i, j - i) == 0)
-                    return t->macros[m];
+                    return m;
             i = j - 1;
         } else if (isdigit((unsigned char)c)) {
             while (i + 1 < len && (isalnum((unsigned char)text[i + 1]) || text[i + 1] == '_'))
                 ++i;
         }
     }
-    return NULL;
+    return -1;
 }
 
 /* ---------------------------------------------------------------- edits */
@@ -1435,12 +1436,12 @@ static int emit_body(ndg_buf *out, const ndg_template *t, const ndg_variant *v, 
     for (int i = 0; i < n && !rc; ++i) {
         if (e[i].start < pos)
             continue; /* inside the edit before, which replaced it */
-        const char *m = macro_named(t, e[i].text.data, e[i].text.len);
-        if (m) {
+        const int m = macro_named(t, e[i].text.data, e[i].text.len);
+        if (m >= 0) {
             int line, col;
             line_col_at(t, e[i].start, &line, &col);
-            rc = nd_fail(err, "%s:%d:%d: the template or a header of its own defines the macro '%s', a name the code "
-                              "ndgen generates here uses; rename the macro", t->path, line, col, m);
+            rc = nd_fail(err, "%s:%d:%d: the macro '%s' (defined at %s) is a name the code ndgen generates here uses; "
+                              "rename the macro", t->path, line, col, t->macros[m], t->macro_at[m]);
         }
         ndg_buf_put(out, t->text + pos, e[i].start - pos);
         ndg_buf_put(out, e[i].text.data, e[i].text.len);
@@ -1551,10 +1552,10 @@ int ndg_rewrite(ndg_buf *out, const ndg_template *t, const ndg_variant *v, nd_er
                            v->prefix, c->operand, c->operand2, v->target->dist[c->operand].spec.rank);
         }
     }
-    const char *m = macro_named(t, out->data + begin, out->len - begin);
-    if (m)
-        return nd_fail(err, "%s:1: the template or a header of its own defines the macro '%s', a name the code ndgen "
-                            "generates uses; rename the macro", t->path, m);
+    const int m = macro_named(t, out->data + begin, out->len - begin);
+    if (m >= 0)
+        return nd_fail(err, "%s: the macro '%s', defined here for template %s, is a name the code ndgen generates "
+                            "uses; rename the macro", t->macro_at[m], t->macros[m], t->path);
     for (const char *d = t->defines; *d;) {
         const char *eol = strchr(d, '\n');
         char line[4200];

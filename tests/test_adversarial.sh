@@ -51,8 +51,8 @@ expect no_param_call.lua "templates/param_static.c:17:16: nda_rank is called ins
 expect no_loop_goto.lua "templates/loop_goto.c:12:13: 'goto' inside an nda_iter loop; the specialized loop nest cannot honour it"
 # Names: the generated code's, renamed ones, and those a parameter or a header brings in.
 expect no_ndk_name.lua "templates/ndk_name.c:9:22: 'ndk0_x': names starting with ndk and a digit are the generated code's"
-expect no_macro_base.lua "templates/macro_base.c:11:5: the template or a header of its own defines the macro 'base', a name the code ndgen generates here uses; rename the macro"
-expect no_hdr_stats.lua "templates/hdr_macro_stats.c:9:5: the template or a header of its own defines the macro 'owner_of', a name the code ndgen generates here uses; rename the macro"
+expect no_macro_base.lua "templates/macro_base.c:11:5: the macro 'base' (defined at templates/macro_base.c:5:9) is a name the code ndgen generates here uses; rename the macro"
+expect no_hdr_stats.lua "templates/hdr_macro_stats.c:9:5: the macro 'owner_of' (defined at templates/adv_stats_macro.h:5:9) is a name the code ndgen generates here uses; rename the macro"
 expect no_macro_shadow.lua "templates/macro_shadow.c:17:16: a macro body names 'scale', which here means a local declaration but is also a file-scope name of the template; rename one of them"
 expect no_param_static.lua "templates/param_static.c:17:16: 'scale', a file-scope name of the template, comes from a macro that pastes it together or from a header; ndgen gives each kernel its own copy of such names and cannot rename it there: name it in the template itself"
 # Text the generated file reads once: headers, and __COUNTER__.
