@@ -8,7 +8,8 @@
  * TILE x TILE elements, TILE elements being a 64-byte cache line: TILE output rows next to each other
  * along q by TILE columns. A column's TILE elements are a run along the input's last axis, read in
  * place when they are one run (else gathered), and a whole tile is transposed in registers
- * (transpose.h); so input and output are both touched a whole line at a time. Outputs past the last-level cache are written with non-temporal stores.
+ * (transpose.h); so input and output are both touched a whole line at a time. Outputs past the
+ * last-level cache are written with non-temporal stores.
  *
  * Rows go in groups of GROUP = 8 TILE along q (x0[q] a multiple of GROUP), and a group's tiles are
  * written one column block after another: the 8 tiles of a column block read 512 contiguous bytes of
@@ -134,13 +135,13 @@ void permute(const nda_core *core, const nda_args *args)
             NDT_T *row[GROUP];
             int whole[GROUP / TILE]; /* per tile of TILE rows: 0 some row not this core's, 1 all, 2 all and
                                       * streamed (rows aligned for it) */
-            for (int b = 0; b < nt; ++b) {
+            for (int b = 0; b <= k; ++b) /* rows before the leader are no row of this core's (led) */
+                row[b] = b == k ? z + off : NULL;
+            for (int b = k + 1; b < nt; ++b) {
                 x0[q] += b;
                 const int64_t toff = permute_in_page(x0, pd, r, tpc);
                 const int64_t page = nda_page_id(out, tpc);
-                row[b] = b == k ? z + off
-                         : b > k && nda_is_local(core, out, page) ? (NDT_T *)nda_page_addr(out, page) + toff
-                                                                  : NULL;
+                row[b] = nda_is_local(core, out, page) ? (NDT_T *)nda_page_addr(out, page) + toff : NULL;
                 x0[q] -= b;
             }
             for (int t = 0; t * TILE < nt; ++t) {

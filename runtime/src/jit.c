@@ -546,8 +546,9 @@ static int lock_take(const char *dir, const char *key, double wait, long *holder
         if (fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev) {
             char text[32];
             int n = snprintf(text, sizeof text, "%ld\n", (long)getpid());
-            if (ftruncate(fd, 0) == 0 && pwrite(fd, text, (size_t)n, 0) != n) /* a hint for waiters only */
-                text[0] = '\0';
+            /* the holder's pid, a hint for a waiter's message only: a failed write changes nothing else */
+            if (ftruncate(fd, 0) == 0 && pwrite(fd, text, (size_t)n, 0) < 0)
+                errno = 0;
             return fd;
         }
         close(fd);
