@@ -344,39 +344,40 @@ int nr_limit_probes(int limit_kind, int kinds[NR_MAX_PROBES])
     return n;
 }
 
-/* Stores that bypass the caches (no read for ownership): 16 floats from x to y, y 64-byte aligned. */
-static inline void stream_nt16(float *y, const float *x)
+/* The compile target's vectors (target.h), as the kernels use them; unaligned loads. */
+typedef float vu __attribute__((vector_size(ND_VBYTES), aligned(4)));
+enum { VLANES = ND_VBYTES / 4 };
+
+/* A store that bypasses the caches (no read for ownership) of one target vector at y, aligned to it. */
+static inline void stream_vec(float *y, vu x)
 {
-#if defined(__AVX512F__)
-    _mm512_stream_ps(y, _mm512_loadu_ps(x));
-#elif defined(__AVX__)
-    _mm256_stream_ps(y, _mm256_loadu_ps(x));
-    _mm256_stream_ps(y + 8, _mm256_loadu_ps(x + 8));
-#elif defined(__SSE__)
-    for (int i = 0; i < 16; i += 4)
-        _mm_stream_ps(y + i, _mm_loadu_ps(x + i));
+#if defined(__AVX512F__) && ND_VBYTES == 64
+    _mm512_stream_ps(y, (__m512)x);
+#elif defined(__AVX__) && ND_VBYTES == 32
+    _mm256_stream_ps(y, (__m256)x);
+#elif defined(__SSE__) && ND_VBYTES == 16
+    _mm_stream_ps(y, (__m128)x);
 #else
-    memcpy(y, x, 64);
+    memcpy(y, &x, sizeof x);
 #endif
 }
 
 /* c[lo, hi) = a (+ b when add) with non-temporal stores of whole aligned 64-byte lines, plain ones at
- * the edges. */
+ * the edges. The sums are computed in the target's vectors and stored from the registers: summed into
+ * a buffer of 16 floats first, GCC built each line from 16 scalar adds and shuffles, a probe slower
+ * than the add kernels it bounds (rows at 106% of it). */
 static void stream_nt_run(float *restrict c, const float *restrict a, const float *restrict b, int64_t lo, int64_t hi)
 {
     int64_t i = lo;
     for (; i < hi && ((uintptr_t)(c + i) & 63); ++i)
         c[i] = b ? a[i] + b[i] : a[i];
-    float t[16];
-    for (; i + 16 <= hi; i += 16) {
-        if (b) {
-            for (int l = 0; l < 16; ++l)
-                t[l] = a[i + l] + b[i + l];
-            stream_nt16(c + i, t);
-        } else {
-            stream_nt16(c + i, a + i);
+    for (; i + 16 <= hi; i += 16)
+        for (int v = 0; v < 16; v += VLANES) {
+            vu x = *(const vu *)(a + i + v);
+            if (b)
+                x += *(const vu *)(b + i + v);
+            stream_vec(c + i + v, x);
         }
-    }
     for (; i < hi; ++i)
         c[i] = b ? a[i] + b[i] : a[i];
 }
@@ -394,8 +395,7 @@ static void stream_nt(float *restrict c, const float *restrict a, const float *r
  * own vector; 1 stream is read in order, consecutive vectors summed into the four in turn. */
 static float read_streams(const float *a, int64_t lo, int64_t hi, int streams)
 {
-    typedef float vu __attribute__((vector_size(ND_VBYTES), aligned(4)));
-    enum { L = ND_VBYTES / 4 };
+    enum { L = VLANES };
     const int64_t iters = (hi - lo) / (4 * L), step = streams == 4 ? L : 4 * L, apart = streams == 4 ? iters * L : L;
     const float *a0 = a + lo, *a1 = a0 + apart, *a2 = a1 + apart, *a3 = a2 + apart;
     vu s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};
