@@ -1,11 +1,18 @@
 /*
- * test_mpi_fault.c kill|hang - run under mpirun -np 2 or more by test_mpi_fault.sh: a device over the
- * processes, then the last process dies (SIGKILL) or hangs (sleeps) while the others launch a kernel.
- * The launch's fence must not wait forever: the job has to end, with a message, within a bounded time
- * (fence_timeout is 3 s here). Exits 0 only if the launch completed, which must not happen.
+ * test_mpi_fault.c MODE - run under mpirun -np 2 or more by test_mpi_fault.sh: a device over the
+ * processes, two tensors, a write and a launch, while the last process breaks the job's rules in one
+ * way (MODE):
+ *   kill   dies (SIGKILL) before the first write;  hang  sleeps instead;  stop  stops itself (SIGSTOP)
+ *   extra  makes one more write than the others;   args  writes a tensor of another shape
+ *   order  allocates the two tensors in the other order (its arena offsets differ)
+ *   scalar launches with another scalar
+ * The fences must end the job within a bounded time (fence_timeout is 3 s here) with a message naming
+ * the process, never hang and never let the call finish. Prints "finished" and exits 0 only if every
+ * call completed, which must not happen.
  */
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -17,39 +24,82 @@ static void nothing(const nda_core *core, const nda_args *args)
     (void)args;
 }
 
+static void die(const char *what, const nd_error *err)
+{
+    fprintf(stderr, "test_mpi_fault: %s: %s\n", what, err->msg);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+}
+
+static nd_tensor *tensor(nd_device *dev, const char *shape, const char *shard)
+{
+    nd_dist_spec s;
+    nd_dist d;
+    nd_tensor *t = NULL;
+    nd_error err;
+    nd_dist_spec_init(&s);
+    if (nd_parse_dims("shape", shape, s.shape, &s.rank, &err) ||
+        nd_parse_dims("shard", shard, s.shard, &s.shard_rank, &err) || nd_dist_make(&s, 4, 1, &d, &err) ||
+        nd_tensor_alloc(dev, &d, &t, &err))
+        die("tensor", &err);
+    return t;
+}
+
 int main(int argc, char **argv)
 {
-    int rank, nprocs;
+    static const char *const modes[] = {"kill", "hang", "stop", "extra", "args", "order", "scalar"};
+    int rank, nprocs, mode = -1;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-    if (argc != 2 || (strcmp(argv[1], "kill") != 0 && strcmp(argv[1], "hang") != 0) || nprocs < 2) {
-        fprintf(stderr, "usage: mpirun -np 2 test_mpi_fault kill|hang\n");
+    for (int i = 0; argc == 2 && i < (int)(sizeof modes / sizeof *modes); ++i)
+        mode = strcmp(argv[1], modes[i]) == 0 ? i : mode;
+    if (mode < 0 || nprocs < 2) {
+        fprintf(stderr, "usage: mpirun -np 2 test_mpi_fault kill|hang|stop|extra|args|order|scalar\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
+    const char *m = modes[mode];
+    bool odd = rank == nprocs - 1; /* the process that breaks the rules */
     nd_device_config cfg;
     nd_mpi_config mcfg;
     nd_device *dev;
     nd_error err;
     nd_device_config_init(&cfg);
-    cfg.grid_x = 4, cfg.grid_y = 1, cfg.threads = 1, cfg.l1_bytes = 4096, cfg.dram_banks = 1;
+    cfg.grid_x = 4, cfg.grid_y = 1, cfg.threads = 1, cfg.l1_bytes = 1 << 16, cfg.dram_banks = 1;
     cfg.dram_bank_bytes = 4096;
     nd_mpi_config_init(&mcfg);
     mcfg.fence_timeout = 3;
-    if (nd_device_open_mpi(&cfg, &mcfg, MPI_COMM_WORLD, &dev, &err)) {
-        fprintf(stderr, "test_mpi_fault: %s\n", err.msg);
-        MPI_Abort(MPI_COMM_WORLD, 1);
+    if (nd_device_open_mpi(&cfg, &mcfg, MPI_COMM_WORLD, &dev, &err))
+        die("device", &err);
+    nd_tensor *a, *b;
+    if (odd && strcmp(m, "order") == 0) {
+        b = tensor(dev, "16,32", "4,32");
+        a = tensor(dev, "8,32", "2,32");
+    } else {
+        a = tensor(dev, "8,32", "2,32");
+        b = tensor(dev, "16,32", "4,32");
     }
-    if (rank == nprocs - 1) {
-        if (argv[1][0] == 'k')
-            raise(SIGKILL);
-        sleep(600); /* hangs: never reaches the fence */
-    }
+    nd_tensor *w = odd && strcmp(m, "args") == 0 ? b : a;
+    float host[16 * 32] = {0};
+    int64_t bytes = nd_tensor_dist(w)->spec.shape[0] * 32 * (int64_t)sizeof(float);
+    if (odd && strcmp(m, "kill") == 0)
+        raise(SIGKILL);
+    if (odd && strcmp(m, "stop") == 0)
+        raise(SIGSTOP);
+    if (odd && strcmp(m, "hang") == 0)
+        sleep(600); /* never reaches the fence */
+    if (nd_tensor_write(w, host, bytes, &err))
+        die("write", &err);
+    double scalar = odd && strcmp(m, "scalar") == 0 ? 2.0 : 1.0;
+    nd_tensor *ts[2] = {a, b};
     nd_launch_stats st;
-    nd_launch(dev, nothing, NULL, 0, NULL, 0, &st, &err);
-    printf("test_mpi_fault: process %d finished a launch with a process %s\n", rank,
-           argv[1][0] == 'k' ? "killed" : "hanging");
+    if (nd_launch(dev, nothing, ts, 2, &scalar, 1, &st, &err))
+        die("launch", &err);
+    if (odd && strcmp(m, "extra") == 0 && nd_tensor_write(a, host, 8 * 32 * (int64_t)sizeof(float), &err))
+        die("extra write", &err);
+    nd_tensor_free(b);
+    nd_tensor_free(a);
     nd_device_close(dev);
+    printf("test_mpi_fault: process %d finished (%s)\n", rank, m);
     MPI_Finalize();
     return 0;
 }

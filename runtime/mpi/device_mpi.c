@@ -70,39 +70,155 @@ void nd_mpi_die(const nd_mpi_ctx *c, const char *call, int rc)
     abort(); /* MPI_Abort does not return */
 }
 
-/* MPI_Win_sync, a barrier that gives up after fence_timeout seconds, MPI_Win_sync. */
-static void fence(nd_device *dev)
+/* How long a process whose fence timed out waits for each other process's board: one that does not
+ * answer in this time is stopped, dead, or computing outside MPI on a transport that needs it. */
+static const double BOARD_ANSWER_SECONDS = 2.0;
+
+/* "the start of a launch", "the end of nd_tensor_write", from a board's call word. */
+static void call_text(char *buf, size_t len, int64_t word)
 {
-    nd_mpi_ctx *c = dev->procs->ctx;
+    if (word < 0)
+        snprintf(buf, len, "none yet");
+    else
+        snprintf(buf, len, "the %s of %s", word % 2 ? "end" : "start", nd_call_name((nd_call)(word / 2)));
+}
+
+/* The word processes compare in a fence: call, side and key, in 62 bits, so that its negation fits and
+ * one MPI_MAX gives both the largest and the smallest. */
+static int64_t agree_word(nd_fence_call call)
+{
+    int32_t what[2] = {(int32_t)call.call, call.end};
+    return (int64_t)(nd_hash_bytes(call.key, what, sizeof what) >> 2);
+}
+
+/* Called on every process at once, after a fence found that their calls differ: each process's call to
+ * every process (one gather on the fence communicator, where all of them are), printed by process 0,
+ * then the job ends. */
+static _Noreturn void report_different(nd_mpi_ctx *c)
+{
+    int n = c->procs.nranks;
+    int64_t *all = calloc((size_t)n * ND_MPI_BOARD_WORDS, sizeof *all);
+    if (!all || MPI_Allgather(c->board_mine, ND_MPI_BOARD_WORDS, MPI_INT64_T, all, ND_MPI_BOARD_WORDS, MPI_INT64_T,
+                              c->fence_comm) != MPI_SUCCESS) {
+        fprintf(stderr, "ndgen mpi: process %d of %d: at fence %lld the processes made different device calls; "
+                        "ending the job\n", c->procs.rank, n, (long long)c->fences);
+    } else if (c->procs.rank == 0) {
+        fprintf(stderr, "ndgen mpi: at fence %lld the processes made different device calls (every process must "
+                        "make the same calls, in the same order, on tensors allocated in the same order, with the "
+                        "same arguments):\n", (long long)c->fences);
+        for (int r = 0; r < n; ++r) {
+            const int64_t *b = all + (size_t)r * ND_MPI_BOARD_WORDS;
+            char what[96];
+            call_text(what, sizeof what, b[ND_MPI_BOARD_CALL]);
+            int same = 0; /* processes before r at the same call, with another key */
+            for (int q = 0; q < r; ++q)
+                same += all[(size_t)q * ND_MPI_BOARD_WORDS + ND_MPI_BOARD_CALL] == b[ND_MPI_BOARD_CALL] &&
+                        all[(size_t)q * ND_MPI_BOARD_WORDS + ND_MPI_BOARD_KEY] != b[ND_MPI_BOARD_KEY];
+            fprintf(stderr, "  process %d: %s (key %016llx)%s\n", r, what, (unsigned long long)b[ND_MPI_BOARD_KEY],
+                    same ? ": the same call as an earlier process, on other tensors or arguments" : "");
+        }
+        fprintf(stderr, "ndgen mpi: ending the job\n");
+    }
+    fflush(stderr);
+    if (all) /* process 0 has printed before any process ends the job */
+        MPI_Barrier(c->fence_comm);
+    free(all);
+    MPI_Abort(c->comm, 1);
+    abort(); /* MPI_Abort does not return */
+}
+
+/* After fence_timeout: which processes have not arrived, from their boards (read with gets, which a
+ * stopped process on another node does not answer), then the job ends. */
+static _Noreturn void report_absent(nd_mpi_ctx *c)
+{
+    int n = c->procs.nranks, me = c->procs.rank;
+    char mine[96], line[256];
+    call_text(mine, sizeof mine, c->board_mine[ND_MPI_BOARD_CALL]);
+    fprintf(stderr, "ndgen mpi: process %d of %d: a fence waited %.0f s for the other processes (one has died or "
+                    "hangs, or reached this call that much later: raise nd_mpi_config.fence_timeout or "
+                    "NDGEN_MPI_FENCE_TIMEOUT for work that uneven); ending the job. This process is at fence %lld, "
+                    "%s.\n", me, n, c->fence_timeout, (long long)c->fences, mine);
+    int64_t *all = calloc((size_t)n * ND_MPI_BOARD_WORDS, sizeof *all);
+    MPI_Request *req = calloc((size_t)n, sizeof *req);
+    int *done = calloc((size_t)n, sizeof *done);
+    for (int r = 0; all && req && done && r < n; ++r) {
+        req[r] = MPI_REQUEST_NULL;
+        done[r] = r == me || MPI_Rget(all + (size_t)r * ND_MPI_BOARD_WORDS, ND_MPI_BOARD_WORDS, MPI_INT64_T, r, 0,
+                                      ND_MPI_BOARD_WORDS, MPI_INT64_T, c->board, &req[r]) != MPI_SUCCESS;
+        if (done[r] && r != me)
+            done[r] = -1; /* the get could not be made */
+    }
+    for (double start = nd_mpi_now(); all && req && done && nd_mpi_now() - start < BOARD_ANSWER_SECONDS;) {
+        int pending = 0;
+        for (int r = 0; r < n; ++r)
+            if (!done[r]) {
+                int flag = 0;
+                if (MPI_Test(&req[r], &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+                    done[r] = -1;
+                else
+                    done[r] = flag, pending += !flag;
+            }
+        if (!pending)
+            break;
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    }
+    for (int r = 0; all && req && done && r < n; ++r) {
+        const int64_t *b = all + (size_t)r * ND_MPI_BOARD_WORDS;
+        char what[96];
+        if (r == me)
+            continue;
+        call_text(what, sizeof what, b[ND_MPI_BOARD_CALL]);
+        if (done[r] != 1)
+            snprintf(line, sizeof line, "did not answer within %.0f s (stopped, dead, or busy outside MPI)",
+                     BOARD_ANSWER_SECONDS);
+        else if (b[ND_MPI_BOARD_FENCES] < c->fences)
+            snprintf(line, sizeof line, "has not reached this fence: its last was fence %lld, %s",
+                     (long long)b[ND_MPI_BOARD_FENCES], what);
+        else
+            snprintf(line, sizeof line, "is at fence %lld, %s", (long long)b[ND_MPI_BOARD_FENCES], what);
+        fprintf(stderr, "  process %d %s\n", r, line);
+    }
+    fflush(stderr);
+    MPI_Abort(c->comm, 1);
+    abort(); /* MPI_Abort does not return */
+}
+
+/* MPI_Win_sync; a barrier that compares the processes' calls and gives up after fence_timeout seconds;
+ * MPI_Win_sync. The barrier is an all-reduce of two words, which costs what a barrier does. */
+static void fence_ctx(nd_mpi_ctx *c, nd_fence_call call)
+{
     MPI_Request req;
     int rc, done = 0;
-    if ((rc = MPI_Win_sync(c->win)) != MPI_SUCCESS)
+    int64_t word = agree_word(call), in[2] = {word, -word}, out[2];
+    c->board_mine[ND_MPI_BOARD_FENCES] = ++c->fences;
+    c->board_mine[ND_MPI_BOARD_CALL] = 2 * (int64_t)call.call + call.end;
+    c->board_mine[ND_MPI_BOARD_KEY] = word;
+    if ((rc = MPI_Win_sync(c->board)) != MPI_SUCCESS)
+        nd_mpi_die(c, "MPI_Win_sync of the fence board", rc);
+    if (c->win != MPI_WIN_NULL && (rc = MPI_Win_sync(c->win)) != MPI_SUCCESS)
         nd_mpi_die(c, "MPI_Win_sync", rc);
     if (c->rma != MPI_WIN_NULL && (rc = MPI_Win_sync(c->rma)) != MPI_SUCCESS) /* this process's stores, for gets */
         nd_mpi_die(c, "MPI_Win_sync of the RMA window", rc);
-    if ((rc = MPI_Ibarrier(c->comm, &req)) != MPI_SUCCESS)
-        nd_mpi_die(c, "MPI_Ibarrier", rc);
+    if ((rc = MPI_Iallreduce(in, out, 2, MPI_INT64_T, MPI_MAX, c->fence_comm, &req)) != MPI_SUCCESS)
+        nd_mpi_die(c, "MPI_Iallreduce of the fence", rc);
     double start = nd_mpi_now();
     for (long spins = 0; !done; ++spins) {
         if ((rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
-            nd_mpi_die(c, "MPI_Test of the fence's barrier", rc);
+            nd_mpi_die(c, "MPI_Test of the fence", rc);
         if (done)
             break;
         if (spins > 1000) /* past a short spin, wait politely: processes may outnumber cores */
             nanosleep(&(struct timespec){0, 20000}, NULL);
-        if ((spins & 255) == 0 && nd_mpi_now() - start > c->fence_timeout) {
-            fprintf(stderr, "ndgen mpi: process %d of %d: a fence waited %.0f s for the other processes (one has "
-                            "died or hangs, or reached this call that much later: raise nd_mpi_config.fence_timeout "
-                            "or NDGEN_MPI_FENCE_TIMEOUT for work that uneven); ending the job\n", c->procs.rank,
-                    c->procs.nranks, c->fence_timeout);
-            fflush(stderr);
-            MPI_Abort(c->comm, 1);
-            abort();
-        }
+        if ((spins & 255) == 0 && nd_mpi_now() - start > c->fence_timeout)
+            report_absent(c);
     }
-    if ((rc = MPI_Win_sync(c->win)) != MPI_SUCCESS)
+    if (out[0] != -out[1]) /* the largest word is not the smallest: seen alike by every process */
+        report_different(c);
+    if (c->win != MPI_WIN_NULL && (rc = MPI_Win_sync(c->win)) != MPI_SUCCESS)
         nd_mpi_die(c, "MPI_Win_sync", rc);
 }
+
+static void fence(nd_device *dev, nd_fence_call call) { fence_ctx(dev->procs->ctx, call); }
 
 static void gather(nd_device *dev, double own_seconds)
 {
@@ -121,6 +237,13 @@ static void gather(nd_device *dev, double own_seconds)
 static void close_procs(nd_device_procs *p)
 {
     nd_mpi_ctx *c = p->ctx;
+    if (c->board != MPI_WIN_NULL) { /* a process still making calls meets this fence and is named */
+        fence_ctx(c, (nd_fence_call){ND_CALL_CLOSE, false, 0});
+        MPI_Win_unlock_all(c->board);
+        MPI_Win_free(&c->board);
+    }
+    if (c->fence_comm != MPI_COMM_NULL)
+        MPI_Comm_free(&c->fence_comm);
     if (c->rma != MPI_WIN_NULL) { /* ends the device's one passive-target epoch */
         MPI_Win_unlock_all(c->rma);
         MPI_Win_free(&c->rma);
@@ -346,6 +469,39 @@ static int make_window(nd_mpi_ctx *c, const nd_device_config *cfg, uint8_t **l1,
     return c->nnodes > 1 ? nd_mpi_make_rma(c, mine, err) : 0;
 }
 
+/* The fence communicator and the board, on every process or on none (collective). */
+static int make_board(nd_mpi_ctx *c)
+{
+    int ok = MPI_Comm_dup(c->comm, &c->fence_comm) == MPI_SUCCESS;
+    if (!ok)
+        c->fence_comm = MPI_COMM_NULL;
+    else
+        MPI_Comm_set_errhandler(c->fence_comm, MPI_ERRORS_RETURN);
+    if (ok && MPI_Win_allocate(ND_MPI_BOARD_WORDS * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL, c->comm,
+                               &c->board_mine, &c->board) != MPI_SUCCESS) {
+        c->board = MPI_WIN_NULL; /* a failed collective call fails on every process */
+        ok = 0;
+    }
+    int locked = 0;
+    if (ok) {
+        MPI_Win_set_errhandler(c->board, MPI_ERRORS_RETURN);
+        c->board_mine[ND_MPI_BOARD_FENCES] = 0;
+        c->board_mine[ND_MPI_BOARD_CALL] = -1;
+        c->board_mine[ND_MPI_BOARD_KEY] = 0;
+        ok = locked = MPI_Win_lock_all(MPI_MODE_NOCHECK, c->board) == MPI_SUCCESS; /* one passive epoch, for
+                                                                                     reads at a timeout */
+    }
+    if (!agree(c, ok)) {
+        if (locked)
+            MPI_Win_unlock_all(c->board);
+        if (c->board != MPI_WIN_NULL)
+            MPI_Win_free(&c->board);
+        c->board = MPI_WIN_NULL;
+        return -1;
+    }
+    return 0;
+}
+
 /* Whether ok holds on every process (collective). */
 static bool agree(const nd_mpi_ctx *c, bool ok)
 {
@@ -393,7 +549,8 @@ int nd_device_open_mpi(const nd_device_config *cfg, const nd_mpi_config *mcfg, M
     nd_mpi_ctx *c = calloc(1, sizeof *c);
     if (!c) /* then MPI_Comm_dup is not reached here and the other processes wait in it: end the job */
         MPI_Abort(comm, 1);
-    c->win = c->rma = MPI_WIN_NULL;
+    c->win = c->rma = c->board = MPI_WIN_NULL;
+    c->fence_comm = MPI_COMM_NULL;
     c->gets = m.gets;
     c->shm = c->comm = MPI_COMM_NULL;
     c->fence_timeout = m.fence_timeout;
@@ -454,8 +611,15 @@ int nd_device_open_mpi(const nd_device_config *cfg, const nd_mpi_config *mcfg, M
         close_procs(&c->procs);
         return -1;
     }
-    /* Local: its only failures (out of memory, no thread) leave this process behind, and the others'
-     * first fence then ends the job after fence_timeout, with a message. */
+    if (make_board(c)) {
+        free(l1);
+        free(banks);
+        close_procs(&c->procs);
+        return nd_failc(err, ND_ESYS, "device over %d processes: the fence's communicator or board window could "
+                                      "not be made", size);
+    }
+    /* Local: its only failures (out of memory, no thread) leave this process behind; it closes, and its
+     * close fence meets the others' first fence, which names it. */
     int rc = nd_device_open_procs(cfg, l1, banks, &c->procs, out, err); /* closes procs on failure */
     free(l1);
     free(banks);

@@ -203,6 +203,9 @@ static int file_io(nd_tensor *t, const char *path, bool load, int64_t *host_byte
         return nd_failc(err, ND_EREFUSED, "tensor save '%s': the tensor is Partial, %d parts pending a %s; resolve it "
                                           "with an all_reduce or reduce_scatter first", path, (int)s->parts,
                         nd_reduce_name(s->reduce));
+    /* Before anything collective: a process making another call is named here, not left waiting in one. */
+    if (procs) /* no process reads pages this load changes: earlier reads are done */
+        procs->fence(t->dev, (nd_fence_call){load ? ND_CALL_LOAD : ND_CALL_SAVE, false, t->ident});
     int rc = MPI_File_open(j.comm, path, load ? MPI_MODE_RDONLY : MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL,
                            &j.fh);
     char text[MPI_MAX_ERROR_STRING];
@@ -223,8 +226,6 @@ static int file_io(nd_tensor *t, const char *path, bool load, int64_t *host_byte
         return nd_failc(err, ND_EIO, "%s '%s': the file has %lld bytes, but the %s tensor has %lld", j.what, path,
                         (long long)size, nd_dtype_name(s->dtype), (long long)want);
     }
-    if (procs)
-        procs->fence(t->dev); /* no process reads pages this load changes: earlier reads are done */
     io_list l = {0};
     int64_t staged = 0;
     int out = 0;
@@ -245,7 +246,8 @@ static int file_io(nd_tensor *t, const char *path, bool load, int64_t *host_byte
     if (out == 0 && !all_ok(t, j.comm, rc == MPI_SUCCESS))
         out = nd_failc(err, ND_EIO, "%s '%s': closing the file failed", j.what, path);
     if (procs)
-        procs->fence(t->dev); /* every process sees the loaded pages */
+        procs->fence(t->dev, (nd_fence_call){load ? ND_CALL_LOAD : ND_CALL_SAVE, true, t->ident}); /* every
+                    process sees the loaded pages */
     if (host_bytes)
         *host_bytes = staged;
     return out;
@@ -362,6 +364,9 @@ static int slice_io(nd_tensor *t, uint8_t *slice, int64_t bytes, bool write, nd_
         return nd_failc(err, ND_EREFUSED, "%s: the tensor is Partial, %d parts pending a %s; resolve it with an "
                                           "all_reduce or reduce_scatter first", what, (int)s->parts,
                         nd_reduce_name(s->reduce));
+    nd_fence_call call = {write ? ND_CALL_WRITE_LOCAL : ND_CALL_READ_LOCAL, false, t->ident};
+    if (procs) /* earlier launches' and host calls' writes are seen, their reads done */
+        procs->fence(t->dev, call);
     io_slice sl;
     int listed = list_slice(t, me, &sl);
     if (!agree(t, listed == 0)) {
@@ -377,8 +382,6 @@ static int slice_io(nd_tensor *t, uint8_t *slice, int64_t bytes, bool write, nd_
                            nd_dtype_name(s->dtype), (long long)want);
         return nd_fail(err, "%s: another process's slice has the wrong size", what);
     }
-    if (procs)
-        procs->fence(t->dev); /* earlier launches' and host calls' writes are seen, their reads done */
     io_list l = {0};
     int out = 0;
     for (int64_t r = 0; r < s->replicas && out == 0; ++r) {
@@ -391,8 +394,9 @@ static int slice_io(nd_tensor *t, uint8_t *slice, int64_t bytes, bool write, nd_
     free(sl.runs);
     if (!agree(t, out == 0))
         out = nd_failc(err, ND_ENOMEM, "%s: a process is out of memory for its list of page runs", what);
-    if (procs)
-        procs->fence(t->dev); /* every process sees the written pages; no page changes before all have read */
+    call.end = true;
+    if (procs) /* every process sees the written pages; no page changes before all have read */
+        procs->fence(t->dev, call);
     return out;
 }
 

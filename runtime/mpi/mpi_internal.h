@@ -19,6 +19,12 @@ typedef struct nd_mpi_ctx {
     MPI_Comm shm;                /* this process's node (real or emulated), a shared-memory communicator */
     MPI_Win win;                 /* the node's L1 and banks, shared memory */
     MPI_Win rma;                 /* over several nodes: every process's segment, for gets; else MPI_WIN_NULL */
+    MPI_Comm fence_comm;         /* fences alone: a process making another call meets the others' fence,
+                                    which names it, never another collective it would wait in */
+    MPI_Win board;               /* each process's int64_t[ND_MPI_BOARD_WORDS]: the fence it is at, read by a
+                                    process whose fence timed out; MPI_WIN_NULL until the device is open */
+    int64_t *board_mine;         /* this process's words of the board */
+    int64_t fences;              /* fences this process has begun */
     double fence_timeout;
     nd_mpi_gets gets;
     int nnodes;
@@ -33,6 +39,9 @@ typedef struct nd_mpi_ctx {
     nd_mpi_share mine;           /* this process's share of the launch under way */
     nd_mpi_share *shares;        /* [nranks]: every process's share of the last launch */
 } nd_mpi_ctx;
+
+/* The board's words per process: its fence count, the call (2 * nd_call + end) and the call's key. */
+enum { ND_MPI_BOARD_FENCES, ND_MPI_BOARD_CALL, ND_MPI_BOARD_KEY, ND_MPI_BOARD_WORDS };
 
 /* Seconds on a monotonic clock. */
 double nd_mpi_now(void);

@@ -295,6 +295,25 @@ static int place(nd_tensor *t, nd_error *err)
     return 0;
 }
 
+/* What a process's fences say of a tensor: its distribution and where its entries lie in the arenas.
+ * Processes keep the same arena bookkeeping by allocating and freeing in the same order; one that did
+ * not has other offsets here, and its first fence on the tensor says so. */
+static uint64_t tensor_ident(const nd_tensor *t)
+{
+    char sig[2048];
+    nd_dist_signature(&t->dist, sig, sizeof sig); /* truncated alike on every process */
+    uint64_t h = nd_hash_bytes(ND_HASH_SEED, sig, strnlen(sig, sizeof sig));
+    return nd_hash_bytes(h, t->offset, (size_t)t->ncores * sizeof *t->offset);
+}
+
+const char *nd_call_name(nd_call c)
+{
+#define ND_FENCE_CALL_NAME(kind, name) name,
+    static const char *const names[] = {ND_FENCE_CALLS(ND_FENCE_CALL_NAME)};
+#undef ND_FENCE_CALL_NAME
+    return c >= 0 && c < ND_NCALLS ? names[c] : "an unknown call";
+}
+
 int nd_tensor_alloc(nd_device *dev, const nd_dist *d, nd_tensor **out, nd_error *err)
 {
     if (check_fits_device(dev, d, err))
@@ -334,6 +353,8 @@ int nd_tensor_alloc(nd_device *dev, const nd_dist *d, nd_tensor **out, nd_error 
         return -1;
     t->view = (nda_tensor){&t->dist, &t->dist.squeezed, t->base, t->index_of, t->owner_of, d->page_bytes,
                            d->spec.replicas, d->spec.parts, 0, t->base, (int32_t)d->spec.reduce};
+    if (dev->procs)
+        t->ident = tensor_ident(t);
     ++dev->live_tensors;
     *out = t;
     return 0;
@@ -424,8 +445,23 @@ static void sum_stats(const nda_stats *per_core, int64_t n, nda_stats *total)
 /* ninputs: the first ninputs tensors are read (a bare function's roles are unknown: all of them); no
  * kernel reads an output's pages of other cores, which those cores write in the same launch.
  * pointwise_out: an elementwise op's output (see nd_device_procs.stage), or NULL. */
-static int launch(nd_device *dev, nda_kernel_fn *kernel, nd_tensor *const *tensors, int ntensors, int ninputs,
-                  const nd_tensor *pointwise_out, const double *scalars, int nscalars, const char *names,
+/* What a launch's fences say of it: its op (when launched from a registry entry), tensors, scalars and
+ * their names. */
+static uint64_t launch_key(const char *op, nd_tensor *const *tensors, int ntensors, int ninputs,
+                           const double *scalars, int nscalars, const char *names)
+{
+    uint64_t h = nd_hash_bytes(ND_HASH_SEED, op ? op : "", op ? strlen(op) + 1 : 1);
+    int counts[3] = {ntensors, ninputs, nscalars};
+    h = nd_hash_bytes(h, counts, sizeof counts);
+    for (int i = 0; i < ntensors; ++i)
+        h = nd_hash_bytes(h, &tensors[i]->ident, sizeof tensors[i]->ident);
+    if (nscalars > 0)
+        h = nd_hash_bytes(h, scalars, (size_t)nscalars * sizeof *scalars); /* the bits: -0.0 is not 0.0 */
+    return nd_hash_bytes(h, names ? names : "", names ? strlen(names) : 0);
+}
+
+static int launch(nd_device *dev, const char *op, nda_kernel_fn *kernel, nd_tensor *const *tensors, int ntensors,
+                  int ninputs, const nd_tensor *pointwise_out, const double *scalars, int nscalars, const char *names,
                   nd_launch_stats *stats, nd_error *err)
 {
     nda_tensor views[MAX_LAUNCH_TENSORS];
@@ -446,8 +482,11 @@ static int launch(nd_device *dev, nda_kernel_fn *kernel, nd_tensor *const *tenso
     int64_t lo = procs ? procs->core_lo : 0, hi = procs ? procs->core_hi : dev->ncores;
     launch_job job = {dev, lo, kernel, {ntensors, views, nscalars, scalars, names}, tensors, copies};
     memset(dev->stats, 0, (size_t)dev->ncores * sizeof *dev->stats);
-    if (procs) /* every process's writes before the launch are visible to every core */
-        procs->fence(dev);
+    nd_fence_call call = {ND_CALL_LAUNCH, false, 0};
+    if (procs) { /* every process's writes before the launch are visible to every core */
+        call.key = launch_key(op, tensors, ntensors, ninputs, scalars, nscalars, names);
+        procs->fence(dev, call);
+    }
     double start = procs ? now_seconds() : 0; /* over processes a launch's time includes its gets */
     if (procs && procs->stage) /* other nodes' pages the cores read, into the local mirror */
         procs->stage(dev, (const nd_tensor *const *)tensors, ninputs, pointwise_out, -1, true);
@@ -458,7 +497,8 @@ static int launch(nd_device *dev, nda_kernel_fn *kernel, nd_tensor *const *tenso
     double t1 = now_seconds();
     dev->run_seconds = t1 - t0;
     if (procs) { /* and every core's writes to every process after it */
-        procs->fence(dev);
+        call.end = true;
+        procs->fence(dev, call);
         procs->gather(dev, t1 - t0);
         t1 = now_seconds();
     }
@@ -474,7 +514,7 @@ static int launch(nd_device *dev, nda_kernel_fn *kernel, nd_tensor *const *tenso
 int nd_launch(nd_device *dev, nda_kernel_fn *kernel, nd_tensor *const *tensors, int ntensors,
               const double *scalars, int nscalars, nd_launch_stats *stats, nd_error *err)
 {
-    return launch(dev, kernel, tensors, ntensors, ntensors, NULL, scalars, nscalars, NULL, stats, err);
+    return launch(dev, NULL, kernel, tensors, ntensors, ntensors, NULL, scalars, nscalars, NULL, stats, err);
 }
 
 int nd_launch_entry(nd_device *dev, const nda_kernel_entry *e, nd_tensor *const *tensors, int ntensors,
@@ -491,6 +531,6 @@ int nd_launch_entry(nd_device *dev, const nda_kernel_entry *e, nd_tensor *const 
     /* a reference derived from EXPR (spec reference = "elementwise") states out[e] = EXPR(inputs at e) */
     bool pointwise = dev->procs && e->reference_name && strcmp(e->reference_name, "from EXPR") == 0 &&
                      e->noutputs == 1 && ninputs == ntensors - 1;
-    return launch(dev, e->fn, tensors, ntensors, ninputs, pointwise ? tensors[ntensors - 1] : NULL, scalars, nscalars,
+    return launch(dev, e->op, e->fn, tensors, ntensors, ninputs, pointwise ? tensors[ntensors - 1] : NULL, scalars, nscalars,
                   names, stats, err);
 }

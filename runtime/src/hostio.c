@@ -50,10 +50,10 @@ static void copy_page(const nd_dist *d, int64_t page_id, uint8_t *host, uint8_t 
  * Over several processes, each host call is collective: it begins and ends with the device's fence, so
  * it sees every process's earlier writes, and no process writes a page another is still reading.
  */
-static void fence(const nd_tensor *t)
+static void fence(const nd_tensor *t, nd_call call, int part, bool end)
 {
     if (t->dev->procs)
-        t->dev->procs->fence(t->dev);
+        t->dev->procs->fence(t->dev, (nd_fence_call){call, end, nd_hash_bytes(t->ident, &part, sizeof part)});
 }
 
 void nd_page_runs(const nd_dist *d, int64_t page_id, bool *edge,
@@ -167,14 +167,14 @@ int nd_tensor_write(nd_tensor *t, const void *host, int64_t bytes, nd_error *err
 {
     if (check_host_bytes(t, bytes, "tensor write", err))
         return -1;
-    fence(t);
+    fence(t, ND_CALL_WRITE, 0, false);
     for (int64_t r = 0; r < t->dist.spec.replicas; ++r) {
         if (nd_copy_gets_value(t, r))
             copy_all(t, r, (uint8_t *)host, true); /* the host array is only read in this direction */
         else
             nd_copy_fill_neutral(t, r);
     }
-    fence(t);
+    fence(t, ND_CALL_WRITE, 0, true);
     return 0;
 }
 
@@ -186,10 +186,10 @@ int nd_tensor_write_part(nd_tensor *t, int part, const void *host, int64_t bytes
         return nd_fail(err, "tensor write: part %d does not exist; the tensor has %d", part, (int)s->parts);
     if (check_host_bytes(t, bytes, "tensor write", err))
         return -1;
-    fence(t);
+    fence(t, ND_CALL_WRITE_PART, part, false);
     for (int64_t r = part * per; r < (part + 1) * per; ++r)
         copy_all(t, r, (uint8_t *)host, true);
-    fence(t);
+    fence(t, ND_CALL_WRITE_PART, part, true);
     return 0;
 }
 
@@ -210,11 +210,11 @@ int nd_tensor_read_part(const nd_tensor *t, int part, void *host, int64_t bytes,
         return nd_fail(err, "tensor read: part %d does not exist; the tensor has %d", part, (int)s->parts);
     if (check_host_bytes(t, bytes, "tensor read", err))
         return -1;
-    fence(t);
+    fence(t, ND_CALL_READ_PART, part, false);
     int64_t copy = (int64_t)part * (s->replicas / s->parts);
     if (t->dev->procs && t->dev->procs->stage) /* other nodes' pages of the copy, by gets */
         t->dev->procs->stage(t->dev, &t, 1, NULL, copy, false);
     copy_all(t, copy, host, false);
-    fence(t); /* no process changes a page before every process has read it */
+    fence(t, ND_CALL_READ_PART, part, true); /* no process changes a page before every process has read it */
     return 0;
 }

@@ -80,17 +80,11 @@ __attribute__((format(printf, 3, 4))) static int fallback(nd_error *err, nd_errc
 
 /* ---------------------------------------------------------------- hashing */
 
-/* FNV-1a, 64 bits: detects corruption and change, and names entries; not a defence against a hostile
- * cache (the folder checks are). */
-static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; ++i)
-        h = (h ^ b[i]) * 0x100000001b3ull;
-    return h;
-}
+/* nd_hash_bytes (runtime_internal.h) detects corruption and change, and names entries; not a defence
+ * against a hostile cache (the folder checks are). */
+static uint64_t hash_bytes(uint64_t h, const void *p, size_t n) { return nd_hash_bytes(h, p, n); }
 
-static const uint64_t HASH_SEED = 0xcbf29ce484222325ull;
+static const uint64_t HASH_SEED = ND_HASH_SEED;
 
 static uint64_t hash_str(uint64_t h, const char *s) { return hash_bytes(h, s, strlen(s) + 1); }
 

@@ -3,9 +3,21 @@
 #define ND_RUNTIME_INTERNAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "nd_runtime.h"
+
+/* ---- hashing: FNV-1a, 64 bits, from ND_HASH_SEED. Detects change and names things (cache entries,
+ * the calls processes fence on); not a defence against a hostile input. */
+#define ND_HASH_SEED 0xcbf29ce484222325ull
+static inline uint64_t nd_hash_bytes(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = (const unsigned char *)p;
+    for (size_t i = 0; i < n; ++i)
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
 
 /* ---- arena: first-fit allocator over one core's L1 or one DRAM bank. Offsets are 64-byte aligned. */
 typedef struct nd_block {
@@ -84,14 +96,40 @@ const char *nd_jit_notice(const nd_jit *j);
  * bank's memory, but runs only its own cores and writes host data only into its own cores and banks.
  * NULL in a one-process device, where nothing below changes.
  */
+/* The calls that fence a device over processes: every process must make the same ones in the same
+ * order, each on the same tensors with the same arguments. (kind, name for messages.) */
+#define ND_FENCE_CALLS(X)                                                                                  \
+    X(ND_CALL_LAUNCH, "a launch")                                                                          \
+    X(ND_CALL_WRITE, "nd_tensor_write")                                                                    \
+    X(ND_CALL_WRITE_PART, "nd_tensor_write_part")                                                          \
+    X(ND_CALL_READ_PART, "nd_tensor_read")                                                                 \
+    X(ND_CALL_LOAD, "nd_tensor_load_mpi")                                                                  \
+    X(ND_CALL_SAVE, "nd_tensor_save_mpi")                                                                  \
+    X(ND_CALL_WRITE_LOCAL, "nd_tensor_write_local_mpi")                                                    \
+    X(ND_CALL_READ_LOCAL, "nd_tensor_read_local_mpi")                                                      \
+    X(ND_CALL_CLOSE, "nd_device_close")
+#define ND_FENCE_CALL_ENUM(kind, name) kind,
+typedef enum nd_call { ND_FENCE_CALLS(ND_FENCE_CALL_ENUM) ND_NCALLS } nd_call;
+#undef ND_FENCE_CALL_ENUM
+const char *nd_call_name(nd_call c);
+
+/* What a fence begins or ends: the call, and a hash of what it is on (its tensors' distributions and
+ * places, its scalars, its op), equal on every process making the same call. */
+typedef struct nd_fence_call {
+    nd_call call;
+    bool end;     /* the fence after the call's work; else the one before */
+    uint64_t key;
+} nd_fence_call;
+
 typedef struct nd_device_procs {
     int rank, nranks;
     int64_t core_lo, core_hi;    /* this process runs device cores [core_lo, core_hi) */
     const int32_t *rank_of_core; /* [ncores] */
     const int32_t *rank_of_bank; /* [dram_banks] */
     /* Every process's stores so far are visible to every process, and no process goes on before all
-     * have arrived (MPI_Win_sync, barrier, MPI_Win_sync). Ends the job with a message on failure. */
-    void (*fence)(nd_device *dev);
+     * have arrived (MPI_Win_sync, a barrier that compares the processes' calls, MPI_Win_sync). Ends the
+     * job with a message naming the processes when one does not arrive in time or makes another call. */
+    void (*fence)(nd_device *dev, nd_fence_call call);
     /* After a launch: every core's statistics from the process that ran it into dev->stats, and this
      * process's own seconds to every process. */
     void (*gather)(nd_device *dev, double own_seconds);
@@ -156,6 +194,7 @@ struct nd_tensor {
     int32_t *replica_of;/* [device cores]: the copy a core holds, or -1 */
     int32_t *owner_of;  /* [device cores]; index_of itself for L1 */
     nda_tensor view;
+    uint64_t ident;     /* over processes: hash of the distribution and arena offsets, for fences */
 };
 
 #endif
