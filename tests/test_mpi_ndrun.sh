@@ -53,6 +53,18 @@ for size in 1 2 4; do
       "nodes of $size, $dir: process p on node p / $size"
   done
 done
+# An elementwise input placed as the output (same shards and pages) but on the cores in reverse order,
+# 4 processes as 4 nodes: each process's core writes rows whose input `a` lives on process 3 - p, so it
+# fetches that whole entry, 16 rows of 256 bytes in one get; `b`, placed and held as the output, costs
+# nothing. (Skipping inputs placed as the output without asking who holds them fetched nothing and
+# answered wrongly: checked once.)
+if NDGEN_MPI_NODE_SIZE=1 "$mpirun" -np 4 --oversubscribe "$ndrun" compare --op add --shape 64,64 --shard 16,64 \
+     --grid 4x1 --operand a --cores "(3,0);(2,0);(1,0);(0,0)" --no-probes --min-time 0.001 --json >"$tmp/out" 2>"$tmp/err"; then
+  holds "$tmp/out" ".match == true and ([.per_process[] | select(.fetched_bytes == 4096 and .gets == 1)] | length == 4)" \
+    "add, a on the cores reversed: each process fetches 4096 bytes in 1 get"
+else
+  bad "add, a on the cores reversed: exit status $?: $(tail -3 "$tmp/err")"
+fi
 # The table prints the per-process lines once.
 "$mpirun" -np 2 --oversubscribe "$ndrun" compare --op reshard --shape 64,64 --shard 32,64 --grid 2x1 \
   --operand out --shard 64,32 --no-probes --min-time 0.001 >"$tmp/table" 2>&1

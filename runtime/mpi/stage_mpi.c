@@ -193,19 +193,37 @@ static void list_covering(nd_mpi_ctx *c, const nd_tensor *out, int64_t opage, co
     }
 }
 
+/* Whether page p of in is at the entry and slot of page p of out, for every p: the same shape, page
+ * box, shards in pages, entries and strategy (the layout's placement depends on nothing else). */
+static bool same_placement(const nd_tensor *in, const nd_tensor *out)
+{
+    const nd_layout *a = &in->dist.layout, *b = &out->dist.layout;
+    if (in->dist.spec.rank != out->dist.spec.rank || !nd_dist_same_paging(&in->dist, &out->dist) ||
+        a->rank != b->rank || a->ncores != b->ncores || a->strategy != b->strategy)
+        return false;
+    for (int j = 0; j < a->rank; ++j)
+        if (a->pages[j] != b->pages[j] || a->shard[j] != b->shard[j])
+            return false;
+    return true;
+}
+
 /* The elementwise read set of in: the pages covering every output page this process's cores write
- * (in any copy of out: every copy holds the same elements). */
+ * (in any copy of out: every copy holds the same elements). Walks the entries this process writes and
+ * their pages alone, so its cost is the process's share, not the tensor's; and skips an entry whose
+ * input pages are placed as its output pages and held by this process (nothing to read elsewhere). */
 static void list_pointwise(nd_mpi_ctx *c, const nd_tensor *out, const nd_tensor *in, read_set *set)
 {
     const nd_dist *d = &out->dist;
     int64_t per = d->layout.ncores;
-    for (int64_t p = 0; p < d->layout.num_pages; ++p) {
-        nd_loc loc = nd_layout_locate_id(&d->squeezed, p);
-        for (int64_t r = 0; r < d->spec.replicas; ++r)
-            if (writes_entry(c, out, r * per + loc.core)) {
-                list_covering(c, out, p, in, set);
-                break;
-            }
+    bool same = same_placement(in, out);
+    for (int64_t e = 0; e < per; ++e) {
+        bool mine = false;
+        for (int64_t r = 0; r < d->spec.replicas && !mine; ++r)
+            mine = writes_entry(c, out, r * per + e);
+        if (!mine || (same && nd_tensor_rank_of(in, e) == c->procs.rank))
+            continue;
+        for (nd_page_iter it = nd_page_iter_begin(&d->squeezed, e); it.valid; nd_page_iter_next(&it))
+            list_covering(c, out, it.page_id, in, set);
     }
 }
 
