@@ -138,7 +138,7 @@ static const notation_error notation_errors[] = {
     {"2,4", "[Shard(2), Replicate()]", 2, false, "2 is out of range -2..1 at column 8"},
     {"2,4", "[Shard(0), Partial(mean)]", 2, false, "unknown reduction 'mean'"},
     {"2,4", "[Shard(0), Replicate(), Replicate()]", 2, false, "more placements than the mesh's 2 axes"},
-    {"2,4", "[Spread(0), Replicate()]", 2, false, "expected Shard(d), Replicate() or Partial() at column 2"},
+    {"2,4", "[Spread(0), Replicate()]", 2, false, "expected Shard(d), _StridedShard(d, sf=k), Replicate() or Partial() at column 2"},
 };
 
 static void check_message(const char *what, int rc, const nd_error *err, const char *want)
@@ -182,8 +182,13 @@ static void check_errors(void)
     check_message("PartitionSpec of Partial(product)", nd_pspec_format(&sh, buf, sizeof buf, &err), &err,
                   "Partial(product) on mesh axis 'dp' has no PartitionSpec form: JAX's unreduced_kind is sum, max or min");
     CHECK(nd_pspec_parse("P(('tp','dp'))", 1, &sh, &err) == 0, "%s", err.msg);
-    check_message("placements of a reversed split", nd_placements_format(&sh, buf, sizeof buf, &err), &err,
-                  "DTensor placements split a dim in mesh order");
+    CHECK(nd_placements_format(&sh, buf, sizeof buf, &err) >= 0 &&
+              strcmp(buf, "[_StridedShard(dim=0, sf=4), Shard(0)]") == 0, "placements of a reversed split: %s", buf);
+    CHECK(nd_mesh_parse("x=2,y=2,z=2", &sh, &err) == 0 && nd_pspec_parse("P(('y','x','z'))", 1, &sh, &err) == 0,
+          "%s", err.msg);
+    check_message("placements of a split no single _StridedShard states",
+                  nd_placements_format(&sh, buf, sizeof buf, &err), &err,
+                  "dim 0 is split by its mesh axes in an order DTensor placements cannot state");
 }
 
 /* ---------------------------------------------------------------- round trips */

@@ -49,6 +49,14 @@
  *             _explicit_order_placements: one placement per mesh dim. Negative dims count from the end.
  *   [DT-MESH] DeviceMesh(torch.arange(n).view(shape)) / init_device_mesh: rank v at the row-major
  *             coordinate of v.
+ *   [DT-STRIDE] placement_types.py, _StridedShard(dim, split_factor), repr "_StridedShard(dim=0, sf=2)":
+ *             _split_tensor cuts the current local extent into size * split_factor chunks (torch.chunk,
+ *             empty ones appended) and coordinate i takes chunks i + j * size, j < split_factor,
+ *             concatenated; later placements chunk that ([DT-ORDER]).
+ *   [JAX-LIST] jax/_src/partition_spec.py, _canonicalize_partition: a list entry becomes a tuple (one
+ *             element: that name; empty: None). Code names the class jax.sharding.PartitionSpec or P.
+ *   [PY-QUAL] Python: a class pasted with its module path (jax.sharding.PartitionSpec,
+ *             torch.distributed.tensor.Shard) is the same class.
  *   [EIN]     yixiaoer/einshard src/einshard/einshard.py, sharding(): every right-hand element is a
  *             mesh axis, in order; the dims '...' stands for get axes (name, 1, not proportional) at
  *             the place of the right-hand '...'; fixed sizes multiply to F, proportional bases to B;
@@ -83,6 +91,7 @@ typedef struct placement {
     int reduce;         /* nd_reduce of the pending reduction when nparts > 1, else -1 */
     int naxes;
     int64_t mesh[ND_MAX_MESH]; /* mesh sizes in order (einshard: checked against ndgen's) */
+    bool not_block;     /* the reference: a device holds indices of a dim that are not one run */
 } placement;
 
 static bool dev_empty(const placement *p, int v)
@@ -217,6 +226,7 @@ typedef struct ref_axis {
     char name[NAME];
     int64_t size;
     int kind, dim, reduce;
+    int64_t split_factor; /* a _StridedShard's; 0 for Shard */
 } ref_axis;
 
 typedef struct ref_sharding {
@@ -361,11 +371,25 @@ static const char *ref_axis_set(const char *p, ref_sharding *rs, int kind, bool 
 }
 
 /* [JAX-P], [JAX-NS]: a PartitionSpec over the mesh in *rs. */
+/* [PY-QUAL]: past "a.b." before a class name. */
+static const char *ref_unqualify(const char *p)
+{
+    const char *q = p, *after = p;
+    while (is_name_char(*q)) {
+        while (is_word_char(*q))
+            ++q;
+        if (*q != '.')
+            break;
+        after = ++q;
+    }
+    return after;
+}
+
 static int ref_pspec(const char *text, int rank, ref_sharding *rs, char *err, size_t len)
 {
     bool used[ND_MAX_MESH] = {false}, unreduced = false, kind_given = false;
     int kind = ND_REDUCE_SUM, dim = 0, set_kind;
-    const char *p = skip_ws(text);
+    const char *p = ref_unqualify(skip_ws(text));
     bool wrapped = ref_word(&p, "P") || ref_word(&p, "PartitionSpec");
     if (wrapped) {
         if (*p != '(')
@@ -401,12 +425,13 @@ static int ref_pspec(const char *text, int rank, ref_sharding *rs, char *err, si
             if (ref_word(&p, "None")) {
                 ++dim;
             } else {
-                bool tuple = *p == '(';
+                char close = *p == '(' ? ')' : *p == '[' ? ']' : 0; /* [JAX-LIST] */
+                bool tuple = close != 0;
                 if (tuple)
                     p = skip_ws(p + 1);
                 do {
                     char name[NAME];
-                    if (tuple && *p == ')')
+                    if (tuple && *p == close)
                         break;
                     if (!(p = ref_quoted(p, name)))
                         return ref_fail(err, len, "%s: expected a quoted axis", text);
@@ -422,7 +447,7 @@ static int ref_pspec(const char *text, int rank, ref_sharding *rs, char *err, si
                     p = skip_ws(p);
                     if (tuple && *p == ',')
                         p = skip_ws(p + 1);
-                } while (tuple && *p != ')');
+                } while (tuple && *p != close);
                 if (tuple)
                     p = skip_ws(p + 1);
                 ++dim;
@@ -459,7 +484,10 @@ static int ref_placements(const char *text, int rank, ref_sharding *rs, char *er
         if (m == rs->naxes)
             return ref_fail(err, len, "%s: more placements than mesh dims", text);
         ref_axis *a = &rs->ax[m];
-        if (ref_word(&p, "Shard")) {
+        p = ref_unqualify(p);
+        a->split_factor = 0;
+        bool strided = ref_word(&p, "_StridedShard");
+        if (strided || ref_word(&p, "Shard")) {
             if (*p != '(')
                 return ref_fail(err, len, "%s: expected '('", text);
             p = skip_ws(p + 1);
@@ -477,6 +505,20 @@ static int ref_placements(const char *text, int rank, ref_sharding *rs, char *er
             if (d < 0 || d >= rank)
                 return ref_fail(err, len, "%s: dim out of range", text);
             p = skip_ws(end);
+            if (strided) { /* [DT-STRIDE]: ", sf=k", ", split_factor=k" or ", k" */
+                if (*p != ',')
+                    return ref_fail(err, len, "%s: expected the split factor", text);
+                p = skip_ws(p + 1);
+                if (ref_word(&p, "sf") || ref_word(&p, "split_factor")) {
+                    if (*p != '=')
+                        return ref_fail(err, len, "%s: expected '='", text);
+                    p = skip_ws(p + 1);
+                }
+                a->split_factor = strtol(p, &end, 10);
+                if (end == p || a->split_factor < 1)
+                    return ref_fail(err, len, "%s: expected a split factor", text);
+                p = skip_ws(end);
+            }
             a->kind = K_SHARD;
             a->dim = (int)d;
             rs->split[d][rs->nsplit[d]++] = m; /* mesh-dim order [DT-ORDER] */
@@ -673,6 +715,15 @@ static int ref_einshard(const char *expr, int rank, int64_t devices, ref_shardin
     return 0;
 }
 
+/* Whether a _StridedShard splits dim d. */
+static bool strided_dim(const ref_sharding *rs, int d)
+{
+    for (int i = 0; i < rs->naxes; ++i)
+        if (rs->ax[i].kind == K_SHARD && rs->ax[i].dim == d && rs->ax[i].split_factor)
+            return true;
+    return false;
+}
+
 /* [DT-CHUNK]: piece r of a local extent L chunked k ways: its size and its offset within L. */
 static void chunk_piece(int64_t L, int64_t k, int64_t r, int64_t *size, int64_t *off)
 {
@@ -689,6 +740,32 @@ static void chunk_piece(int64_t L, int64_t k, int64_t r, int64_t *size, int64_t 
     }
     *size = (L < start + c ? L : start + c) - start;
     *off = start;
+}
+
+enum { MAXIDX = 4096 }; /* the largest dim a _StridedShard case may have */
+
+/* [DT-ORDER], [DT-STRIDE]: the global indices of dim d that the device at coord holds, as DTensor applies
+ * the placements in mesh order, into idx (in the order the device holds them); how many. */
+static int64_t ref_dtensor_indices(const ref_sharding *rs, int d, int64_t extent, const int64_t *coord, int64_t *idx)
+{
+    static int64_t cut[MAXIDX];
+    int64_t n = extent;
+    for (int64_t i = 0; i < n; ++i)
+        idx[i] = i;
+    for (int i = 0; i < rs->naxes; ++i) {
+        const ref_axis *a = &rs->ax[i];
+        if (a->kind != K_SHARD || a->dim != d)
+            continue;
+        int64_t ways = a->size * (a->split_factor ? a->split_factor : 1), m = 0, size, off;
+        for (int64_t j = 0; j < (a->split_factor ? a->split_factor : 1); ++j) {
+            chunk_piece(n, ways, coord[i] + j * a->size, &size, &off);
+            memcpy(cut + m, idx + off, (size_t)size * sizeof *cut);
+            m += size;
+        }
+        memcpy(idx, cut, (size_t)m * sizeof *idx);
+        n = m;
+    }
+    return n;
 }
 
 /* Every device's ranges by the system's rule; -1 with err when the system refuses the shape. */
@@ -732,6 +809,15 @@ static int ref_place(const ref_sharding *rs, const int64_t *shape, placement *p,
                 }
                 p->b[v][d] = shape[d] / k * q;
                 p->e[v][d] = shape[d] / k * (q + 1);
+            } else if (strided_dim(rs, d)) { /* [DT-STRIDE]: index lists; a range when they are one run */
+                static int64_t idx[MAXIDX];
+                if (shape[d] > MAXIDX)
+                    return ref_fail(err, len, "a _StridedShard dim larger than the test holds");
+                int64_t n = ref_dtensor_indices(rs, d, shape[d], coord, idx);
+                for (int64_t j = 1; j < n; ++j)
+                    p->not_block |= idx[j] != idx[0] + j;
+                p->b[v][d] = n ? idx[0] : 0;
+                p->e[v][d] = n ? idx[0] + n : 0;
             } else { /* [DT-ORDER]: each Shard(d), in mesh order, chunks the current local extent */
                 int64_t L = shape[d], begin = 0;
                 for (int i = 0; i < rs->naxes; ++i) {
@@ -927,6 +1013,24 @@ static const tcase cases[] = {
     {DT, "[Shard(0), Partial(mean)]", "4,4", "2,4", 0, "!", "no reduce op 'mean'"},
 
     /* ------------------------------------------------------------ einshard */
+    {JAX, "jax.sharding.PartitionSpec('dp', None)", "8,6", "dp=2,tp=4", 0, NULL, "qualified, as code names it"},
+    {JAX, "jax.P(('tp', 'dp'))", "16", "dp=2,tp=4", 0, NULL, "jax.P, qualified"},
+    {JAX, "P(['tp', 'dp'], None)", "16,3", "dp=2,tp=4", 0,
+     "0-2,0-3|4-6,0-3|8-10,0-3|12-14,0-3|2-4,0-3|6-8,0-3|10-12,0-3|14-16,0-3", "a list is a tuple"},
+    {JAX, "P(['dp'], [])", "8,6", "dp=2,tp=4", 0, NULL, "one-name list; empty list is None"},
+    {DT, "[_StridedShard(dim=0, sf=2), Shard(0)]", "8,8", "dp=2,tp=2", 0, "0-2,0-8|4-6,0-8|2-4,0-8|6-8,0-8",
+     "DTensor's docstring: FSDP2 over tensor parallelism, tp major"},
+    {DT, "[_StridedShard(0, split_factor=4), Shard(0)]", "16,2", "dp=2,tp=4", 0, NULL, "constructor form, tp of 4"},
+    {DT, "[torch.distributed.tensor.placement_types._StridedShard(dim=1, sf=2), torch.distributed.tensor.Shard(1)]",
+     "4,8", "2,2", 0, NULL, "qualified names"},
+    {DT, "[Shard(1), _StridedShard(dim=0, sf=2), Shard(0)]", "8,4", "x=2,y=2,z=2", 0, NULL, "3-D mesh"},
+    {DT, "[Shard(0), _StridedShard(0, 2), Shard(0)]", "16", "x=2,y=2,z=2", 0, NULL, "an earlier Shard stays major"},
+    {DT, "[_StridedShard(dim=0, sf=3), Shard(0)]", "12,2", "2,2", 0, NULL,
+     "split factor 3 against a tp of 2: pieces that are not one run"},
+    {DT, "[_StridedShard(dim=0, sf=2), Shard(0)]", "10,2", "2,2", 0, NULL,
+     "10 over 4: DTensor gives device 3 rows 5 and 9, not one run"},
+    {DT, "[_StridedShard(dim=0, sf=2), Shard(0)]", "6,2", "2,2", 0, NULL,
+     "equal shards only: 6 over 4 strided is refused by ndgen's rule, though DTensor's pieces are blocks here"},
     {EIN, "x y -> x y*", "128,256", NULL, 8, NULL, "README: y split 8 ways"},
     {EIN, "y z -> y* z", "256,64", NULL, 8, NULL, "README: y split 8 ways"},
     {EIN, "a b -> * a* b*", "4,4", NULL, 8, NULL, "README: mesh (2,2,2)"},
@@ -966,7 +1070,6 @@ static const trip trips[] = {
     {JAX, "P('dp', None)", "8,6", "dp=2,tp=4", 0, DT, 1, NULL},
     {JAX, "P(None, 'tp', 'dp')", "2,8,4", "dp=2,tp=4", 0, EIN, 1, NULL},
     {JAX, "P(('dp', 'tp'))", "16", "dp=2,tp=4", 0, DT, 1, "even: nested = flat"},
-    {JAX, "P(('tp', 'dp'))", "16", "dp=2,tp=4", 0, DT, 0, "DTensor splits in mesh order"},
     {JAX, "P('dp', None, unreduced={'tp'})", "8,4", "dp=2,tp=4", 0, DT, 1, NULL},
     {JAX, "P('dp', None, unreduced={'tp'})", "8,4", "dp=2,tp=4", 0, EIN, 0, "einshard has no pending sum"},
     {JAX, "P('dp', reduced={'tp'})", "8,4", "dp=2,tp=4", 0, DT, 1, "known (c)"},
@@ -976,6 +1079,9 @@ static const trip trips[] = {
     {DT, "[Shard(1), Shard(0)]", "8,4", "2,4", 0, EIN, 1, NULL},
     {DT, "(Shard(dim=0), Shard(dim=0))", "12", "2,3", 0, JAX, 1, "even nested = tuple"},
     {DT, "[Shard(0), Shard(0)]", "12", "2,3", 0, EIN, 0, "einshard gives a dim one mesh axis"},
+    {JAX, "P(('tp', 'dp'))", "16", "dp=2,tp=4", 0, DT, 1, "_StridedShard(dim=0, sf=4), Shard(0)"},
+    {DT, "[_StridedShard(dim=0, sf=2), Shard(0)]", "8,8", "dp=2,tp=2", 0, JAX, 1, "P(('tp', 'dp'), None)"},
+    {JAX, "P(('z', 'x'), 'y')", "8,4", "x=2,y=2,z=2", 0, DT, 1, "_StridedShard on x"},
     {EIN, "a b -> * a* b*", "4,4", NULL, 8, JAX, 1, NULL},
     {EIN, "a b -> * a* b*", "4,4", NULL, 8, DT, 1, NULL},
     {EIN, "a ... -> a* ...", "8,3,5", NULL, 4, DT, 1, NULL},
@@ -1061,10 +1167,16 @@ static void run_case(const tcase *c)
             describe(&mine, got, sizeof got);
             snprintf(detail, sizeof detail, "expected a refusal (%s); ndgen accepted and placed %s", rerr, got);
         }
+    } else if (ref.not_block) {
+        /* DTensor hands a device pieces of a dim that are not one run (a _StridedShard whose split factor
+         * is not the later axes' product): no ND distribution holds that, so ndgen must refuse. */
+        ok = nrc != 0 && strstr(err.msg, "_StridedShard") != NULL;
+        snprintf(ok ? info : detail, ok ? sizeof info : sizeof detail, "DTensor gives a device pieces that are not "
+                 "one run; ndgen %s: %s", nrc ? "refused" : "accepted", nrc ? err.msg : "(must refuse)");
     } else if (equal_shards_only(c)) {
         /* The system places these unequal pieces, which an ND distribution (equal shards) cannot hold:
          * ndgen must refuse, naming the nested chunking, rather than put elements on other devices. */
-        ok = nrc != 0 && strstr(err.msg, "DTensor's nested chunking") != NULL;
+        ok = nrc != 0 && (strstr(err.msg, "DTensor's nested chunking") || strstr(err.msg, "_StridedShard of an uneven"));
         describe(&ref, exp, sizeof exp);
         snprintf(ok ? info : detail, ok ? sizeof info : sizeof detail, "DTensor places %s; ndgen %s: %s", exp,
                  nrc ? "refused" : "accepted", nrc ? err.msg : "(must refuse)");

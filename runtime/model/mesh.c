@@ -409,6 +409,15 @@ static int check_nested(const nd_sharding *sh, int d, int64_t n, nd_error *err)
                    (long long)n, sh->nsplit[d], nested, k > 16 ? ",..." : "", flat, k > 16 ? ",..." : "");
 }
 
+/* Whether dim d's mesh axes split it in mesh order (DTensor's Shard placements; a _StridedShard's does not). */
+static bool in_mesh_order(const nd_sharding *sh, int d)
+{
+    for (int k = 1; k < sh->nsplit[d]; ++k)
+        if (sh->split[d][k] < sh->split[d][k - 1])
+            return false;
+    return true;
+}
+
 /* Whether a split that does not divide its dim is refused, and why (the system's rule, or the user's). */
 static const char *uneven_refusal(const nd_sharding *sh, nd_split_rule rule)
 {
@@ -436,6 +445,11 @@ int nd_sharding_check_splits(const nd_sharding *sh, const int64_t *shape, nd_spl
         if (refusal)
             return nd_failc(err, ND_EREFUSED, "%s: size %lld does not divide into %lld shards%s",
                             dim_label(sh, d, label, sizeof label), (long long)n, (long long)k, refusal);
+        if (sh->notation == ND_NOTATION_PLACEMENTS && !in_mesh_order(sh, d)) /* a _StridedShard */
+            return nd_failc(err, ND_EREFUSED, "%s: size %lld does not divide into %lld shards; DTensor's "
+                            "_StridedShard of an uneven dim interleaves chunks of other sizes than one chunking, "
+                            "and an ND distribution holds equal shards: make the size divide evenly",
+                            dim_label(sh, d, label, sizeof label), (long long)n, (long long)k);
         if (sh->nsplit[d] > 1 && check_nested(sh, d, n, err))
             return -1;
     }

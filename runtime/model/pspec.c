@@ -60,6 +60,23 @@ static bool accept_word(lexer *lx, const char *w)
     return true;
 }
 
+/* Skips a module path before a constructor's name, as pasted from code: "jax.sharding." before
+ * PartitionSpec, "torch.distributed.tensor." before Shard. Nothing when no '.' follows a name. */
+static void skip_qualifier(lexer *lx)
+{
+    blanks(lx);
+    const char *p = lx->p, *after = NULL;
+    while (isalpha((unsigned char)*p) || *p == '_') {
+        while (ident_char(*p))
+            ++p;
+        if (*p != '.')
+            break;
+        after = ++p;
+    }
+    if (after && (isalpha((unsigned char)*after) || *after == '_'))
+        lx->p = after;
+}
+
 /* A name, bare or in single or double quotes. */
 static int take_ident(lexer *lx, char *out)
 {
@@ -235,18 +252,19 @@ static int pspec_split(lexer *lx, nd_sharding *sh, int dim)
     return 0;
 }
 
-/* None, a name, or a tuple of names (major first). */
+/* None, a name, or a tuple or list of names (major first; JAX makes a list a tuple). */
 static int pspec_entry(lexer *lx, nd_sharding *sh, int dim)
 {
     if (accept_word(lx, "None"))
         return 0;
-    if (!accept(lx, '('))
+    char close = accept(lx, '(') ? ')' : accept(lx, '[') ? ']' : 0;
+    if (!close)
         return pspec_split(lx, sh, dim);
-    while (!accept(lx, ')')) {
+    while (!accept(lx, close)) {
         if (pspec_split(lx, sh, dim))
             return -1;
-        if (!accept(lx, ',') && (blanks(lx), *lx->p != ')'))
-            return lex_fail(lx, "expected ',' or ')'");
+        if (!accept(lx, ',') && (blanks(lx), *lx->p != close))
+            return lex_fail(lx, "expected ',' or '%c'", close);
     }
     return 0;
 }
@@ -363,6 +381,7 @@ int nd_pspec_parse(const char *text, int rank, nd_sharding *sh, nd_error *err)
         return -1;
     clear_roles(sh, rank);
     sh->notation = ND_NOTATION_PSPEC;
+    skip_qualifier(&lx); /* jax.sharding.PartitionSpec(...), jax.P(...) */
     bool wrapped = accept_word(&lx, "PartitionSpec") || accept_word(&lx, "P");
     if (wrapped && expect(&lx, '('))
         return -1;
@@ -459,20 +478,35 @@ static int reduce_op(lexer *lx, nd_reduce *out)
     return lex_fail(lx, "unknown reduction '%s'; expected sum, avg, max, min or product", name);
 }
 
-static int placement(lexer *lx, nd_sharding *sh, int axis)
+/* _StridedShard's arguments after the dim: ", sf=k" (its repr), ", split_factor=k" or ", k". */
+static int split_factor(lexer *lx, int64_t *sf)
+{
+    if (expect(lx, ','))
+        return -1;
+    if ((accept_word(lx, "sf") || accept_word(lx, "split_factor")) && expect(lx, '='))
+        return -1;
+    return take_int(lx, 1, 1 << 30, sf);
+}
+
+/* One placement; sf[axis] receives a _StridedShard's split factor (0 for the others). Names may be
+ * qualified (torch.distributed.tensor.Shard). */
+static int placement(lexer *lx, nd_sharding *sh, int axis, int64_t *sf)
 {
     nd_mesh_axis *a = &sh->axes[axis];
+    sf[axis] = 0;
+    skip_qualifier(lx);
     if (accept_word(lx, "Replicate"))
         return expect(lx, '(') || expect(lx, ')');
     if (accept_word(lx, "Partial")) {
         a->kind = ND_MESH_PARTIAL;
         return expect(lx, '(') || reduce_op(lx, &a->reduce) || expect(lx, ')');
     }
-    if (!accept_word(lx, "Shard"))
-        return lex_fail(lx, "expected Shard(d), Replicate() or Partial()");
+    bool strided = accept_word(lx, "_StridedShard");
+    if (!strided && !accept_word(lx, "Shard"))
+        return lex_fail(lx, "expected Shard(d), _StridedShard(d, sf=k), Replicate() or Partial()");
     int64_t d;
     if (expect(lx, '(') || (accept_word(lx, "dim") && expect(lx, '=')) || /* DTensor prints Shard(dim=0) */
-        take_int(lx, -sh->rank, sh->rank - 1, &d) || expect(lx, ')'))
+        take_int(lx, -sh->rank, sh->rank - 1, &d) || (strided && split_factor(lx, &sf[axis])) || expect(lx, ')'))
         return -1;
     a->kind = ND_MESH_SHARD;
     a->dim = (int)(d < 0 ? d + sh->rank : d);
@@ -480,9 +514,47 @@ static int placement(lexer *lx, nd_sharding *sh, int axis)
     return 0;
 }
 
+/*
+ * _StridedShard(dim=d, sf=k) on mesh axis a (DTensor, for FSDP2 over tensor parallelism): the dim is cut
+ * into size(a) * k chunks and a's coordinate i holds chunks i, i + size(a), ...; the Shard(d) axes after
+ * a then split that, so the axes after a are major and a is minor, the split P((later..., a)) states.
+ * ndgen places it when k is the product of the sizes of the Shard(d) axes after a, as FSDP2 prints it
+ * (k = the tensor-parallel size), one per dim; split[d] is reordered to (earlier..., later..., a).
+ */
+static int resolve_strided(lexer *lx, nd_sharding *sh, const int64_t *sf)
+{
+    for (int d = 0; d < sh->rank; ++d) {
+        int at = -1, n = sh->nsplit[d];
+        for (int k = 0; k < n; ++k) {
+            int axis = sh->split[d][k];
+            if (sf[axis] == 0)
+                continue;
+            if (at >= 0)
+                return nd_fail(lx->err, "placements '%s': dim %d has two _StridedShard placements; ndgen (as "
+                                        "DTensor's redistribution) takes one per dim", lx->text, d);
+            at = k;
+        }
+        if (at < 0)
+            continue;
+        int axis = sh->split[d][at];
+        int64_t later = 1;
+        for (int k = at + 1; k < n; ++k)
+            later *= sh->axes[sh->split[d][k]].size;
+        if (later != sf[axis])
+            return nd_fail(lx->err, "placements '%s': _StridedShard(dim=%d, sf=%lld) on mesh axis %d: the Shard(%d) "
+                                    "axes after it have %lld pieces in all, not %lld; ndgen places a _StridedShard "
+                                    "whose split factor is that product (as FSDP2 over tensor parallelism prints it)",
+                           lx->text, d, (long long)sf[axis], axis, d, (long long)later, (long long)sf[axis]);
+        memmove(&sh->split[d][at], &sh->split[d][at + 1], (size_t)(n - at - 1) * sizeof sh->split[d][0]);
+        sh->split[d][n - 1] = (int8_t)axis;
+    }
+    return 0;
+}
+
 int nd_placements_parse(const char *text, int rank, nd_sharding *sh, nd_error *err)
 {
     lexer lx = {"placements", text, text, err};
+    int64_t sf[ND_MAX_MESH];
     if (check_rank(lx.what, text, rank, err))
         return -1;
     clear_roles(sh, rank);
@@ -492,7 +564,7 @@ int nd_placements_parse(const char *text, int rank, nd_sharding *sh, nd_error *e
     for (blanks(&lx); *lx.p && *lx.p != close; blanks(&lx)) {
         if (axis == sh->naxes)
             return lex_fail(&lx, "more placements than the mesh's %d axes", sh->naxes);
-        if (placement(&lx, sh, axis++))
+        if (placement(&lx, sh, axis++, sf))
             return -1;
         if (!accept(&lx, ','))
             break;
@@ -502,22 +574,49 @@ int nd_placements_parse(const char *text, int rank, nd_sharding *sh, nd_error *e
     if (axis != sh->naxes)
         return nd_fail(err, "placements '%s': %d placements for a mesh of %d axes; give one per mesh axis", text,
                        axis, sh->naxes);
-    return 0;
+    return resolve_strided(&lx, sh, sf);
+}
+
+/* The axis of dim d's split that DTensor gives as _StridedShard, and in *sf its split factor; -1 when the
+ * split is in mesh order (plain Shards); -2 when no placements say it. The inverse of resolve_strided:
+ * the split is (earlier..., later..., a), ascending but for a, every earlier axis below a and every
+ * later one above. */
+static int strided_axis(const nd_sharding *sh, int d, int64_t *sf)
+{
+    int n = sh->nsplit[d];
+    const int8_t *L = sh->split[d];
+    bool ascending = true;
+    for (int k = 1; k < n; ++k)
+        ascending &= L[k - 1] < L[k];
+    if (ascending)
+        return -1;
+    int a = L[n - 1], p = 0;
+    for (int k = 1; k < n - 1; ++k)
+        if (L[k - 1] > L[k])
+            return -2;
+    while (p < n - 1 && L[p] < a)
+        ++p;
+    *sf = 1;
+    for (int k = p; k < n - 1; ++k)
+        *sf *= sh->axes[L[k]].size;
+    return a;
 }
 
 int nd_placements_format(const nd_sharding *sh, char *buf, size_t len, nd_error *err)
 {
     char item[64];
-    int n = 0;
+    int n = 0, strided[ND_MAX_RANK];
+    int64_t sf[ND_MAX_RANK];
     for (int d = 0; d < sh->rank; ++d)
-        for (int k = 1; k < sh->nsplit[d]; ++k)
-            if (sh->split[d][k] < sh->split[d][k - 1])
-                return nd_fail(err, "dim %d is split by mesh axis %d before axis %d; DTensor placements split a "
-                                    "dim in mesh order", d, sh->split[d][k - 1], sh->split[d][k]);
+        if ((strided[d] = strided_axis(sh, d, &sf[d])) == -2)
+            return nd_fail(err, "dim %d is split by its mesh axes in an order DTensor placements cannot state (in "
+                                "mesh order, or with one _StridedShard last)", d);
     put(buf, len, &n, "[");
     for (int i = 0; i < sh->naxes; ++i) {
         const nd_mesh_axis *a = &sh->axes[i];
-        if (a->kind == ND_MESH_SHARD)
+        if (a->kind == ND_MESH_SHARD && strided[a->dim] == i)
+            snprintf(item, sizeof item, "_StridedShard(dim=%d, sf=%lld)", a->dim, (long long)sf[a->dim]);
+        else if (a->kind == ND_MESH_SHARD)
             snprintf(item, sizeof item, "Shard(%d)", a->dim);
         else if (a->kind == ND_MESH_PARTIAL)
             snprintf(item, sizeof item, "Partial(%s)", nd_reduce_name(a->reduce));
