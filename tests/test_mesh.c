@@ -100,8 +100,8 @@ static const error_case einshard_errors[] = {
     {"a ... b ... -> a b", 2, 8, "more than one '...' on the left side at column 9"},
     {"a ... -> a* ... ...", 3, 8, "more than one '...' on the right side at column 17"},
     {"a ... -> a*", 3, 8, "'...' appears on the left side only"},
-    {"a b -> a* b a", 2, 8, "mesh axis 'a' used twice at column 13"},
-    {"a b -> a* c", 2, 8, "mesh axis 'c' names no left-hand axis"},
+    {"a a -> a*", 2, 8, "axis 'a' named twice on the left side"},
+    {"a b -> a* c", 2, 8, "left-hand axis 'b' is missing on the right side"}, /* c: a replication axis */
     {"a a -> a*", 2, 8, "axis 'a' named twice on the left side at column 3"},
     {"a b -> a*2 b", 2, 8, "the size comes before '*', as in 'a2*' at column 10"},
     {"a2 b -> a b*", 2, 8, "left-hand axis names are letters and '_', not digits at column 2"},

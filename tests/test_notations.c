@@ -266,6 +266,27 @@ static const char *skip_ws(const char *p)
 static bool is_name_char(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 static bool is_word_char(char c) { return is_name_char(c) || (c >= '0' && c <= '9'); }
 
+/* [EIN] parser.py: a name character is '_' or a Unicode letter (category L). Bytes of the one at p, or
+ * 0: ASCII letters, and in UTF-8 the Latin-1 and Latin Extended letters (not x and /), basic Greek and
+ * Cyrillic, and CJK ideographs: the letters the cases use, from the Unicode tables. */
+static int ref_letter_len(const char *p)
+{
+    const unsigned char *u = (const unsigned char *)p;
+    if (u[0] < 0x80)
+        return is_name_char((char)u[0]) ? 1 : 0;
+    if ((u[0] & 0xE0) == 0xC0 && (u[1] & 0xC0) == 0x80) {
+        int c = (u[0] & 0x1F) << 6 | (u[1] & 0x3F);
+        bool latin = c >= 0xC0 && c <= 0x24F && c != 0xD7 && c != 0xF7;
+        bool greek = (c >= 0x391 && c <= 0x3A9) || (c >= 0x3B1 && c <= 0x3C9);
+        return latin || greek || (c >= 0x410 && c <= 0x44F) ? 2 : 0;
+    }
+    if ((u[0] & 0xF0) == 0xE0 && (u[1] & 0xC0) == 0x80 && (u[2] & 0xC0) == 0x80) {
+        int c = (u[0] & 0x0F) << 12 | (u[1] & 0x3F) << 6 | (u[2] & 0x3F);
+        return c >= 0x4E00 && c <= 0x9FFF ? 3 : 0;
+    }
+    return 0;
+}
+
 /* Mesh text "dp=2,tp=4", "2,4" or "2x4"; unnamed axes are called m0, m1, ... */
 static int ref_mesh(const char *text, ref_sharding *rs, char *err, size_t len)
 {
@@ -601,8 +622,8 @@ static int ref_einshard(const char *expr, int rank, int64_t devices, ref_shardin
                 return ref_fail(err, len, "%s: two '...' on the left", expr);
             lell = nleft;
         } else {
-            for (int i = 0; i < n; ++i)
-                if (!is_name_char(tok[i]))
+            for (int i = 0, k; i < n; i += k)
+                if (!(k = ref_letter_len(tok + i)))
                     return ref_fail(err, len, "%s: bad left-hand name", expr);
         }
         copy_name(left[nleft++], tok);
@@ -625,8 +646,8 @@ static int ref_einshard(const char *expr, int rank, int64_t devices, ref_shardin
         }
         const char *t = tok;
         int k = 0;
-        while (is_name_char(*t) && k < NAME - 1)
-            right[nright].name[k++] = *t++;
+        for (int b; (b = ref_letter_len(t)) > 0 && k + b < NAME; t += b, k += b)
+            memcpy(right[nright].name + k, t, (size_t)b);
         bool has_num = *t >= '1' && *t <= '9';
         right[nright].num = 1;
         if (has_num)
@@ -1048,6 +1069,14 @@ static const tcase cases[] = {
     {EIN, "b ... -> b2 ...", "4,6,10", NULL, 2, NULL, "known (b): REFERENCE example, mesh (2,1,1)"},
     {EIN, "a ... d -> d* ... a 2", "4,3,5,8", NULL, 8, NULL, "known (b): mesh (4,1,1,1,2)"},
     {EIN, "f m -> f* m", "14336,4096", NULL, 8, NULL, "einshard tutorial Llama weight (issue 14 item 3)"},
+    {EIN, "a b -> a a2 b*", "8,8", NULL, 8, NULL, "a repeated name: the last splits, the first replicates"},
+    {EIN, "a b -> a2 b* a", "8,8", NULL, 8, NULL, "a repeated name: the split moves to the last"},
+    {EIN, "a b -> a b x2*", "8,8", NULL, 8, NULL, "a name the left side lacks is a replication axis"},
+    {EIN, "α β -> α* β", "8,8", NULL, 8, NULL, "Greek letters (Unicode category L)"},
+    {EIN, "батч d_модель -> батч* d_модель", "8,16", NULL, 4, NULL, "Cyrillic and '_' mixed"},
+    {EIN, "批 -> 批2 *", "8", NULL, 8, NULL, "a CJK ideograph"},
+    {EIN, "a b -> a→ b*", "8,8", NULL, 8, "!", "an arrow is no letter"},
+    {EIN, "a×b -> a×b*", "8", NULL, 8, "!", "a multiplication sign is no letter"},
     {EIN, "a -> a*", "13", NULL, 6, "!", "einshard builds a JAX NamedSharding: 13 over 6 does not divide"},
     {EIN, "a b -> a* b", "10,3", NULL, 4, "!", "einshard builds a JAX NamedSharding: 10 over 4 does not divide"},
     {EIN, "a b -> * a b*", "4,8", NULL, 8, "!", "8 over two stars has no integer root"},

@@ -1,11 +1,12 @@
 /*
  * einshard.c - einshard expressions: "lhs -> rhs", parsed to an nd_sharding.
  *
- *   lhs      := { NAME | "..." }                 the tensor's axes; NAME is letters and '_'
+ *   lhs      := { NAME | "..." }                 the tensor's axes; NAME is letters (Unicode) and '_'
  *   rhs      := { NAME [k] ["*"] | k ["*"] | "*" | "..." }   one mesh axis each, in mesh order
  *
  * Elements are separated by blanks; a size and star are written against their name ("a2*"). A named
- * element splits that tensor axis; a bare one is a replication axis. A fixed k gives a mesh axis of
+ * element splits that tensor axis (its last one, when a name repeats); a bare one, an earlier one of a
+ * repeated name, or a name the left side lacks is a replication axis. A fixed k gives a mesh axis of
  * size k; with a star the size is k * r (k = 1 when absent), where r is the integer root that makes
  * the mesh hold every device: r^stars = devices / (fixed sizes * star bases). "..." stands for the
  * tensor axes the left side does not name, unsplit; it must appear on both sides or neither. On the
@@ -57,7 +58,53 @@ static void skip_blanks(parser *ps)
         ++ps->p;
 }
 
-static bool name_char(char c) { return isalpha((unsigned char)c) || c == '_'; }
+/* The code point of the well-formed UTF-8 sequence at p and its length in *len; -1 when ill-formed. */
+static int32_t utf8_decode(const char *p, int *len)
+{
+    const unsigned char *u = (const unsigned char *)p;
+    int n = u[0] >= 0xF0 && u[0] <= 0xF4 ? 4 : u[0] >= 0xE0 ? 3 : u[0] >= 0xC2 ? 2 : 0;
+    if (n == 0 || u[0] >= 0xF5)
+        return -1;
+    int32_t c = u[0] & (0x7F >> n);
+    for (int i = 1; i < n; ++i) {
+        if ((u[i] & 0xC0) != 0x80)
+            return -1;
+        c = c << 6 | (u[i] & 0x3F);
+    }
+    static const int32_t least[5] = {0, 0, 0x80, 0x800, 0x10000};
+    if (c < least[n] || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
+        return -1;
+    *len = n;
+    return c;
+}
+
+/* Bytes of the name character at p, or 0. einshard's names are Unicode letters (category L) and '_'
+ * (src/einshard/parser.py). Beyond ASCII this accepts a code point unless it lies in a block of
+ * symbols and punctuation (Latin-1's signs, x and /, General Punctuation to Miscellaneous Symbols and
+ * Arrows, CJK punctuation, private use, fullwidth signs): letters pass; a rare non-letter outside those
+ * blocks passes too, which einshard would refuse. */
+static int name_char_len(const char *p)
+{
+    unsigned char c = (unsigned char)*p;
+    if (c < 0x80)
+        return isalpha(c) || c == '_' ? 1 : 0;
+    int len = 0;
+    int32_t u = utf8_decode(p, &len);
+    bool symbol = u < 0xC0 || u == 0xD7 || u == 0xF7 || (u >= 0x2000 && u <= 0x2BFF) || (u >= 0x3000 && u <= 0x303F) ||
+                  (u >= 0xE000 && u <= 0xF8FF) || (u >= 0xFF00 && u <= 0xFF20) || (u >= 0xFF3B && u <= 0xFF40) ||
+                  (u >= 0xFF5B && u <= 0xFF65);
+    return u < 0 || symbol ? 0 : len;
+}
+
+static bool name_char(const char *p) { return name_char_len(p) > 0; }
+
+bool nd_einshard_name(const char *s)
+{
+    int k = 0;
+    for (; *s && (k = name_char_len(s)) > 0; s += k)
+        ;
+    return k > 0 && !*s;
+}
 
 /* "..." at p; one '.' alone is an error. */
 static int take_dots(parser *ps)
@@ -71,8 +118,8 @@ static int take_dots(parser *ps)
 static int take_name(parser *ps, char *out)
 {
     const char *start = ps->p;
-    while (name_char(*ps->p))
-        ++ps->p;
+    for (int k; (k = name_char_len(ps->p)) > 0;)
+        ps->p += k;
     size_t n = (size_t)(ps->p - start);
     if (n >= ND_MESH_NAME)
         return fail_at(ps, start, "axis name longer than %d characters", ND_MESH_NAME - 1);
@@ -95,6 +142,10 @@ static int end_of_element(parser *ps, bool lhs)
     char c = *ps->p;
     if (c == ' ' || c == '\t' || c == '\0' || (lhs && c == '-'))
         return 0;
+    int len = 0;
+    if ((unsigned char)c >= 0x80 && utf8_decode(ps->p, &len) >= 0) /* the whole character, not its first byte */
+        return fail_at(ps, ps->p, "expected a blank between elements, not '%.*s' (einshard's names are letters)", len,
+                       ps->p);
     if (isdigit((unsigned char)c) && ps->p[-1] == '*')
         return fail_at(ps, ps->p, "the size comes before '*', as in 'a2*'");
     if (lhs && isdigit((unsigned char)c))
@@ -113,7 +164,7 @@ static int parse_lhs(parser *ps)
             if (take_dots(ps))
                 return -1;
             ps->lhs_dots = ps->nnames;
-        } else if (name_char(*ps->p)) {
+        } else if (name_char(ps->p)) {
             if (ps->nnames == ND_MAX_RANK)
                 return fail_at(ps, at, "more than %d axes", ND_MAX_RANK);
             if (take_name(ps, ps->names[ps->nnames]))
@@ -156,20 +207,22 @@ static int dim_of(const parser *ps, int i)
     return ps->lhs_dots >= 0 && i >= ps->lhs_dots ? i + covered : i;
 }
 
-static int parse_named(parser *ps, rhs_elem *e, bool *used)
+/* A named right-hand element, as einshard reads it (src/einshard/einshard.py: every element is a mesh
+ * axis; a dict from name to its last element gives each left-hand axis its split): a name the left side
+ * does not have is a replication axis; a name given again takes the split, and its earlier element
+ * becomes a replication axis of its size. used[i] holds the element splitting left-hand axis i + 1. */
+static int parse_named(parser *ps, rhs_elem *e, int *used)
 {
     char name[ND_MESH_NAME];
-    const char *at = ps->p;
     if (take_name(ps, name))
         return -1;
     int i = lhs_index(ps, name);
-    if (i < 0)
-        return fail_at(ps, at, "mesh axis '%s' names no left-hand axis; a replication axis is a bare k, k* or *",
-                       name);
-    if (used[i])
-        return fail_at(ps, at, "mesh axis '%s' used twice", name);
-    used[i] = true;
-    e->dim = dim_of(ps, i);
+    if (i >= 0) {
+        if (used[i])
+            ps->elems[used[i] - 1].dim = -1;
+        used[i] = ps->nelems + 1;
+        e->dim = dim_of(ps, i);
+    }
     return isdigit((unsigned char)*ps->p) ? take_size(ps, &e->base) : 0;
 }
 
@@ -188,7 +241,7 @@ static int dots_axes(parser *ps, const char *at)
 
 static int parse_rhs(parser *ps)
 {
-    bool used[ND_MAX_RANK] = {false};
+    int used[ND_MAX_RANK] = {0};
     for (skip_blanks(ps); *ps->p; skip_blanks(ps)) {
         const char *at = ps->p;
         if (*ps->p == '.') {
@@ -202,7 +255,7 @@ static int parse_rhs(parser *ps)
                 return fail_at(ps, at, "more than %d mesh axes", ND_MAX_MESH);
             rhs_elem *e = &ps->elems[ps->nelems];
             *e = (rhs_elem){(int)(at - ps->expr) + 1, -1, 1, false};
-            if (name_char(*ps->p) ? parse_named(ps, e, used)
+            if (name_char(ps->p) ? parse_named(ps, e, used)
                 : isdigit((unsigned char)*ps->p) ? take_size(ps, &e->base)
                 : *ps->p == '*' ? 0
                 : fail_at(ps, at, "expected a mesh axis (a, a2, a2*, a*, 2, 2* or *) or '...'"))

@@ -169,16 +169,6 @@ int nd_sharding_parse(const char *einshard, const char *pspec, const char *place
 
 /* ---------------------------------------------------------------- einshard text */
 
-static bool einshard_name(const char *s)
-{
-    if (!*s)
-        return false;
-    for (; *s; ++s)
-        if (!isalpha((unsigned char)*s) && *s != '_')
-            return false;
-    return true;
-}
-
 static bool name_taken(char names[][ND_MESH_NAME], int n, const char *name)
 {
     for (int i = 0; i < n; ++i)
@@ -193,8 +183,8 @@ static void lhs_names(const nd_sharding *sh, char names[][ND_MESH_NAME])
     for (int d = 0; d < sh->rank; ++d) {
         const char *own = sh->dim_names[d];
         const char *axis = sh->nsplit[d] == 1 ? sh->axes[sh->split[d][0]].name : "";
-        const char *pick = einshard_name(own) && !name_taken(names, d, own) ? own
-                           : einshard_name(axis) && !name_taken(names, d, axis) ? axis : NULL;
+        const char *pick = nd_einshard_name(own) && !name_taken(names, d, own) ? own
+                           : nd_einshard_name(axis) && !name_taken(names, d, axis) ? axis : NULL;
         if (pick) {
             snprintf(names[d], ND_MESH_NAME, "%s", pick);
             continue;
