@@ -30,7 +30,7 @@ check "'bx,xy->by' --in 'X=placements:[Partial(avg)]' --in 'W=pspec:P()' $mm --m
 #    A pending max passes only through an einsum of one input that reduces nothing: a transpose of
 #    [8,16] (512 bytes a part): 7 * 512 = 3584 per core.
 check "'ij->ji' --in 'X=placements:[Partial(max)]' --mesh 8 --shape i=8,j=16 --grid 8x1" \
-  '.steps[0].reduce == "max" and .steps[0].result == "j i -> 8 j i" and .steps[0].max_core_bytes == 3584'
+  '.steps[0].reduce == "max" and .steps[0].result == "[Replicate()]" and .steps[0].max_core_bytes == 3584'
 refuse "'ij->i' --in 'X=placements:[Partial(max)]' --mesh 8 --shape i=8,j=16 --grid 8x1" \
   "input X is Partial(max); only a pending sum or avg, being linear, passes through a product or a reduction"
 refuse "'bx,xy->by' --in 'X=placements:[Partial(max)]' --in W='x y -> x y*' --mesh 8 $mm" "input X is Partial(max)"
@@ -50,7 +50,7 @@ check "'ik,kj->ij' --in \"A=pspec:P('tp', None)\" --in \"B=pspec:P(None, 'tp')\"
 #    core; the result [64,64] (16384 bytes) pends 8 parts: all_reduce 7 * 16384 + 896 = 115584 per core,
 #    924672 in all. Gathering k (A whole: 8192 - 1024 = 7168 per core) keeps B's j split: 57344, chosen.
 check "'ik,kj->ij' --in \"A=pspec:P(None, 'tp')\" --in \"B=pspec:P(None, 'tp')\" $sq" \
-  '.collectives == ["all_gather"] and .bytes == 57344 and .steps[0].result == "i j -> j8 i"
+  '.collectives == ["all_gather"] and .bytes == 57344 and .steps[0].result == "P(None, \u0027tp\u0027)"
    and ([.steps[0].alternatives[] | select(.collective == "all_reduce")] | length == 1 and .[0].bytes == 924672
         and .[0].max_core_bytes == 115584)'
 
@@ -77,8 +77,9 @@ check "'bx,xy->by' --in X='b x -> b* x' --in W='... -> * ...' --shape b=8,x=8,y=
   '.bytes == 1792 and .collectives == ["all_gather"] and .steps[0].result == "b y -> b y8"'
 
 # 6. Ranked by the busiest core: b=2 rows reduce-scattered over 8 cores land on 2 of them (7 * 1024 =
-#    7168 each), y=256 columns on all 8 (7 * 256 = 1792 each); both move 14336 in all.
-check "'bx,xy->by' --in X='b x -> b x*' --in W='x y -> x* y' --shape b=2,x=128,y=256 --grid 8x1" \
+#    7168 each), y=256 columns on all 8 (7 * 256 = 1792 each); both move 14336 in all. (2 rows over 8
+#    cores do not divide: einshard's JAX sharding refuses that layout, so it takes --uneven; see 11.)
+check "'bx,xy->by' --in X='b x -> b x*' --in W='x y -> x* y' --shape b=2,x=128,y=256 --grid 8x1 --uneven" \
   '[.steps[0].alternatives[] | select(.collective == "reduce_scatter") | [.bytes, .max_core_bytes]] == [[14336, 1792], [14336, 7168]]
    and ([.steps[0].alternatives[] | [.max_core_bytes, .bytes]] as $r | $r == ($r | sort))'
 
@@ -106,5 +107,35 @@ order2=$("$ndgen" plan 'j,i->ij' 'ij,jk->ik' --in "Y=pspec:P('a')" --in "X=pspec
 refuse "'ij->i' --in X='j i -> j2 i' --shape i=4,j=8 --grid 2x1" "it names dim 0 'j', but the einsum calls it 'i'"
 refuse "'ij,->i' --in X='i j -> i j' --shape i=4,j=8 --grid 1x1" "an input has no letters"
 refuse "'ij->i' --in X='i j -> i j' --shape i=4,j=8,i=2 --grid 1x1" "'i' is given twice"
+
+# 11. Every layout is one the user's system holds, in the user's notation. Without --uneven, a way whose
+#     result splits a dim into pieces that do not divide it is never proposed (JAX and einshard refuse
+#     it): b=4 and y=4 reduce-scattered over 8 cores; with --uneven both are.
+check "'bx,xy->by' --in X='b x -> b x*' --in W='x y -> x* y' --shape b=4,x=64,y=4 --grid 8x1" \
+  '[.steps[0].alternatives[] | .result] == ["[Partial(sum)]", "b y -> 8 b y", "b y -> 8 b y"]'
+check "'bx,xy->by' --in X='b x -> b x*' --in W='x y -> x* y' --shape b=4,x=64,y=4 --grid 8x1 --uneven" \
+  '[.steps[0].alternatives[] | .result] | index("b y -> b8 y") != null and index("b y -> y8 b") != null'
+refuse "'bx,xy->by' --in X='b x -> b x*' --in W='x y -> x* y' --shape b=4,x=64,y=4 --grid 8x1 --out 'b y -> b* y'" \
+  "size 4 does not divide into 8 shards; einshard builds a JAX NamedSharding"
+#     PartitionSpec inputs give PartitionSpecs on the user's mesh, in its axis names: x split over
+#     ('tp', 'dp') leaves parts pending over both, and scattering them along b gives P(('tp', 'dp'),
+#     None), never ndgen's own m0, m1 (nor placements, which the plan printed before); placements
+#     inputs give placements, the report naming the mesh.
+pq="'bx,xy->by' --in \"X=pspec:P(None, ('tp', 'dp'))\" --in \"W=pspec:P(('tp', 'dp'), None)\" --mesh dp=2,tp=2 --shape b=8,x=16,y=4 --grid 4x1"
+check "$pq" '.notation == "pspec" and .mesh == "dp=2,tp=2"
+  and [.steps[0].alternatives[] | .result] == ["P(None, None, unreduced={\u0027dp\u0027, \u0027tp\u0027}, unreduced_kind=sum)",
+    "P((\u0027tp\u0027, \u0027dp\u0027), None)", "P(None, (\u0027tp\u0027, \u0027dp\u0027))", "P(None, None)", "P(None, None)"]'
+#     Each stated result parses back on the user's mesh as what it says (ndgen show, whose rules
+#     test_notations checks against JAX's).
+for r in $("$ndgen" plan 'bx,xy->by' --in "X=pspec:P(None, ('tp', 'dp'))" --in "W=pspec:P(('tp', 'dp'), None)" \
+    --mesh dp=2,tp=2 --shape b=8,x=16,y=4 --grid 4x1 --alternatives --format json | jq -r '.steps[0].alternatives[] | .result | @base64'); do
+  r=$(base64 -d <<<"$r")
+  "$ndgen" show --pspec "$r" --mesh dp=2,tp=2 --shape 8,4 --grid 4x1 >/dev/null 2>&1 && ok || bad "plan result $r does not parse back"
+done
+check "'bx,xy->by' --in 'X=placements:[Shard(0), Shard(1)]' --in 'W=placements:[Replicate(), Shard(0)]' --mesh dp=2,tp=2 --shape b=8,x=16,y=4 --grid 4x1" \
+  '.notation == "placements" and .mesh == "dp=2,tp=2" and .steps[0].output == "[Shard(0), Partial(sum)]"'
+#     einshard inputs whose result only placements can state (Partial) print its mesh in text.
+"$ndgen" plan 'bx,xy->by' --in X='b x -> b x*' --in W='x y -> x* y' --shape b=8,x=64,y=8 --grid 8x1 2>&1 \
+  | grep -q 'output out: \[Partial(sum)\] on mesh m0=8 ' && ok || bad "a placements form of einshard inputs names no mesh"
 
 finish

@@ -54,6 +54,11 @@ typedef struct plan_env {
     int64_t elem_bytes;
     const char *mesh, *shape; /* --mesh and --shape as given */
     bool uneven;              /* --uneven: einshard and PartitionSpec splits may leave a short last chunk */
+    /* The user's notation, that of the first --in (PartitionSpec or placements over --mesh, else
+     * einshard), in which every layout is stated; and for the first two, the mesh they are stated on. */
+    nd_notation notation;
+    bool has_mesh;
+    nd_sharding mesh_axes;    /* --mesh: its axes' names and sizes (roles unused) */
 } plan_env;
 
 /* ---------------------------------------------------------------- checked sizes */
@@ -181,7 +186,7 @@ static void to_sharding(placed *p, int64_t devices)
 }
 
 /* p in the first notation that can state it (einshard, placements, PartitionSpec); false when none can
- * or it has no regular mesh form. */
+ * or it has no regular mesh form. ndgen's own form: ranking breaks ties by it. */
 static bool notation_text(const placed *p, char *text, size_t len)
 {
     nd_error err;
@@ -189,6 +194,102 @@ static bool notation_text(const placed *p, char *text, size_t len)
         return false;
     return nd_einshard_format(&p->sh, text, len, &err) >= 0 || nd_placements_format(&p->sh, text, len, &err) >= 0 ||
            nd_pspec_format(&p->sh, text, len, &err) >= 0;
+}
+
+/* Mesh axes [first, last] of m as one device axis: the last one's stride, their sizes' product. */
+static dev_axis mesh_run(const nd_sharding *m, int first, int last)
+{
+    dev_axis r = {1, 1};
+    for (int i = m->naxes - 1; i > last; --i)
+        r.stride *= m->axes[i].size;
+    for (int i = first; i <= last; ++i)
+        r.size *= m->axes[i].size;
+    return r;
+}
+
+/* Gives axes [*first, *last] of m that make device axis a, the first of them not yet taken; false when
+ * none do (a splits one of m's axes, or spans axes out of order). */
+static bool on_mesh(const nd_sharding *m, dev_axis a, const bool *taken, int *first, int *last)
+{
+    for (int i = 0; i < m->naxes; ++i)
+        for (int j = i; j < m->naxes && !taken[j]; ++j) {
+            if (taken[i])
+                break;
+            dev_axis r = mesh_run(m, i, j);
+            if (r.stride == a.stride && r.size == a.size) {
+                *first = i, *last = j;
+                return true;
+            }
+        }
+    return false;
+}
+
+/* p stated on the user's mesh (--mesh): each device axis of a split or of the parts as the run of mesh
+ * axes it is, the axes no one takes replicating; false when p does not lie on that mesh's axes. */
+static bool user_mesh_form(const placed *p, const plan_env *env, nd_sharding *out)
+{
+    bool taken[ND_MAX_MESH] = {false};
+    *out = env->mesh_axes;
+    out->notation = env->notation;
+    out->rank = p->rank;
+    memset(out->nsplit, 0, sizeof out->nsplit);
+    for (int i = 0; i < out->naxes; ++i)
+        out->axes[i].kind = ND_MESH_REPLICATE, out->axes[i].dim = -1, out->axes[i].reduced = false;
+    for (int d = 0; d <= p->rank; ++d) { /* d == rank: the parts */
+        int n = d < p->rank ? p->nsplit[d] : p->npartial;
+        const dev_axis *axes = d < p->rank ? p->split[d] : p->partial;
+        for (int k = 0; k < n; ++k) {
+            int first, last;
+            if (axes[k].size == 1)
+                continue;
+            if (!on_mesh(out, axes[k], taken, &first, &last))
+                return false;
+            for (int i = first; i <= last; ++i) {
+                taken[i] = true;
+                out->axes[i].kind = d < p->rank ? ND_MESH_SHARD : ND_MESH_PARTIAL;
+                out->axes[i].dim = d < p->rank ? d : -1;
+                out->axes[i].reduce = p->reduce;
+                if (d < p->rank)
+                    out->split[d][out->nsplit[d]++] = (int8_t)i;
+            }
+        }
+    }
+    for (int d = 0; d < p->rank; ++d)
+        snprintf(out->dim_names[d], ND_MESH_NAME, "%c", p->letters[d]);
+    return true;
+}
+
+/* p as the user writes it: in the notation of the inputs, on their --mesh (its axis names and sizes).
+ * When that notation cannot state p, ndgen's own form and why, so nothing printed claims a layout the
+ * user's system would hold otherwise. */
+static bool user_text(const placed *p, const plan_env *env, char *text, size_t len, char *why, size_t why_len)
+{
+    nd_error err;
+    nd_sharding sh;
+    why[0] = '\0';
+    if (!p->regular || env->notation == ND_NOTATION_EINSHARD || !env->has_mesh)
+        return notation_text(p, text, len);
+    if (!user_mesh_form(p, env, &sh))
+        snprintf(why, why_len, "not on mesh %s: a split crosses its axes", env->mesh);
+    else if ((env->notation == ND_NOTATION_PSPEC ? nd_pspec_format(&sh, text, len, &err)
+                                                 : nd_placements_format(&sh, text, len, &err)) >= 0)
+        return true;
+    else
+        snprintf(why, why_len, "no %s form: %s", env->notation == ND_NOTATION_PSPEC ? "PartitionSpec" : "placements",
+                 err.msg);
+    return notation_text(p, text, len);
+}
+
+/* Whether the user's system holds p: JAX and einshard (a JAX NamedSharding) require every split to divide
+ * its dim, unless --uneven; DTensor chunks any. */
+static bool system_holds(const placed *p, const plan_env *env)
+{
+    if (env->uneven || env->notation == ND_NOTATION_PLACEMENTS)
+        return true;
+    for (int d = 0; d < p->rank; ++d)
+        if (p->shape[d] % ways(p->split[d], p->nsplit[d]))
+            return false;
+    return true;
 }
 
 /* ---------------------------------------------------------------- parsing */
@@ -315,6 +416,7 @@ typedef struct step {
     int nalts, cap;
     alt *alts;
     int chosen;
+    int uneven_skipped; /* ways not proposed: a split the user's system refuses (does not divide) */
 } step;
 
 /* Interval overlap of two chunk lists, as a volume. */
@@ -545,6 +647,10 @@ static int add_alt(step *s, const char *way, const char *what, const int64_t *in
                    const plan_env *env, const char *gather, const char *collective, const placed *computed,
                    const placed *result)
 {
+    if (!system_holds(computed, env) || !system_holds(result, env)) { /* never proposed: the user could not */
+        s->uneven_skipped++;
+        return 0;
+    }
     if (s->nalts == s->cap) {
         int cap = s->cap ? 2 * s->cap : 16;
         alt *grown = realloc(s->alts, sizeof *grown * (size_t)cap);
@@ -725,6 +831,10 @@ static int enumerate_ways(step *s, const char *out_letters, const plan_env *env,
             nd_failc(err, ND_ENOMEM, "out of memory");
     }
     free(in);
+    if (!rc && s->nalts == 0 && s->uneven_skipped)
+        return nd_failc(err, ND_EREFUSED, "einsum '%s': every way to compute it splits a dim into pieces that do not "
+                        "divide it, which %s refuses; give --uneven for a short last shard", s->einsum,
+                        env->notation == ND_NOTATION_PSPEC ? "JAX" : "einshard's JAX NamedSharding");
     if (!rc && s->nalts == 0)
         return nd_failc(err, ND_EREFUSED, "einsum '%s': no way to compute it: %s", s->einsum, why);
     return rc;
@@ -777,14 +887,25 @@ static void classify(step *s, const char *out_letters)
 
 /* ---------------------------------------------------------------- output */
 
-static void put_notation(FILE *fp, const placed *p, bool json)
+/* p in the user's notation (user_text). In text, a form the user's notation could not give says why,
+ * and a placements or PartitionSpec form on a mesh of ndgen's own says that mesh's sizes. */
+static void put_notation(FILE *fp, const placed *p, const plan_env *env, bool json)
 {
-    char text[1024];
-    if (!notation_text(p, text, sizeof text)) {
+    char text[1024], why[600], mesh[256];
+    if (!user_text(p, env, text, sizeof text, why, sizeof why)) {
         fputs(json ? "null" : "(no regular mesh form)", fp);
         return;
     }
-    json ? ndg_json_string(fp, text) : (void)fputs(text, fp);
+    if (json) {
+        ndg_json_string(fp, text);
+        return;
+    }
+    fputs(text, fp);
+    bool own_mesh = why[0] || env->notation == ND_NOTATION_EINSHARD || !env->has_mesh;
+    if (own_mesh && (text[0] == '[' || text[0] == 'P') && nd_mesh_format(&p->sh, mesh, sizeof mesh) >= 0)
+        fprintf(fp, " on mesh %s", mesh);
+    if (why[0])
+        fprintf(fp, " (%s)", why);
 }
 
 /* "all_gather then all_reduce", "reduce_scatter", or "none". */
@@ -795,21 +916,21 @@ static const char *collectives_of(const alt *a, char *buf, size_t len)
     return buf[0] ? buf : "none";
 }
 
-static void text_step(FILE *fp, const step *s, int i, bool all)
+static void text_step(FILE *fp, const step *s, const plan_env *env, int i, bool all)
 {
     const alt *c = &s->alts[s->chosen];
     char names[64];
     fprintf(fp, "step %d: %s\n  inputs:", i + 1, s->einsum);
     for (int k = 0; k < s->nin; ++k) {
         fprintf(fp, "%s %s ", k ? "," : "", s->in[k].name);
-        put_notation(fp, &s->in[k], false);
+        put_notation(fp, &s->in[k], env, false);
     }
     fputs("\n  axes:  ", fp);
     for (int j = 0; s->letters[j]; ++j)
         fprintf(fp, "%s%c %s%s", j ? ", " : "", s->letters[j], s->free_[j] ? "free" : "reduced",
                 s->sharded[j] ? " sharded" : "");
     fprintf(fp, "\n  parallelism: %s\n  output %s: ", parallelism(s), c->computed.name);
-    put_notation(fp, &c->computed, false);
+    put_notation(fp, &c->computed, env, false);
     int64_t parts = ways(c->computed.partial, c->computed.npartial);
     if (parts > 1)
         fprintf(fp, "  (Partial: a pending %s of %" PRId64 " parts)", nd_reduce_name(c->computed.reduce), parts);
@@ -835,7 +956,7 @@ static void json_name(FILE *fp, const char *name)
         fputs("null", fp);
 }
 
-static void json_step(FILE *fp, const step *s, bool all)
+static void json_step(FILE *fp, const step *s, const plan_env *env, bool all)
 {
     const alt *c = &s->alts[s->chosen];
     int64_t parts = ways(c->computed.partial, c->computed.npartial);
@@ -849,7 +970,7 @@ static void json_step(FILE *fp, const step *s, bool all)
             parallelism(s), parts > 1 ? "true" : "false", parts);
     json_name(fp, parts > 1 ? nd_reduce_name(c->computed.reduce) : NULL);
     fputs(", \"output\": ", fp);
-    put_notation(fp, &c->computed, true);
+    put_notation(fp, &c->computed, env, true);
     fputs(",\n     \"gather\": ", fp);
     json_name(fp, c->gather);
     fputs(", \"collective\": ", fp);
@@ -860,7 +981,7 @@ static void json_step(FILE *fp, const step *s, bool all)
                 c->two_phase_max_core);
     fprintf(fp, ", \"bytes\": %" PRId64 ", \"input_bytes\": %" PRId64 ", \"max_core_bytes\": %" PRId64 ", \"result\": ",
             c->bytes, c->input_bytes, c->max_core);
-    put_notation(fp, &c->result, true);
+    put_notation(fp, &c->result, env, true);
     if (all) {
         fputs(",\n     \"alternatives\": [", fp);
         for (int a = 0; a < s->nalts; ++a) {
@@ -872,7 +993,7 @@ static void json_step(FILE *fp, const step *s, bool all)
             fputs(", \"collective\": ", fp);
             json_name(fp, s->alts[a].collective);
             fputs(", \"result\": ", fp);
-            put_notation(fp, &s->alts[a].result, true);
+            put_notation(fp, &s->alts[a].result, env, true);
             fputc('}', fp);
         }
         fputc(']', fp);
@@ -897,6 +1018,9 @@ static const char plan_usage[] =
     "computes and is never proposed. A Partial input (a pending sum or avg) stays pending through a\n"
     "contraction; max, min and product pass only through a one-input einsum that reduces nothing.\n"
     "Plans are ranked by the most bytes one core reads (the critical path), then by the total.\n"
+    "Layouts are stated as the inputs are written (PartitionSpecs or placements over --mesh, in its\n"
+    "axis names; else einshard), and one JAX would refuse (a split that does not divide) is never\n"
+    "proposed without --uneven.\n"
     "\n"
     "Options:\n"
     "  --in NAME=SHARDING     an input: an einshard expression ('x y -> x y*'), or pspec:SPEC or\n"
@@ -977,6 +1101,17 @@ static int setup_env(const plan_opts *o, plan_env *env, nd_error *err)
     env->mesh = o->mesh;
     env->shape = o->shape;
     env->uneven = o->uneven;
+    env->notation = ND_NOTATION_EINSHARD;
+    for (int i = 0; i < o->nins && env->notation == ND_NOTATION_EINSHARD; ++i) {
+        const char *eq = strchr(o->ins[i], '=');
+        if (eq && strncmp(eq + 1, "pspec:", 6) == 0)
+            env->notation = ND_NOTATION_PSPEC;
+        else if (eq && strncmp(eq + 1, "placements:", 11) == 0)
+            env->notation = ND_NOTATION_PLACEMENTS;
+    }
+    env->has_mesh = o->mesh && nd_mesh_parse(o->mesh, &env->mesh_axes, err) == 0;
+    if (o->mesh && !env->has_mesh)
+        return -1;
     return 0;
 }
 
@@ -1104,10 +1239,20 @@ static void report(FILE *fp, const plan_opts *o, const plan_env *env, const step
 {
     int64_t total = total_bytes(o, steps), ncoll = 0;
     bool json = strcmp(o->format, "json") == 0;
-    if (json)
-        fprintf(fp, "{\n  \"devices\": %" PRId64 ",\n  \"steps\": [\n", env->devices);
+    static const char *const notation[] = {[ND_NOTATION_EINSHARD] = "einshard", [ND_NOTATION_PSPEC] = "pspec",
+                                           [ND_NOTATION_PLACEMENTS] = "placements"};
+    bool on_mesh = env->notation != ND_NOTATION_EINSHARD && env->has_mesh;
+    if (json) {
+        fprintf(fp, "{\n  \"devices\": %" PRId64 ",\n  \"notation\": \"%s\",\n  \"mesh\": ", env->devices,
+                notation[env->notation]);
+        json_name(fp, on_mesh ? env->mesh : NULL);
+        fputs(",\n  \"steps\": [\n", fp);
+    } else if (on_mesh) {
+        fprintf(fp, "layouts: %s over mesh %s, as the inputs are written\n",
+                env->notation == ND_NOTATION_PSPEC ? "PartitionSpecs" : "placements", env->mesh);
+    }
     for (int i = 0; i < o->nsteps; ++i) {
-        json ? json_step(fp, &steps[i], o->alternatives) : text_step(fp, &steps[i], i, o->alternatives);
+        json ? json_step(fp, &steps[i], env, o->alternatives) : text_step(fp, &steps[i], env, i, o->alternatives);
         fputs(json && i + 1 < o->nsteps ? ",\n" : json ? "\n" : "", fp);
         ncoll += (steps[i].alts[steps[i].chosen].gather != NULL) + (steps[i].alts[steps[i].chosen].collective != NULL);
     }
