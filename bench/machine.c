@@ -335,7 +335,7 @@ int nr_limit_probes(int limit_kind, int kinds[NR_MAX_PROBES])
         [NR_STREAM_COPY] = {NR_STREAM_COPY, NR_STREAM_MEMCPY, NR_STREAM_COPY_NT, -1},
         [NR_STREAM_MEMCPY] = {NR_STREAM_MEMCPY, NR_STREAM_COPY, NR_STREAM_COPY_NT, -1},
         [NR_STREAM_ADD] = {NR_STREAM_ADD, NR_STREAM_ADD_NT, -1},
-        [NR_STREAM_READ] = {NR_STREAM_READ, NR_STREAM_READ1, -1},
+        [NR_STREAM_READ] = {NR_STREAM_READ, NR_STREAM_READ1, NR_STREAM_READ8},
     };
     int n = 0;
     if (limit_kind >= 0 && limit_kind < (int)(sizeof sets / sizeof *sets))
@@ -390,27 +390,29 @@ static void stream_nt(float *restrict c, const float *restrict a, const float *r
 #endif
 }
 
-/* The sum of a[lo, hi) read as `streams` (1 or 4) sequential streams, into four vectors of the target
- * (target.h), so that the loads set the pace: 4 streams are the range's quarters, each summed into its
- * own vector; 1 stream is read in order, consecutive vectors summed into the four in turn. */
+/* The sum of a[lo, hi) read as `streams` (1, 4 or 8) sequential streams into eight vectors of the target
+ * (target.h), so that the loads set the pace: the range's whole groups of eight vectors are cut into
+ * `streams` equal parts, each read in order by 8 / streams of the accumulators taking consecutive
+ * vectors in turn; the tail is added at the end. */
 static float read_streams(const float *a, int64_t lo, int64_t hi, int streams)
 {
-    enum { L = VLANES };
-    const int64_t iters = (hi - lo) / (4 * L), step = streams == 4 ? L : 4 * L, apart = streams == 4 ? iters * L : L;
-    const float *a0 = a + lo, *a1 = a0 + apart, *a2 = a1 + apart, *a3 = a2 + apart;
-    vu s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};
-    for (int64_t i = 0; i < iters * step; i += step) {
-        s0 += *(const vu *)(a0 + i);
-        s1 += *(const vu *)(a1 + i);
-        s2 += *(const vu *)(a2 + i);
-        s3 += *(const vu *)(a3 + i);
-    }
+    enum { L = VLANES, ACC = 8 };
+    const int per_stream = ACC / streams; /* accumulators reading one stream */
+    const int64_t iters = (hi - lo) / (ACC * L), part = iters * per_stream * L, step = per_stream * L;
+    const float *base[ACC];
+    for (int k = 0; k < ACC; ++k)
+        base[k] = a + lo + k / per_stream * part + k % per_stream * L;
+    vu s[ACC] = {{0}};
+    for (int64_t i = 0; i < iters * step; i += step)
+        for (int k = 0; k < ACC; ++k)
+            s[k] += *(const vu *)(base[k] + i);
     float t = 0;
-    for (int64_t i = lo + 4 * iters * L; i < hi; ++i)
+    for (int64_t i = lo + ACC * iters * L; i < hi; ++i)
         t += a[i];
-    s0 += s1 + s2 + s3;
+    for (int k = 1; k < ACC; ++k)
+        s[0] += s[k];
     for (int k = 0; k < L; ++k)
-        t += s0[k];
+        t += s[0][k];
     return t;
 }
 
@@ -448,6 +450,9 @@ static void stream_piece(void *ctx, int64_t p)
     case NR_STREAM_READ: /* a reduction reading several rows per pass (reduce.c) is held to the bandwidth
                             several streams reach, not one */
         c[lo] = read_streams(a, lo, hi, 4);
+        break;
+    case NR_STREAM_READ8:
+        c[lo] = read_streams(a, lo, hi, 8);
         break;
     default:
         memcpy(c + lo, a + lo, (size_t)(hi - lo) * sizeof *c);

@@ -137,6 +137,7 @@ void nr_measure_machine(nd_device *dev, int64_t bytes, const nr_settings *s, nr_
     X(NR_STREAM_MEMCPY, "memcpy", 8)                                                                    \
     X(NR_STREAM_READ, "read, 4 streams", 4)                                                             \
     X(NR_STREAM_READ1, "read, 1 stream", 4)                                                             \
+    X(NR_STREAM_READ8, "read, 8 streams", 4)                                                            \
     X(NR_STREAM_COPY_NT, "copy, non-temporal stores", 8)                                                \
     X(NR_STREAM_ADD_NT, "add, non-temporal stores", 12)
 #define NR_STREAM_ENUM(kind, name, bytes) kind,

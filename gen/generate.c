@@ -21,6 +21,7 @@ static const char generate_help[] =
     "  --templates DIR       a folder templates are looked up in; repeat for more (default: templates)\n"
     "  --spec-dir DIR        the folder include() reads from (default: each spec's own folder)\n"
     "  --spec-memory MB      the memory a spec's Lua state may use (default: 1024)\n"
+    "  --spec-seconds S      the wall-clock time a spec may run (default: 60)\n"
     "  --include DIR         the folder holding nd_accessor.h (default: " NDGEN_REL_INCLUDE " beside the\n"
     "                        ndgen executable: the installed headers, or in a build tree the source's)\n"
     "  --resource-dir DIR    libclang's resource folder (default: " NDGEN_CLANG_RESOURCE_DIR ")\n"
@@ -61,7 +62,7 @@ static const char registry_help[] =
     "is touched after every successful run, as with ndgen generate.\n";
 
 enum { OPT_OUTPUT = 256, OPT_OUTPUT_DIR, OPT_TEMPLATES, OPT_SPEC_DIR, OPT_INCLUDE, OPT_RESOURCE, OPT_DEPFILE,
-       OPT_NO_LINE, OPT_STATS, OPT_STAMP, OPT_HELP, OPT_OP, OPT_DTYPES, OPT_TARGET, OPT_LIBRARY, OPT_SPEC_MEMORY,
+       OPT_NO_LINE, OPT_STATS, OPT_STAMP, OPT_HELP, OPT_OP, OPT_DTYPES, OPT_TARGET, OPT_LIBRARY, OPT_SPEC_MEMORY, OPT_SPEC_SECONDS,
        OPT_PARTS, OPT_INSTALLED_SPEC_DIR, OPT_INSTALLED_TEMPLATE_DIR, OPT_RELOCATABLE, OPT_FIXED,
        OPT_SPECIALIZED_ONLY, OPT_PREFIX_MAP };
 
@@ -74,6 +75,7 @@ static const struct option longopts[] = {
     {"stamp", required_argument, NULL, OPT_STAMP},       {"op", required_argument, NULL, OPT_OP},
     {"dtypes", required_argument, NULL, OPT_DTYPES},     {"target", required_argument, NULL, OPT_TARGET},
     {"library", no_argument, NULL, OPT_LIBRARY},         {"spec-memory", required_argument, NULL, OPT_SPEC_MEMORY},
+    {"spec-seconds", required_argument, NULL, OPT_SPEC_SECONDS},
     {"parts", required_argument, NULL, OPT_PARTS},
     {"installed-spec-dir", required_argument, NULL, OPT_INSTALLED_SPEC_DIR},
     {"installed-template-dir", required_argument, NULL, OPT_INSTALLED_TEMPLATE_DIR},
@@ -166,6 +168,18 @@ static int parse_options(int argc, char **argv, gen_opts *o, int *status)
                 return -1;
             }
             o->env.memory_limit = (size_t)mb << 20;
+            break;
+        }
+        case OPT_SPEC_SECONDS: {
+            char *end;
+            double v = strtod(optarg, &end);
+            if (*optarg == '\0' || *end != '\0' || !(v > 0 && v <= NDG_SPEC_SECONDS_MAX)) { /* NaN and inf fail */
+                fprintf(stderr, "ndgen generate: --spec-seconds %s: expected seconds above 0, at most %d\n", optarg,
+                        NDG_SPEC_SECONDS_MAX);
+                *status = 2;
+                return -1;
+            }
+            o->env.seconds = v;
             break;
         }
         case OPT_PARTS: {

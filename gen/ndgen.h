@@ -78,10 +78,13 @@ typedef struct ndg_spec {
 } ndg_spec;
 
 enum { NDG_SPEC_MEMORY_DEFAULT = 1024 << 20 }; /* bytes a spec's Lua state may hold */
+enum { NDG_SPEC_SECONDS_DEFAULT = 60 };        /* wall-clock seconds a spec may run; the bundled take < 1 */
+enum { NDG_SPEC_SECONDS_MAX = 86400 };
 
 typedef struct ndg_spec_env {
     const char *spec_dir;                        /* include() resolves here; NULL: the spec's own dir */
     size_t memory_limit;                         /* bytes; 0: NDG_SPEC_MEMORY_DEFAULT */
+    double seconds;                              /* wall clock; 0: NDG_SPEC_SECONDS_DEFAULT */
     int ntemplate_dirs;
     const char *template_dirs[NDG_MAX_TEMPLATE_DIRS];
 } ndg_spec_env;

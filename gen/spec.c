@@ -7,7 +7,8 @@
  * dofile or require; include() reads only regular files whose real path is
  * below the spec folder. Two budgets hold whatever the spec does: an instruction count (once spent,
  * every later instruction fails again, so no pcall, xpcall, metamethod or finalizer outlives it, and
- * lua_close runs with it spent) and a memory cap enforced by the allocator; the library functions whose C
+ * lua_close runs with it spent), a wall-clock limit read by the same hook (failing the same way), and a
+ * memory cap enforced by the allocator; the library functions whose C
  * loops neither budget sees (pattern matching, string.rep, table.move and the like) are wrapped to
  * refuse what would run too long before it starts, and list lengths are bounded before they are read
  * (a border can be 2^40 with 41 entries). Chunks are named "@file",
@@ -28,11 +29,13 @@
 #include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ndgen.h"
 
-enum { INSTRUCTION_BUDGET = 200 * 1000 * 1000 }; /* the count hook fires once, after this many */
+enum { INSTRUCTION_BUDGET = 200 * 1000 * 1000 };  /* Lua instructions a spec may run */
+enum { HOOK_PERIOD = 10000 };                      /* the count hook fires after every this many */
 enum { MAX_OPS = 1 << 16, MAX_TARGETS = 1 << 16 }; /* op() calls per spec, targets per op; far past real specs */
 
 static const char REG_OPS[] = "ndgen.ops";       /* registry: list of {table, line} */
@@ -45,8 +48,28 @@ static const char REG_MAIN[] = "ndgen.main";     /* registry: "@path" of the spe
 /* The budgets of one Lua state, kept as its allocator's data. */
 typedef struct sandbox {
     size_t used, limit;  /* bytes the state holds, and the cap */
-    bool spent;          /* the instruction budget ran out: every later instruction fails */
+    bool spent;          /* a budget ran out: every later instruction fails */
+    int64_t hooks;       /* count hooks so far: HOOK_PERIOD instructions each */
+    double deadline;     /* the wall clock's limit (monotonic_now) */
+    double seconds;      /* the limit as given, for messages */
+    bool late;           /* the deadline passed: every instruction fails */
 } sandbox;
+
+static double monotonic_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Whether the deadline has passed, read by the hook every HOOK_PERIOD instructions. C calls are not
+ * interrupted: those whose loops could run long are refused before they start (lua_rep_safe and the wrappers beside it). */
+static bool past_deadline(sandbox *sb)
+{
+    if (!sb->late && monotonic_now() > sb->deadline)
+        sb->late = true;
+    return sb->late;
+}
 
 static void *limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
 {
@@ -72,17 +95,26 @@ static sandbox *sandbox_of(lua_State *L)
     return ud;
 }
 
+/* Every HOOK_PERIOD instructions: the instruction budget and the wall clock. */
 static void budget_hook(lua_State *L, lua_Debug *ar)
 {
     sandbox *sb = sandbox_of(L);
+    bool counted_out = ++sb->hooks >= INSTRUCTION_BUDGET / HOOK_PERIOD;
+    if (!sb->spent && !counted_out && !past_deadline(sb))
+        return;
     if (!sb->spent) { /* from now on, every instruction fails: a caught error buys nothing */
         sb->spent = true;
         lua_sethook(L, budget_hook, LUA_MASKCOUNT, 1);
     }
     /* ar is the function running when the budget ran out: report its file:line, as every error does */
     lua_getinfo(L, "Sl", ar);
-    lua_pushfstring(L, "%s:%d: the spec ran for more than %d Lua instructions; is there an endless loop?",
-                    ar->source[0] == '@' ? ar->source + 1 : ar->short_src, ar->currentline, INSTRUCTION_BUDGET);
+    const char *where = ar->source[0] == '@' ? ar->source + 1 : ar->short_src;
+    if (sb->late)
+        lua_pushfstring(L, "%s:%d: the spec ran for more than %f seconds of wall-clock time (--spec-seconds sets the "
+                           "limit); is there an endless loop?", where, ar->currentline, sb->seconds);
+    else
+        lua_pushfstring(L, "%s:%d: the spec ran for more than %d Lua instructions; is there an endless loop?", where,
+                        ar->currentline, INSTRUCTION_BUDGET);
     lua_error(L);
 }
 
@@ -1376,7 +1408,9 @@ static int collect_protected(lua_State *L)
 int ndg_spec_load(const char *path, const ndg_spec_env *env, ndg_spec *out, nd_error *err)
 {
     char dir[PATH_MAX];
-    sandbox sb = {0, env->memory_limit ? env->memory_limit : NDG_SPEC_MEMORY_DEFAULT, false};
+    double seconds = env->seconds > 0 ? env->seconds : NDG_SPEC_SECONDS_DEFAULT;
+    sandbox sb = {0, env->memory_limit ? env->memory_limit : NDG_SPEC_MEMORY_DEFAULT, false, 0,
+                  monotonic_now() + seconds, seconds, false};
     memset(out, 0, sizeof *out);
     out->path = strdup(path);
     out->name = spec_name(path);
@@ -1395,7 +1429,7 @@ int ndg_spec_load(const char *path, const ndg_spec_env *env, ndg_spec *out, nd_e
         return nd_fail(err, found ? "%s:1: cannot create a Lua state" : "%s:1: cannot open its spec folder", path);
     }
     build_sandbox(L, dir);
-    lua_sethook(L, budget_hook, LUA_MASKCOUNT, INSTRUCTION_BUDGET);
+    lua_sethook(L, budget_hook, LUA_MASKCOUNT, HOOK_PERIOD);
     int rc = run_chunk(L, path, err);
     if (!rc) {
         collect_args a = {env, out, err, 0};

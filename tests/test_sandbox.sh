@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_sandbox.sh NDGEN TEMPLATES - a spec cannot outlive its budgets or leave its folder: loops behind
 # pcall, xpcall, metamethods and finalizers stop with file:line within the instruction budget, memory
-# bombs stop at the cap, an include or reference source that resolves outside its folder (a symlink)
+# bombs stop at the cap, a loop and a C call allocating in a loop stop at the wall-clock limit, an include or reference source that resolves outside its folder (a symlink)
 # is refused, sources past 16 MiB are not read, and
 # every error names file:line whatever value was thrown. Each case: exit 1, its message, nothing written,
 # within a time limit.
@@ -106,6 +106,22 @@ timeout 30 "$ndgen" generate --templates "$tmp/big" --output "$tmp/out/k.c" "$tm
 rc=$?
 if [ $rc -eq 1 ] && grep -q "big.c:1: cannot read the template: larger than 16 MiB" "$tmp/err" && [ -z "$(ls -A "$tmp/out")" ]
 then pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL big template: exit $rc: $(head -c 300 "$tmp/err")" >&2; fi
+
+# The wall clock: a loop stops at --spec-seconds with file:line (before the instruction budget), and a
+# loop of large allocations, whose few instructions the budget would let run for minutes (10^7 string.rep
+# of 1 MiB), stops there too. --spec-seconds takes only finite seconds in (0, a day].
+wall='the spec ran for more than 0.3 seconds of wall-clock time \(--spec-seconds sets the limit\)'
+expect wall_loop 'while true do end' "^${s}wall_loop.lua:1: $wall" 20 "--spec-seconds 0.3"
+expect wall_alloc 'for i = 1, 1e7 do local x = string.rep("x", 1 << 20) end' "^${s}wall_alloc.lua(:1)?: $wall" 20 \
+  "--spec-seconds 0.3"
+for bad in 0 -1 inf nan 1e9 2x ''; do
+  printf '%s\n' "$op" >"$tmp/specs/ok.lua"
+  "$ndgen" generate --spec-seconds "$bad" --templates "$templates" --output "$tmp/out/k.c" "$tmp/specs/ok.lua" \
+    >/dev/null 2>"$tmp/err"
+  rc=$?
+  if [ $rc -eq 2 ] && grep -q -- "--spec-seconds $bad: expected seconds above 0, at most 86400" "$tmp/err"; then
+    pass=$((pass + 1)); else fail=$((fail + 1)); echo "FAIL --spec-seconds '$bad': exit $rc: $(head -c 200 "$tmp/err")" >&2; fi
+done
 
 # and a plain spec still generates
 printf '%s\n' "$op" >"$tmp/specs/ok.lua"

@@ -41,7 +41,9 @@ refuse "show --einshard 'a b -> a* b*' --shape 4,4 --grid 6x1" 1 "6 cores do not
 refuse "show --einshard 'a b -> a*' --shape 4,4 --grid 8x1" 1 "left-hand axis 'b' is missing on the right side"
 refuse "show --einshard '... a ... -> a* ...' --shape 4,4 --grid 8x1" 1 "more than one '...' on the left side at column 7"
 refuse "show --pspec \"P('dp', 'tp', None)\" --mesh dp=2,tp=4 --shape 4,4 --grid 8x1" 1 "longer than the tensor's rank 2"
-refuse "show --einshard 'a b -> a* b a' --shape 4,4 --grid 8x1" 1 "mesh axis 'a' used twice at column 13"
+# a right-hand name given twice splits at its last element; the earlier one replicates (einshard's dict)
+check "$show --einshard 'a b -> a* b a' --shape 4,4" '.mesh == [8,1,1] and .replicas == 8 and .shard_shape == [4,4]'
+refuse "show --einshard 'a a -> a*' --shape 4,4 --grid 8x1" 1 "axis 'a' named twice on the left side"
 refuse "show --pspec \"P('dp', 'dp')\" --mesh dp=2,tp=4 --shape 4,4 --grid 8x1" 1 "mesh axis 'dp' used twice"
 refuse "show --einshard 'a -> a*' --shape 13 --grid 6x1 --even" 1 "axis 'a' (dim 0): size 13 does not divide into 6 shards"
 refuse "show --einshard 'a b -> a* b' --shape 100,64 --tile 32x32 --grid 4x1" 1 "size 100 split 4 ways gives shards of 25"
