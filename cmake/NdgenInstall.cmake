@@ -6,7 +6,7 @@
 # and templates relative to the prefix. tests/test_install.sh checks it.
 include(CMakePackageConfigHelpers)
 
-install(TARGETS ndgen ndrun nd_dist nd_accessor nd_runtime EXPORT ndgenTargets
+install(TARGETS ndgen ndrun nd_dist nd_accessor nd_runtime nd_files EXPORT ndgenTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${NDGEN_HEADER_INSTALL_DIR})

@@ -291,6 +291,22 @@ void ndf_abort(ndf_output *out)
     memset(out, 0, sizeof *out);
 }
 
+int ndf_install(const char *tmp, const char *path, nd_error *err)
+{
+    struct stat st;
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        unlink(tmp);
+        return nd_fail(err, "%s: it is %s; %s writes only regular files or new names", path, kind_of(st.st_mode),
+                       program_invocation_short_name);
+    }
+    if (rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return nd_failc(err, ND_EIO, "%s: cannot replace it: %s", path, strerror(e));
+    }
+    return 0;
+}
+
 /* ---------------------------------------------------------------- stamps */
 
 int ndf_touch(const char *path, nd_error *err)

@@ -30,6 +30,11 @@ int ndf_commit(ndf_output *out, bool *changed, nd_error *err);
 /* Removes the temporary file; path is untouched. */
 void ndf_abort(ndf_output *out);
 
+/* Moves the finished file tmp, which another program wrote in path's folder (a compiler's output), over
+ * path: refused when path exists and is not a regular file; on any failure path is untouched and tmp
+ * removed. No signal handler is installed: a library may call it inside its user's program. */
+int ndf_install(const char *tmp, const char *path, nd_error *err);
+
 /* Creates a stamp file or updates its time; refuses one that is not a regular file (a symbolic link,
  * a named pipe, a device), without following or opening it. */
 int ndf_touch(const char *path, nd_error *err);

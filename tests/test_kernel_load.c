@@ -1,7 +1,8 @@
 /* test_kernel_load WRONG_ABI NO_REGISTRY BAD_SCALARS OPS LIE1..LIE7 - libraries the runtime must refuse,
  * each with a clear message: at load, or (BAD_SCALARS, whose op's axis list names no operand) at every
  * launch. LIE1..LIE7 (fake_registry.c) lie in their registries, one way each; LIE7 defines the op 'add'
- * of the bundled library OPS in a spec of its own, refused once OPS is loaded. */
+ * of the bundled library OPS in a spec of its own, refused once OPS is loaded, and kept out or put in
+ * place of OPS's when the caller says which wins (nd_kernels_load_with). */
 #include <string.h>
 
 #include "nd_runtime.h"
@@ -48,6 +49,40 @@ static void expect_launch_refused(nd_kernels *k, const char *path)
     ++passed;
 }
 
+/* Entries of op 'add' registered, and how many of them are the fake library's (symbol fake_lie_generic). */
+static int count_add(const nd_kernels *k, int *fake)
+{
+    int n = 0;
+    *fake = 0;
+    for (int i = 0; i < nd_kernels_count(k); ++i) {
+        const nda_kernel_entry *e = nd_kernels_entry(k, i);
+        if (strcmp(e->op, "add") == 0) {
+            ++n;
+            *fake += strcmp(e->symbol, "fake_lie_generic") == 0;
+        }
+    }
+    return n;
+}
+
+/* The caller says which spec's 'add' wins: kept, the fake library registers nothing; replaced, its one
+ * kernel is every 'add' there is. An unknown rule is refused. */
+static void check_conflict_rules(nd_kernels *k, const char *fake_path)
+{
+    nd_error err;
+    int fake, total = nd_kernels_count(k), adds = count_add(k, &fake);
+    test_case = "conflict rules";
+    CHECK(adds > 1 && fake == 0, "the bundled library has %d 'add' kernels, %d fake", adds, fake);
+    CHECK_ERROR(nd_kernels_load_with(k, fake_path, (nd_load_conflicts)7, &err), err, ND_EINVAL,
+                "conflict rule 7: expected ND_LOAD_REFUSE_CONFLICTS");
+    CHECK(nd_kernels_load_with(k, fake_path, ND_LOAD_KEEP_OPS, &err) == 0, "keep: %s", err.msg);
+    CHECK(nd_kernels_count(k) == total && count_add(k, &fake) == adds && fake == 0,
+          "keep: %d kernels (was %d), %d of 'add', %d fake", nd_kernels_count(k), total, count_add(k, &fake), fake);
+    CHECK(nd_kernels_load_with(k, fake_path, ND_LOAD_REPLACE_OPS, &err) == 0, "replace: %s", err.msg);
+    CHECK(count_add(k, &fake) == 1 && fake == 1 && nd_kernels_count(k) == total - adds + 1,
+          "replace: %d of 'add', %d fake, %d kernels (was %d)", count_add(k, &fake), fake, nd_kernels_count(k), total);
+    ++passed;
+}
+
 int main(int argc, char **argv)
 {
     nd_kernels *k;
@@ -75,6 +110,7 @@ int main(int argc, char **argv)
     int rc = nd_kernels_load(k, argv[4], &err);
     CHECK(rc == 0, "loading the bundled library: %s", err.msg);
     expect(k, argv[11], ND_EREFUSED, "op 'add' of spec 'fake' is also an op of spec 'eltwise', loaded before");
+    check_conflict_rules(k, argv[11]);
     nd_kernels_close(k);
     return test_finish(passed);
 }

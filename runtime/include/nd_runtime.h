@@ -187,6 +187,15 @@ int nd_kernels_set_fixed(nd_kernels *k, const char *set, nd_error *err);
 int nd_kernels_set_jit(nd_kernels *k, const nd_jit_config *cfg, nd_error *err);
 void nd_kernels_close(nd_kernels *k);
 int nd_kernels_load(nd_kernels *k, const char *path, nd_error *err);
+/* What nd_kernels_load_with does with an op of the library that another spec's kernels loaded before
+ * define: refuse the library (nd_kernels_load's rule), or let one side win, whole: the op's kernels
+ * then all come from one spec. */
+typedef enum nd_load_conflicts {
+    ND_LOAD_REFUSE_CONFLICTS, /* ND_EREFUSED, naming both specs */
+    ND_LOAD_REPLACE_OPS,      /* this library's kernels of the op replace those loaded before */
+    ND_LOAD_KEEP_OPS,         /* the kernels loaded before stay; this library's of that op are not registered */
+} nd_load_conflicts;
+int nd_kernels_load_with(nd_kernels *k, const char *path, nd_load_conflicts how, nd_error *err);
 /* Kernels registered, all ops and variants. */
 int nd_kernels_count(const nd_kernels *k);
 

@@ -45,6 +45,7 @@
 #include <unistd.h>
 
 #include "jit_where.h"
+#include "nd_files.h"
 #include "runtime_internal.h"
 
 extern char **environ;
@@ -1074,9 +1075,12 @@ static int publish(const nd_jit *j, const jit_request *r, char *const *store, nd
         manifest_text(m, text, JIT_MANIFEST_BYTES);
         lib_path(r, m->lib_hash, lib, sizeof lib);
         snprintf(manifest, sizeof manifest, "%s/%s.manifest", r->dir, r->key);
-        if (chmod(store[2], 0755) || write_file(store[3], text) || chmod(store[3], 0644) || rename(store[2], lib) ||
-            rename(store[3], manifest))
+        nd_error why = {0};
+        if (chmod(store[2], 0755) || write_file(store[3], text) || chmod(store[3], 0644))
             rc = fallback(err, ND_EIO, "jit: cannot write the cache entry %s: %s", manifest, strerror(errno));
+        else if (ndf_install(store[2], lib, &why) || ndf_install(store[3], manifest, &why)) /* the library first:
+                                                               a manifest always names a library that is there */
+            rc = fallback(err, ND_EIO, "jit: cannot write the cache entry: %s", why.msg);
     }
     free(m);
     free(text);

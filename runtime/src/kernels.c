@@ -112,9 +112,21 @@ int nd_kernels_set_jit(nd_kernels *k, const nd_jit_config *cfg, nd_error *err)
     return 0;
 }
 
-static int add_entries(nd_kernels *k, const nda_kernel_library *lib, const char *prefix)
+/* Whether op is an op of a spec other than spec among the first n kernels loaded. */
+static bool other_spec_has(const nd_kernels *k, int n, const char *op, const char *spec)
+{
+    for (int j = 0; j < n; ++j)
+        if (strcmp(op, k->entries[j]->op) == 0 && strcmp(spec, k->spec[j]) != 0)
+            return true;
+    return false;
+}
+
+/* Registers lib's entries; with ND_LOAD_KEEP_OPS, not those of an op another spec's kernels loaded
+ * before already define. */
+static int add_entries(nd_kernels *k, const nda_kernel_library *lib, const char *prefix, nd_load_conflicts how)
 {
     char store[2][4096];
+    const int before = k->n;
     for (int g = 0; g < lib->ngroups; ++g) {
         nd_jit_where **ws = realloc(k->wheres, (size_t)(k->nwheres + 1) * sizeof *ws);
         if (ws)
@@ -124,6 +136,8 @@ static int add_entries(nd_kernels *k, const nda_kernel_library *lib, const char 
             return -1;
         k->wheres[k->nwheres++] = w;
         for (int i = 0; i < lib->groups[g]->nentries; ++i) {
+            if (how == ND_LOAD_KEEP_OPS && other_spec_has(k, before, lib->groups[g]->entries[i].op, lib->groups[g]->spec))
+                continue;
             if (k->n == k->cap) {
                 int cap = k->cap ? 2 * k->cap : 64;
                 const nda_kernel_entry **e = realloc(k->entries, (size_t)cap * sizeof *e);
@@ -176,11 +190,14 @@ static bool same_kind(const nda_kernel_entry *a, const nda_kernel_entry *b)
 /* The kernels a launch picks among all read its values by one declaration: a library declaring other
  * scalars for them (an older build, or a JIT library from a spec edited since) would read the values
  * at other positions, so it is refused whole. */
-static int same_scalars(const nd_kernels *k, const nda_kernel_library *lib, const char *path, nd_error *err)
+static int same_scalars(const nd_kernels *k, const nda_kernel_library *lib, const char *path, nd_load_conflicts how,
+                        nd_error *err)
 {
     for (int g = 0; g < lib->ngroups; ++g)
         for (int i = 0; i < lib->groups[g]->nentries; ++i) {
             const nda_kernel_entry *e = &lib->groups[g]->entries[i];
+            if (how != ND_LOAD_REFUSE_CONFLICTS && other_spec_has(k, k->n, e->op, lib->groups[g]->spec))
+                continue; /* a conflict the caller settled: the two never serve one launch */
             for (int j = 0; j < k->n; ++j) {
                 const char *a = e->scalars ? e->scalars : "", *b = k->entries[j]->scalars ? k->entries[j]->scalars : "";
                 if (same_kind(e, k->entries[j]) && strcmp(a, b) != 0)
@@ -193,8 +210,9 @@ static int same_scalars(const nd_kernels *k, const nda_kernel_library *lib, cons
 }
 
 /* An op comes from one spec: a library whose op is also an op of another spec loaded before is refused
- * whole, or a launch would pick between two templates' kernels by its distributions. Libraries of the
- * same spec (the JIT's, one per specialization) add kernels to its ops. */
+ * whole (unless the caller says which wins, nd_kernels_load_with), or a launch would pick between two
+ * templates' kernels by its distributions. Libraries of the same spec (the JIT's, one per
+ * specialization) add kernels to its ops. */
 static int one_spec_per_op(const nd_kernels *k, const nda_kernel_library *lib, const char *path, nd_error *err)
 {
     for (int g = 0; g < lib->ngroups; ++g)
@@ -203,14 +221,41 @@ static int one_spec_per_op(const nd_kernels *k, const nda_kernel_library *lib, c
             for (int j = 0; j < k->n; ++j)
                 if (strcmp(e->op, k->entries[j]->op) == 0 && strcmp(lib->groups[g]->spec, k->spec[j]) != 0)
                     return nd_failc(err, ND_EREFUSED, "%s: op '%s' of spec '%s' is also an op of spec '%s', loaded "
-                                                    "before; an op comes from one spec: rename one of them", path,
+                                                    "before; an op comes from one spec: rename one of them, or load "
+                                                    "it with nd_kernels_load_with saying which wins", path,
                                     e->op, lib->groups[g]->spec, k->spec[j]);
         }
     return 0;
 }
 
+/* ND_LOAD_REPLACE_OPS, after lib's entries from index `from` on were added: the kernels other specs gave
+ * the ops those entries define are dropped, so that lib's are the only ones of those ops. */
+static void drop_replaced(nd_kernels *k, int from)
+{
+    int n = 0;
+    for (int j = 0; j < k->n; ++j) {
+        bool replaced = false;
+        for (int i = from; i < k->n && j < from && !replaced; ++i)
+            replaced = strcmp(k->entries[j]->op, k->entries[i]->op) == 0 && strcmp(k->spec[j], k->spec[i]) != 0;
+        if (replaced)
+            continue;
+        k->entries[n] = k->entries[j];
+        k->spec[n] = k->spec[j];
+        k->where[n++] = k->where[j];
+    }
+    k->n = n;
+}
+
 int nd_kernels_load(nd_kernels *k, const char *path, nd_error *err)
 {
+    return nd_kernels_load_with(k, path, ND_LOAD_REFUSE_CONFLICTS, err);
+}
+
+int nd_kernels_load_with(nd_kernels *k, const char *path, nd_load_conflicts how, nd_error *err)
+{
+    if (how != ND_LOAD_REFUSE_CONFLICTS && how != ND_LOAD_REPLACE_OPS && how != ND_LOAD_KEEP_OPS)
+        return nd_fail(err, "%s: conflict rule %d: expected ND_LOAD_REFUSE_CONFLICTS, _REPLACE_OPS or _KEEP_OPS", path,
+                       (int)how);
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) /* dlerror says why; the code tells a missing file from one the loader refused */
         return nd_failc(err, strchr(path, '/') && access(path, F_OK) != 0 && errno == ENOENT ? ND_ENOENT : ND_ESYS,
@@ -226,7 +271,8 @@ int nd_kernels_load(nd_kernels *k, const char *path, nd_error *err)
         return nd_failc(err, ND_ESTALE, "%s: kernel ABI version %u, but this runtime reads version %u; regenerate "
                                         "the library with a matching ndgen", path, v, NDA_ABI_VERSION);
     }
-    if (nd_registry_check(lib, path, err) || same_scalars(k, lib, path, err) || one_spec_per_op(k, lib, path, err)) {
+    if (nd_registry_check(lib, path, err) || same_scalars(k, lib, path, how, err) ||
+        (how == ND_LOAD_REFUSE_CONFLICTS && one_spec_per_op(k, lib, path, err))) {
         dlclose(h);
         return -1;
     }
@@ -235,12 +281,14 @@ int nd_kernels_load(nd_kernels *k, const char *path, nd_error *err)
     char prefix[4096] = "";
     if (strchr(path, '/'))
         prefix_of(path, prefix, sizeof prefix);
-    if (!libs || add_entries(k, lib, prefix)) {
+    if (!libs || add_entries(k, lib, prefix, how)) {
         k->libs = libs ? libs : k->libs;
         k->n = before;
         dlclose(h);
         return nd_failc(err, ND_ENOMEM, "%s: out of memory registering kernels", path);
     }
+    if (how == ND_LOAD_REPLACE_OPS)
+        drop_replaced(k, before);
     k->libs = libs;
     k->libs[k->nlibs++] = h;
     return 0;
