@@ -1,6 +1,7 @@
 /*
  * files.c - every file ndgen and ndrun write goes through here: written to a temporary file beside its
- * destination, then renamed over it. A failed run leaves no half-written file, and a file whose
+ * destination, then renamed over it; the JIT's cache entries, which a compiler writes, are moved into
+ * place by ndf_install under the same rule. A failed run leaves no half-written file, and a file whose
  * bytes would not change is not touched, so its timestamp does not trigger rebuilds.
  *
  * What may be replaced: a regular file, or a name that does not exist yet. A device, a folder, a
