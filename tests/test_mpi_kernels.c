@@ -293,14 +293,96 @@ static void count_pointwise(const setup *s, int p, read_count *rc)
     }
 }
 
+/* What an output element reads of its one-copy inputs, written here from each op's meaning: a permute's
+ * output dim d is input dim perm[d] (numpy's transpose); a reduction reads every element along its axes
+ * (the output drops them, or keeps them as size 1); an einsum (matmul, bmm) reads, for the output's
+ * letters, every value of the letters the output lacks. NONE for the others (softmax, collectives). */
+enum depends { DEP_NONE, DEP_PERM, DEP_AXES, DEP_LETTERS };
+
+static enum depends depends_of(const nda_kernel_entry *e)
+{
+    if (!strcmp(e->op, "permute"))
+        return DEP_PERM;
+    if (!strncmp(e->op, "reduce_", 7) && strcmp(e->op, "reduce_scatter"))
+        return DEP_AXES;
+    return !strcmp(e->op, "matmul") || !strcmp(e->op, "bmm") ? DEP_LETTERS : DEP_NONE;
+}
+
+/* Input t's elements the output element at x reads: one value or the whole dim, per input dim. */
+static void dependence(enum depends dep, const nda_kernel_entry *e, const setup *s, int t, const double *sc, int nsc,
+                       const int64_t *x, int64_t *lo, int64_t *hi)
+{
+    const nd_dist_spec *in = &s->d[t].spec, *o = &s->d[s->n - 1].spec;
+    bool reduced[ND_MAX_RANK] = {false};
+    for (int a = 0; dep == DEP_AXES && a < nsc; ++a)
+        reduced[(int)sc[a]] = true;
+    for (int j = 0, kept = 0; j < in->rank; ++j) {
+        lo[j] = 0, hi[j] = in->shape[j];
+        if (dep == DEP_AXES && !reduced[j]) {
+            int64_t v = x[o->rank == in->rank ? j : kept++];
+            lo[j] = v, hi[j] = v + 1;
+        }
+        if (dep == DEP_LETTERS) {
+            const char *out_letters = e->indices[s->n - 1], *at = strchr(out_letters, e->indices[t][j]);
+            if (at)
+                lo[j] = x[at - out_letters], hi[j] = lo[j] + 1;
+        }
+    }
+    for (int d = 0; dep == DEP_PERM && d < o->rank; ++d)
+        lo[(int)sc[d]] = x[d], hi[(int)sc[d]] = x[d] + 1;
+}
+
+/* Brute force over the output's elements p writes and, for each, every input element it reads (above):
+ * every page holding one, counted once. Inputs of several copies are counted whole, as staged. */
+static void count_dependent(enum depends dep, const nda_kernel_entry *e, const setup *s, int ninputs,
+                            const double *sc, int nsc, int p, read_count *rc)
+{
+    const nd_dist_spec *o = &s->d[s->n - 1].spec;
+    int64_t x[ND_MAX_RANK], xi[ND_MAX_RANK], lo[ND_MAX_RANK], hi[ND_MAX_RANK];
+    for (int t = 0; t < ninputs; ++t) {
+        const nd_dist *d = &s->d[t];
+        if (d->spec.replicas != 1 || d->spec.parts != 1) {
+            for (int64_t i = 0; i < d->list_cores; ++i)
+                count_held(rc, p, holder(s->dev, d, i), d->bytes_per_core);
+            continue;
+        }
+        bool *seen = calloc((size_t)d->layout.num_pages, 1);
+        for (int64_t e_ = 0; e_ < s->elems[s->n - 1]; ++e_) {
+            coords(e_, o, x);
+            if (!p_writes(s, x, p))
+                continue;
+            dependence(dep, e, s, t, sc, nsc, x, lo, hi);
+            memcpy(xi, lo, sizeof xi);
+            for (;;) { /* every element of the box */
+                int64_t page;
+                nd_loc loc = element_loc(d, xi, &page);
+                if (!seen[page])
+                    count_held(rc, p, holder(s->dev, d, loc.core), d->page_bytes);
+                seen[page] = true;
+                int j = d->spec.rank - 1;
+                while (j >= 0 && ++xi[j] == hi[j])
+                    xi[j] = lo[j], --j;
+                if (j < 0)
+                    break;
+            }
+        }
+        free(seen);
+    }
+}
+
 /* Process p's read set in a launch reading inputs s->d[0..ninputs): every entry of every copy, counted
  * entry by entry (the inputs are distinct tensors, so no entry is counted twice); or, for an
- * elementwise op, page by page. */
-static read_count count_read_set(const nda_kernel_entry *e, const setup *s, int ninputs, int p)
+ * elementwise op, a permute, a reduction or an einsum, page by page. */
+static read_count count_read_set(const nda_kernel_entry *e, const setup *s, int ninputs, const double *sc, int nsc,
+                                 int p)
 {
     read_count rc = {0};
     if (pointwise(e, s)) {
         count_pointwise(s, p, &rc);
+        return rc;
+    }
+    if (depends_of(e) != DEP_NONE) {
+        count_dependent(depends_of(e), e, s, ninputs, sc, nsc, p, &rc);
         return rc;
     }
     for (int t = 0; t < ninputs; ++t)
@@ -310,11 +392,12 @@ static read_count count_read_set(const nda_kernel_entry *e, const setup *s, int 
 }
 
 /* Every process's node, same-node and fetched bytes and gets in the last launch, against the count. */
-static void check_staged(const setup *s, const nda_kernel_entry *e, const nd_mpi_proc_stats *pp)
+static void check_staged(const setup *s, const nda_kernel_entry *e, const double *sc, int nsc,
+                         const nd_mpi_proc_stats *pp)
 {
     bool batched = !getenv("NDGEN_MPI_GETS") || strcmp(getenv("NDGEN_MPI_GETS"), "batched") == 0;
     for (int p = 0; p < nprocs; ++p) {
-        read_count want = count_read_set(e, s, s->n - e->noutputs, p);
+        read_count want = count_read_set(e, s, s->n - e->noutputs, sc, nsc, p);
         CHECK(pp[p].node == node_of(p) && pp[p].staged_bytes == want.other && pp[p].node_bytes == want.node &&
                   (!batched || pp[p].gets == want.sources) && (want.sources > 0) == (pp[p].gets > 0),
               "process %d (node %d): %lld bytes of its node's, fetched %lld bytes in %lld gets; want %lld, %lld bytes "
@@ -355,7 +438,7 @@ static result run(nd_kernels *k, setup *s, const nda_kernel_entry *e, const doub
               (long long)remote, (long long)cores, (long long)ls.total.local_bytes_read,
               (long long)ls.total.remote_bytes_read, (long long)ls.ncores);
         if (s->dev && nd_mpi_nprocs(s->dev) == nprocs)
-            check_staged(s, e, pp);
+            check_staged(s, e, sc, nsc, pp);
     }
     return r;
 }

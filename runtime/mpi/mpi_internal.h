@@ -53,8 +53,8 @@ _Noreturn void nd_mpi_die(const nd_mpi_ctx *c, const char *call, int rc);
  * banks[] pointers set into it), the RMA window over this process's segment `mine`, and staging. */
 int nd_mpi_make_mirror(nd_mpi_ctx *c, const nd_device_config *cfg, uint8_t **l1, uint8_t **banks, nd_error *err);
 int nd_mpi_make_rma(nd_mpi_ctx *c, uint8_t *mine, nd_error *err);
-void nd_mpi_stage(nd_device *dev, const nd_tensor *const *ts, int n, const nd_tensor *pointwise_out, int64_t copy,
-                  bool launch);
+void nd_mpi_stage(nd_device *dev, const nd_tensor *const *ts, int n, const nd_tensor *out, const nd_read_rule *rule,
+                  int64_t copy, bool launch);
 int nd_mpi_check_tensor(const nd_device *dev, const nd_dist *d, nd_error *err);
 /* Sets l1[] and banks[] of process r's cores and banks for its segment at seg; returns its bytes. */
 int64_t nd_mpi_lay_segment(const nd_mpi_ctx *c, const nd_device_config *cfg, int r, uint8_t *seg, uint8_t **l1,

@@ -13,9 +13,10 @@
  * or bank: its pages and their padding) of every copy of every input tensor, held by a process on
  * another node. Kernels read pages only through base and all_base, which point into that set, and
  * only inputs' pages of other cores (owner computes), so nothing a kernel reads is left unfetched.
- * For an elementwise op (its reference derived from EXPR: out[e] depends only on each input at e,
- * broadcast as numpy does) whose inputs are single whole copies, only the input pages covering the
- * output pages this process's cores write, found from the distribution model page by page. Runs are
+ * Where the op declares what its output elements read (nd_read_rule: elementwise from EXPR, index
+ * letters, an axes or perm list), for an input of one whole copy only the input pages holding the
+ * elements the output pages this process's cores write read, found from the distribution model page by
+ * page. Runs are
  * listed per remote process, sorted by displacement and merged where they touch (a tensor passed
  * twice, neighbouring buffers), so no byte is fetched twice in a stage.
  */
@@ -168,19 +169,70 @@ static bool broadcasts(const nd_tensor *in, const nd_tensor *out)
     return true;
 }
 
-/* The pages of `in` holding the elements, broadcast, of output page opage. */
-static void list_covering(nd_mpi_ctx *c, const nd_tensor *out, int64_t opage, const nd_tensor *in, read_set *set)
+/* Whether the rule says which pages of input k the output reads: an input of one whole copy whose dims
+ * the rule maps (an index letter per dim; axes or perm over its rank). */
+static bool rule_applies(const nd_read_rule *rule, int k, const nd_tensor *in, const nd_tensor *out)
+{
+    const nd_dist_spec *i = &in->dist.spec, *o = &out->dist.spec;
+    if (i->replicas != 1 || i->parts != 1)
+        return false;
+    switch (rule->kind) {
+    case ND_READS_POINTWISE:
+        return broadcasts(in, out);
+    case ND_READS_LETTERS:
+        return (int)strlen(rule->indices[k]) == i->rank;
+    case ND_READS_AXES:
+        return o->rank == i->rank || o->rank == i->rank - rule->naxes;
+    case ND_READS_PERM:
+        return o->rank == i->rank && rule->naxes == i->rank;
+    default:
+        return false;
+    }
+}
+
+/* [elo[j], ehi[j]) of input k's dim j: the elements the output elements in [olo, ohi) read. */
+static void read_box(const nd_read_rule *rule, int k, int nin, const nd_tensor *in, const nd_tensor *out,
+                     const int64_t *olo, const int64_t *ohi, int64_t *elo, int64_t *ehi)
+{
+    const nd_dist_spec *i = &in->dist.spec, *o = &out->dist.spec;
+    bool listed[ND_MAX_RANK] = {false};
+    for (int a = 0; rule->kind == ND_READS_AXES && a < rule->naxes; ++a)
+        listed[rule->axes[a]] = true;
+    for (int j = 0, kept = 0; j < i->rank; ++j) {
+        elo[j] = 0, ehi[j] = i->shape[j]; /* the whole dim, unless the rule fixes it */
+        if (rule->kind == ND_READS_POINTWISE && i->shape[j] != 1) {
+            elo[j] = olo[j + o->rank - i->rank], ehi[j] = ohi[j + o->rank - i->rank];
+        } else if (rule->kind == ND_READS_LETTERS) {
+            const char *at = strchr(rule->indices[nin], rule->indices[k][j]);
+            if (at)
+                elo[j] = olo[at - rule->indices[nin]], ehi[j] = ohi[at - rule->indices[nin]];
+        } else if (rule->kind == ND_READS_AXES && !listed[j]) { /* a listed dim is read whole */
+            int d = o->rank == i->rank ? j : kept++; /* kept in place, or the output without the listed dims */
+            elo[j] = olo[d], ehi[j] = ohi[d];
+        }
+    }
+    for (int d = 0; rule->kind == ND_READS_PERM && d < o->rank; ++d) /* output dim d is input dim perm[d] */
+        elo[rule->axes[d]] = olo[d], ehi[rule->axes[d]] = ohi[d];
+}
+
+/* The pages of input k holding the elements output page opage's elements read, into the read set. */
+static void list_read(nd_mpi_ctx *c, const nd_read_rule *rule, int k, int nin, const nd_tensor *out, int64_t opage,
+                      const nd_tensor *in, read_set *set)
 {
     const nd_dist_spec *o = &out->dist.spec, *i = &in->dist.spec;
-    int64_t oc[ND_MAX_RANK], lo[ND_MAX_RANK], hi[ND_MAX_RANK], at[ND_MAX_RANK], pb = in->dist.page_bytes;
-    int shift = o->rank - i->rank;
+    int64_t oc[ND_MAX_RANK], olo[ND_MAX_RANK], ohi[ND_MAX_RANK], elo[ND_MAX_RANK], ehi[ND_MAX_RANK];
+    int64_t lo[ND_MAX_RANK], hi[ND_MAX_RANK], at[ND_MAX_RANK], pb = in->dist.page_bytes;
     nd_dist_page_coord(&out->dist, opage, oc);
+    for (int d = 0; d < o->rank; ++d) {
+        olo[d] = oc[d] * o->page[d];
+        ohi[d] = olo[d] + o->page[d] < o->shape[d] ? olo[d] + o->page[d] : o->shape[d];
+    }
+    read_box(rule, k, nin, in, out, olo, ohi, elo, ehi);
     for (int j = 0; j < i->rank; ++j) { /* the input's page range along dim j */
-        int k = j + shift;
-        int64_t e0 = oc[k] * o->page[k], e1 = e0 + o->page[k] < o->shape[k] ? e0 + o->page[k] : o->shape[k];
-        lo[j] = i->shape[j] == 1 ? 0 : e0 / i->page[j];
-        hi[j] = i->shape[j] == 1 ? 0 : (e1 - 1) / i->page[j];
-        at[j] = lo[j];
+        if (ehi[j] <= elo[j])
+            return; /* reads nothing */
+        lo[j] = at[j] = elo[j] / i->page[j];
+        hi[j] = (ehi[j] - 1) / i->page[j];
     }
     for (;;) {
         nd_loc loc = nd_layout_locate_id(&in->dist.squeezed, nd_dist_page_id(&in->dist, at));
@@ -207,15 +259,16 @@ static bool same_placement(const nd_tensor *in, const nd_tensor *out)
     return true;
 }
 
-/* The elementwise read set of in: the pages covering every output page this process's cores write
- * (in any copy of out: every copy holds the same elements). Walks the entries this process writes and
- * their pages alone, so its cost is the process's share, not the tensor's; and skips an entry whose
- * input pages are placed as its output pages and held by this process (nothing to read elsewhere). */
-static void list_pointwise(nd_mpi_ctx *c, const nd_tensor *out, const nd_tensor *in, read_set *set)
+/* Input k's pages that the output pages this process's cores write read under the rule (in any copy of
+ * out: every copy holds the same elements). Walks the entries this process writes and their pages
+ * alone, so its cost is the process's share, not the tensor's; and skips, for an elementwise op, an
+ * entry whose input pages sit where its output pages do on a core of this process. */
+static void list_rule(nd_mpi_ctx *c, const nd_read_rule *rule, int k, int nin, const nd_tensor *out,
+                      const nd_tensor *in, read_set *set)
 {
     const nd_dist *d = &out->dist;
     int64_t per = d->layout.ncores;
-    bool same = same_placement(in, out);
+    bool same = rule->kind == ND_READS_POINTWISE && same_placement(in, out);
     for (int64_t e = 0; e < per; ++e) {
         bool mine = false;
         for (int64_t r = 0; r < d->spec.replicas && !mine; ++r)
@@ -223,7 +276,7 @@ static void list_pointwise(nd_mpi_ctx *c, const nd_tensor *out, const nd_tensor 
         if (!mine || (same && nd_tensor_rank_of(in, e) == c->procs.rank))
             continue;
         for (nd_page_iter it = nd_page_iter_begin(&d->squeezed, e); it.valid; nd_page_iter_next(&it))
-            list_covering(c, out, it.page_id, in, set);
+            list_read(c, rule, k, nin, out, it.page_id, in, set);
     }
 }
 
@@ -324,20 +377,17 @@ static int64_t issue(nd_mpi_ctx *c, const runs *rs, int64_t page_bytes)
     return gets;
 }
 
-void nd_mpi_stage(nd_device *dev, const nd_tensor *const *ts, int n, const nd_tensor *pointwise_out, int64_t copy,
-                  bool launch)
+void nd_mpi_stage(nd_device *dev, const nd_tensor *const *ts, int n, const nd_tensor *out, const nd_read_rule *rule,
+                  int64_t copy, bool launch)
 {
     nd_mpi_ctx *c = dev->procs->ctx;
     read_set set = {{0}, {0}};
     int64_t page_bytes = INT64_MAX; /* per-page gets: the smallest page among the tensors */
     if (!launch && c->nnodes == 1) /* a host read on one node: every page is in the shared window */
         return;
-    bool pointwise = pointwise_out && copy < 0;
-    for (int i = 0; i < n && pointwise; ++i)
-        pointwise = broadcasts(ts[i], pointwise_out);
     for (int i = 0; i < n; ++i) {
-        if (pointwise)
-            list_pointwise(c, pointwise_out, ts[i], &set);
+        if (out && rule && copy < 0 && rule_applies(rule, i, ts[i], out))
+            list_rule(c, rule, i, n, out, ts[i], &set);
         else
             list_tensor(c, ts[i], copy, &set);
         if (ts[i]->dist.page_bytes > 0 && ts[i]->dist.page_bytes < page_bytes)

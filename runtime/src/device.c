@@ -442,9 +442,6 @@ static void sum_stats(const nda_stats *per_core, int64_t n, nda_stats *total)
     }
 }
 
-/* ninputs: the first ninputs tensors are read (a bare function's roles are unknown: all of them); no
- * kernel reads an output's pages of other cores, which those cores write in the same launch.
- * pointwise_out: an elementwise op's output (see nd_device_procs.stage), or NULL. */
 /* What a launch's fences say of it: its op (when launched from a registry entry), tensors, scalars and
  * their names. */
 static uint64_t launch_key(const char *op, nd_tensor *const *tensors, int ntensors, int ninputs,
@@ -460,8 +457,11 @@ static uint64_t launch_key(const char *op, nd_tensor *const *tensors, int ntenso
     return nd_hash_bytes(h, names ? names : "", names ? strlen(names) : 0);
 }
 
+/* ninputs: the first ninputs tensors are read (a bare function's roles are unknown: all of them); no
+ * kernel reads an output's pages of other cores, which those cores write in the same launch. rule: what
+ * the output's elements read of the inputs (nd_device_procs.stage), or NULL: every page. */
 static int launch(nd_device *dev, const char *op, nda_kernel_fn *kernel, nd_tensor *const *tensors, int ntensors,
-                  int ninputs, const nd_tensor *pointwise_out, const double *scalars, int nscalars, const char *names,
+                  int ninputs, const nd_read_rule *rule, const double *scalars, int nscalars, const char *names,
                   nd_launch_stats *stats, nd_error *err)
 {
     nda_tensor views[MAX_LAUNCH_TENSORS];
@@ -489,7 +489,8 @@ static int launch(nd_device *dev, const char *op, nda_kernel_fn *kernel, nd_tens
     }
     double start = procs ? now_seconds() : 0; /* over processes a launch's time includes its gets */
     if (procs && procs->stage) /* other nodes' pages the cores read, into the local mirror */
-        procs->stage(dev, (const nd_tensor *const *)tensors, ninputs, pointwise_out, -1, true);
+        procs->stage(dev, (const nd_tensor *const *)tensors, ninputs, rule ? tensors[ntensors - 1] : NULL, rule, -1,
+                     true);
     double t0 = now_seconds();
     if (!procs)
         start = t0;
@@ -517,6 +518,70 @@ int nd_launch(nd_device *dev, nda_kernel_fn *kernel, nd_tensor *const *tensors, 
     return launch(dev, NULL, kernel, tensors, ntensors, ntensors, NULL, scalars, nscalars, NULL, stats, err);
 }
 
+/* Whether every operand's index is letters alone (an einsum's), not "...". */
+static bool lettered(const nda_kernel_entry *e)
+{
+    for (int i = 0; i < e->noperands; ++i) {
+        const char *x = e->indices ? e->indices[i] : NULL;
+        if (!x || !*x)
+            return false;
+        for (; *x; ++x)
+            if (*x < 'a' || *x > 'z')
+                return false;
+    }
+    return e->noperands > 0;
+}
+
+/* The list scalar's values as input dims, checked (the launch's own checks come later, in nd_run): axes
+ * distinct and in range, a perm a permutation of them all; false otherwise. */
+static bool list_dims(const double *v, int n, int rank, bool perm, int *out)
+{
+    bool seen[ND_MAX_RANK] = {false};
+    if (n < 1 || n > rank || (perm && n != rank))
+        return false;
+    for (int i = 0; i < n; ++i) {
+        if (!(v[i] >= 0 && v[i] < rank) || v[i] != (int)v[i] || seen[(int)v[i]])
+            return false;
+        seen[(int)v[i]] = true;
+        out[i] = (int)v[i];
+    }
+    return true;
+}
+
+/* What the output's elements read of the inputs, from what the entry declares (nd_read_kind). An op's
+ * meaning is its reference, which every kernel of it is checked against: a reference derived from EXPR
+ * is elementwise; the bundled ref_einsum is the einsum of the declared letters, ref_reduce_* reduces
+ * along the axes list, ref_permute transposes by the perm list. A kernel that computes that meaning
+ * depends on no other input element, so pages it might read beyond these cannot change its output. Any
+ * other op's inputs are read whole (its letters, say, may be a stencil's). */
+static void read_rule(const nda_kernel_entry *e, nd_tensor *const *tensors, int ntensors, int ninputs,
+                      const double *scalars, int nscalars, nd_read_rule *rule)
+{
+    const char *ref = e->reference_name ? e->reference_name : "";
+    memset(rule, 0, sizeof *rule);
+    if (e->noutputs != 1 || ninputs != ntensors - 1 || ninputs < 1)
+        return;
+    /* a reference derived from EXPR (spec reference = "elementwise") states out[e] = EXPR(inputs at e) */
+    if (strcmp(ref, "from EXPR") == 0) {
+        rule->kind = ND_READS_POINTWISE;
+        return;
+    }
+    nd_scalars s;
+    int list = e->scalars && nd_scalars_parse(e->scalars, &s, NULL) == 0 ? nd_scalars_list(&s) : -1;
+    bool perm = list >= 0 && s.d[list].type == ND_SCALAR_PERM;
+    if (list >= 0 && ninputs == 1 && (perm ? strcmp(ref, "ref_permute") == 0 : strncmp(ref, "ref_reduce_", 11) == 0)) {
+        if (list_dims(scalars + list, nscalars - list, tensors[0]->dist.spec.rank, perm, rule->axes)) {
+            rule->naxes = nscalars - list;
+            rule->kind = perm ? ND_READS_PERM : ND_READS_AXES;
+        }
+        return;
+    }
+    if (list < 0 && strcmp(ref, "ref_einsum") == 0 && lettered(e) && e->noperands == ntensors) {
+        rule->kind = ND_READS_LETTERS;
+        rule->indices = e->indices;
+    }
+}
+
 int nd_launch_entry(nd_device *dev, const nda_kernel_entry *e, nd_tensor *const *tensors, int ntensors,
                     const double *scalars, int nscalars, nd_launch_stats *stats, nd_error *err)
 {
@@ -528,9 +593,8 @@ int nd_launch_entry(nd_device *dev, const nda_kernel_entry *e, nd_tensor *const 
     if (!nd_kernel_serves_scalars(e, scalars, nscalars)) /* its constants would silently replace them */
         return nd_failc(err, ND_EREFUSED, "launch: %s fixed other scalar values than the launch gives", e->symbol);
     int ninputs = e->noutputs >= 0 && e->noutputs <= ntensors ? ntensors - e->noutputs : ntensors;
-    /* a reference derived from EXPR (spec reference = "elementwise") states out[e] = EXPR(inputs at e) */
-    bool pointwise = dev->procs && e->reference_name && strcmp(e->reference_name, "from EXPR") == 0 &&
-                     e->noutputs == 1 && ninputs == ntensors - 1;
-    return launch(dev, e->op, e->fn, tensors, ntensors, ninputs, pointwise ? tensors[ntensors - 1] : NULL, scalars, nscalars,
-                  names, stats, err);
+    nd_read_rule rule;
+    read_rule(e, tensors, ntensors, ninputs, scalars, nscalars, &rule);
+    return launch(dev, e->op, e->fn, tensors, ntensors, ninputs, dev->procs && rule.kind != ND_READS_WHOLE ? &rule : NULL,
+                  scalars, nscalars, names, stats, err);
 }

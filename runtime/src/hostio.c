@@ -213,7 +213,7 @@ int nd_tensor_read_part(const nd_tensor *t, int part, void *host, int64_t bytes,
     fence(t, ND_CALL_READ_PART, part, false);
     int64_t copy = (int64_t)part * (s->replicas / s->parts);
     if (t->dev->procs && t->dev->procs->stage) /* other nodes' pages of the copy, by gets */
-        t->dev->procs->stage(t->dev, &t, 1, NULL, copy, false);
+        t->dev->procs->stage(t->dev, &t, 1, NULL, NULL, copy, false);
     copy_all(t, copy, host, false);
     fence(t, ND_CALL_READ_PART, part, true); /* no process changes a page before every process has read it */
     return 0;

@@ -121,6 +121,25 @@ typedef struct nd_fence_call {
     uint64_t key;
 } nd_fence_call;
 
+/* What each output element of a launch reads of its inputs, as the op's registry entry declares it by
+ * its reference (device.c, read_rule); over several nodes only the input pages so read are fetched.
+ * tests/test_mpi_kernels checks the outputs, and the bytes fetched against a count of its own. */
+typedef enum nd_read_kind {
+    ND_READS_WHOLE,     /* not declared: every entry of every input */
+    ND_READS_POINTWISE, /* reference from EXPR: each input at the output's coordinates, broadcast (numpy) */
+    ND_READS_LETTERS,   /* ref_einsum: the output's letters fixed, every value of the others */
+    ND_READS_AXES,      /* ref_reduce_*, axes(input): the listed input dims whole, the others at the
+                           output's coordinates (dropped from the output, or kept there) */
+    ND_READS_PERM,      /* ref_permute, perm(input): output dim i is input dim perm[i] */
+} nd_read_kind;
+
+typedef struct nd_read_rule {
+    nd_read_kind kind;
+    const char *const *indices; /* LETTERS: each operand's letters, the output last */
+    int naxes;
+    int axes[ND_MAX_RANK];      /* AXES: the listed dims; PERM: perm */
+} nd_read_rule;
+
 typedef struct nd_device_procs {
     int rank, nranks;
     int64_t core_lo, core_hi;    /* this process runs device cores [core_lo, core_hi) */
@@ -135,13 +154,13 @@ typedef struct nd_device_procs {
     void (*gather)(nd_device *dev, double own_seconds);
     /* Over several nodes: brings into this process's local mirror of other nodes' memory the pages,
      * held on another node, of copy `copy` (-1: every copy) of ts[0..n) that this process reads, so
-     * that loads through the tensors' base pointers read current data: every such page; or, given
-     * pointwise_out (the output of an elementwise op, whose element e depends only on the inputs'
-     * elements at e, broadcast), those covering the elements of pointwise_out that this process's
-     * cores write. `launch`: count it in the launch's statistics. Called after a fence. On one node it
-     * only counts the pages other processes hold (all in the shared window) and fetches nothing. */
-    void (*stage)(nd_device *dev, const nd_tensor *const *ts, int n, const nd_tensor *pointwise_out, int64_t copy,
-                  bool launch);
+     * that loads through the tensors' base pointers read current data: every such page; or, given a
+     * launch's output `out` and its read rule (NULL: whole), the input pages the elements of out that
+     * this process's cores write read under the rule. `launch`: count it in the launch's statistics.
+     * Called after a fence. On one node it only counts the pages other processes hold (all in the shared
+     * window) and fetches nothing. */
+    void (*stage)(nd_device *dev, const nd_tensor *const *ts, int n, const nd_tensor *out, const nd_read_rule *rule,
+                  int64_t copy, bool launch);
     /* Whether a tensor of distribution d may live on this device: 0, or -1 with err set (a core
      * would write memory on another node). NULL: every tensor may. */
     int (*check_tensor)(const nd_device *dev, const nd_dist *d, nd_error *err);
