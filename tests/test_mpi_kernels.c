@@ -295,9 +295,10 @@ static void count_pointwise(const setup *s, int p, read_count *rc)
 
 /* What an output element reads of its one-copy inputs, written here from each op's meaning: a permute's
  * output dim d is input dim perm[d] (numpy's transpose); a reduction reads every element along its axes
- * (the output drops them, or keeps them as size 1); an einsum (matmul, bmm) reads, for the output's
- * letters, every value of the letters the output lacks. NONE for the others (softmax, collectives). */
-enum depends { DEP_NONE, DEP_PERM, DEP_AXES, DEP_LETTERS };
+ * (the output drops them, or keeps them as size 1), softmax every element of its row (the last axis);
+ * an einsum (matmul, bmm) reads, for the output's letters, every value of the letters the output lacks.
+ * NONE for the collectives. */
+enum depends { DEP_NONE, DEP_PERM, DEP_AXES, DEP_LAST_AXIS, DEP_LETTERS };
 
 static enum depends depends_of(const nda_kernel_entry *e)
 {
@@ -305,6 +306,8 @@ static enum depends depends_of(const nda_kernel_entry *e)
         return DEP_PERM;
     if (!strncmp(e->op, "reduce_", 7) && strcmp(e->op, "reduce_scatter"))
         return DEP_AXES;
+    if (!strcmp(e->op, "softmax"))
+        return DEP_LAST_AXIS;
     return !strcmp(e->op, "matmul") || !strcmp(e->op, "bmm") ? DEP_LETTERS : DEP_NONE;
 }
 
@@ -316,6 +319,8 @@ static void dependence(enum depends dep, const nda_kernel_entry *e, const setup 
     bool reduced[ND_MAX_RANK] = {false};
     for (int a = 0; dep == DEP_AXES && a < nsc; ++a)
         reduced[(int)sc[a]] = true;
+    if (dep == DEP_LAST_AXIS) /* the row, whole; the output has the input's shape */
+        reduced[in->rank - 1] = true, dep = DEP_AXES;
     for (int j = 0, kept = 0; j < in->rank; ++j) {
         lo[j] = 0, hi[j] = in->shape[j];
         if (dep == DEP_AXES && !reduced[j]) {

@@ -551,7 +551,8 @@ static bool list_dims(const double *v, int n, int rank, bool perm, int *out)
 /* What the output's elements read of the inputs, from what the entry declares (nd_read_kind). An op's
  * meaning is its reference, which every kernel of it is checked against: a reference derived from EXPR
  * is elementwise; the bundled ref_einsum is the einsum of the declared letters, ref_reduce_* reduces
- * along the axes list, ref_permute transposes by the perm list. A kernel that computes that meaning
+ * along the axes list, ref_softmax normalizes along the last axis, ref_permute transposes by the perm
+ * list. A kernel that computes that meaning
  * depends on no other input element, so pages it might read beyond these cannot change its output. Any
  * other op's inputs are read whole (its letters, say, may be a stencil's). */
 static void read_rule(const nda_kernel_entry *e, nd_tensor *const *tensors, int ntensors, int ninputs,
@@ -564,6 +565,12 @@ static void read_rule(const nda_kernel_entry *e, nd_tensor *const *tensors, int 
     /* a reference derived from EXPR (spec reference = "elementwise") states out[e] = EXPR(inputs at e) */
     if (strcmp(ref, "from EXPR") == 0) {
         rule->kind = ND_READS_POINTWISE;
+        return;
+    }
+    if (strcmp(ref, "ref_softmax") == 0 && ninputs == 1 && tensors[0]->dist.spec.rank >= 1) { /* along the last axis */
+        rule->kind = ND_READS_AXES;
+        rule->naxes = 1;
+        rule->axes[0] = tensors[0]->dist.spec.rank - 1;
         return;
     }
     nd_scalars s;

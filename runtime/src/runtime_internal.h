@@ -129,7 +129,8 @@ typedef enum nd_read_kind {
     ND_READS_POINTWISE, /* reference from EXPR: each input at the output's coordinates, broadcast (numpy) */
     ND_READS_LETTERS,   /* ref_einsum: the output's letters fixed, every value of the others */
     ND_READS_AXES,      /* ref_reduce_*, axes(input): the listed input dims whole, the others at the
-                           output's coordinates (dropped from the output, or kept there) */
+                           output's coordinates (dropped from the output, or kept there); ref_softmax:
+                           the last dim */
     ND_READS_PERM,      /* ref_permute, perm(input): output dim i is input dim perm[i] */
 } nd_read_kind;
 
