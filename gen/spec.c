@@ -36,6 +36,7 @@
 
 enum { INSTRUCTION_BUDGET = 200 * 1000 * 1000 };  /* Lua instructions a spec may run */
 enum { HOOK_PERIOD = 10000 };                      /* the count hook fires after every this many */
+enum { LARGE_GROWTH = 64 << 10 };                  /* an allocation growing this much reads the clock */
 enum { MAX_OPS = 1 << 16, MAX_TARGETS = 1 << 16 }; /* op() calls per spec, targets per op; far past real specs */
 
 static const char REG_OPS[] = "ndgen.ops";       /* registry: list of {table, line} */
@@ -62,8 +63,9 @@ static double monotonic_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Whether the deadline has passed, read by the hook every HOOK_PERIOD instructions. C calls are not
- * interrupted: those whose loops could run long are refused before they start (lua_rep_safe and the wrappers beside it). */
+/* Whether the deadline has passed: read by the hook every HOOK_PERIOD instructions, and by the allocator
+ * at every large growth. C calls are not interrupted otherwise: those whose loops could run long
+ * without allocating are refused before they start (lua_rep_safe and the wrappers beside it). */
 static bool past_deadline(sandbox *sb)
 {
     if (!sb->late && monotonic_now() > sb->deadline)
@@ -82,6 +84,12 @@ static void *limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
     }
     if (nsize > old && sb->used - old + nsize > sb->limit)
         return NULL; /* Lua raises a memory error */
+    /* A large growth reads the clock too: a C call that builds big strings (string.rep, table.concat)
+     * may take long between the hook's checks, which count instructions. Past the deadline it fails (a
+     * memory error, reported as the time limit), unless the budget is spent and the hook's own
+     * message is being made. */
+    if (nsize > old && nsize - old >= LARGE_GROWTH && !sb->spent && past_deadline(sb))
+        return NULL;
     void *p = realloc(ptr, nsize);
     if (p)
         sb->used = sb->used - old + nsize;
@@ -1308,6 +1316,9 @@ static char *dir_of(const char *path)
 static int chunk_error(lua_State *L, int rc, const char *path, nd_error *err)
 {
     const char *msg = lua_tostring(L, -1);
+    if (rc == LUA_ERRMEM && sandbox_of(L)->late)
+        return nd_fail(err, "%s: the spec ran for more than %g seconds of wall-clock time (--spec-seconds sets the "
+                            "limit)", path, sandbox_of(L)->seconds);
     if (rc == LUA_ERRMEM)
         return nd_fail(err, "%s: the spec used more than %zu MB of memory (--spec-memory sets the cap)", path,
                        sandbox_of(L)->limit >> 20);
