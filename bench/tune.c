@@ -1,0 +1,491 @@
+/*
+ * tune.c - ndrun tune: the distribution of one op that runs fastest, found by search and measurement.
+ *
+ * The candidates, for an op whose operands share the input's dims (elementwise, softmax) or drop its
+ * reduced axes (reductions): every way to split the tensor's dims over the grid into equal shards
+ * (ways g[d] per dim, at most the dim, the product N, 2N or 4N for N cores: one shard per core, or 2 or
+ * 4 dealt round robin), each with row pages and, where the shard's last two dims hold whole 32x32
+ * tiles, with tile pages. Every operand takes the candidate's split (a reduction's output the split of
+ * its kept dims), so no operand's pages move to another core to line up with another's.
+ *
+ * The cost model, for the target (cores working at once, each on its own memory): the busiest core's
+ * bytes. A core reads and writes what it holds of every operand (padding included: reserved pages are
+ * moved too); an output element of a reduction or a softmax reads its whole line along the reduced (last)
+ * dims, and the share of that line held by other cores is counted twice, once where it is read and once
+ * crossing to the reader. Ties go to fewer pages on that core, then to the candidate's text (a fixed
+ * order). The top candidates by the model are then built (the JIT) and timed on this machine in
+ * interleaved rounds, each from flushed caches, as ndrun compare times; the fastest median wins,
+ * unless its 95% interval overlaps another's, a tie that the model breaks. The report says which.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ndrun.h"
+
+enum { TUNE_MAX = 4096, TUNE_TOP_DEFAULT = 4, TUNE_TOP_MAX = 16, TUNE_ARGS = 24, TUNE_ROUNDS_MAX = 1000 };
+
+typedef struct cand {
+    int64_t ways[ND_MAX_RANK], shard[ND_MAX_RANK];
+    bool tiles;
+    double bytes;      /* the model: the busiest core's bytes */
+    int64_t pages;     /* that core's pages */
+    char text[160];    /* "--shard 64,4096 --tile 32x32" */
+    double median, half; /* measured seconds and the 95% interval's half width (relative); NAN: not timed */
+    bool tight;
+    bool picked;       /* given with --also */
+} cand;
+
+typedef struct tune_opts {
+    const char *op, *shape, *grid, *dtype, *axes, *json_out;
+    const char *also[TUNE_TOP_MAX]; /* --also SHARD[:tile]: distributions the user picked, timed beside */
+    int nalso;
+    int top, rounds;
+    bool predict_only;
+} tune_opts;
+
+typedef struct tune_job {
+    tune_opts o;
+    nr_settings s;
+    int rank, gx, gy;
+    int64_t shape[ND_MAX_RANK], cores, elem;
+    bool reduced[ND_MAX_RANK]; /* the dims each output element reads whole: reduced, or softmax's last */
+    bool drops;                /* the output drops the reduced dims (a reduction without keepdims) */
+    int ninputs;
+    cand *c;
+    int n;
+} tune_job;
+
+/* ---------------------------------------------------------------- candidates and the model */
+
+static void format_dims(char *buf, size_t len, const int64_t *v, int n)
+{
+    int at = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && at >= 0 && (size_t)at < len; ++i)
+        at += snprintf(buf + at, len - (size_t)at, "%s%lld", i ? "," : "", (long long)v[i]);
+}
+
+/* The model's bytes and pages for the busiest core (the file comment). */
+static void predict(const tune_job *j, cand *c)
+{
+    int64_t shards = 1, shard_elems = 1, line = 1, line_ways = 1, out_elems = 1;
+    for (int d = 0; d < j->rank; ++d) {
+        shards *= c->ways[d];
+        shard_elems *= c->shard[d];
+        if (j->reduced[d]) {
+            line *= j->shape[d];
+            line_ways *= c->ways[d];
+        } else {
+            out_elems *= c->shard[d];
+        }
+    }
+    int64_t per_core = (shards + j->cores - 1) / j->cores; /* shards dealt round robin */
+    int64_t page = c->tiles ? 32 * 32 : c->shard[j->rank - 1];
+    double held = (double)per_core * (double)shard_elems * (double)j->elem; /* one operand, padded */
+    double out = j->drops ? (double)per_core * (double)out_elems * (double)j->elem : held;
+    double reads = j->ninputs * held;
+    if (line > 1) { /* each output element (of a row, for softmax) reads its line; others' share twice */
+        double lines = j->drops ? (double)per_core * (double)out_elems : held / (double)j->elem / (double)line;
+        reads = lines * (double)line * (double)j->elem * (1.0 + (double)(line_ways - 1) / (double)line_ways);
+    }
+    c->bytes = reads + out;
+    c->pages = per_core * (shard_elems / page) * (j->ninputs + 1);
+}
+
+/* Every ways vector with product N, 2N or 4N (each way at most its dim), in a fixed order. */
+static void enumerate(tune_job *j, int d, int64_t *ways, int64_t product)
+{
+    if (d == j->rank) {
+        if (product != j->cores && product != 2 * j->cores && product != 4 * j->cores)
+            return;
+        for (int tiles = 0; tiles < 2 && j->n < TUNE_MAX; ++tiles) {
+            cand c = {.tiles = tiles, .median = NAN};
+            bool whole_tiles = j->rank >= 2;
+            char dims[128];
+            for (int k = 0; k < j->rank; ++k) {
+                c.ways[k] = ways[k];
+                c.shard[k] = (j->shape[k] + ways[k] - 1) / ways[k];
+                if (k >= j->rank - 2)
+                    whole_tiles &= c.shard[k] % 32 == 0;
+            }
+            int kept = 0; /* an output without the reduced dims holds tiles only at rank 2 or more */
+            for (int k = 0; k < j->rank; ++k)
+                kept += !(j->drops && j->reduced[k]);
+            if (tiles && (!whole_tiles || kept < 2 || (j->drops && (j->reduced[j->rank - 1] || j->reduced[j->rank - 2]))))
+                continue;
+            predict(j, &c);
+            format_dims(dims, sizeof dims, c.shard, j->rank);
+            snprintf(c.text, sizeof c.text, "--shard %s%s", dims, c.tiles ? " --tile 32x32" : "");
+            j->c[j->n++] = c;
+        }
+        return;
+    }
+    for (int64_t w = 1; w <= j->shape[d] && product * w <= 4 * j->cores; ++w) {
+        ways[d] = w;
+        enumerate(j, d + 1, ways, product * w);
+    }
+}
+
+static int by_model(const void *a, const void *b)
+{
+    const cand *x = a, *y = b;
+    if (x->bytes != y->bytes)
+        return x->bytes < y->bytes ? -1 : 1;
+    if (x->pages != y->pages)
+        return x->pages < y->pages ? -1 : 1;
+    return strcmp(x->text, y->text);
+}
+
+/* --also "A,B[:tile]": the candidate with that shard (and 32x32 tiles) is one the user picked; it must
+ * be among the candidates (a split into equal shards over the grid). */
+static int pick_also(tune_job *j, const char *text, nd_error *err)
+{
+    int64_t shard[ND_MAX_RANK];
+    int rank;
+    char dims[128];
+    const char *colon = strchr(text, ':');
+    bool tiles = colon && !strcmp(colon + 1, "tile");
+    if (colon && !tiles)
+        return nd_fail(err, "--also %s: expected SHARD or SHARD:tile, such as 64,1024:tile", text);
+    snprintf(dims, sizeof dims, "%.*s", colon ? (int)(colon - text) : (int)strlen(text), text);
+    if (nd_parse_dims("--also", dims, shard, &rank, err))
+        return -1;
+    for (int i = 0; rank == j->rank && i < j->n; ++i)
+        if (j->c[i].tiles == tiles && !memcmp(j->c[i].shard, shard, (size_t)rank * sizeof *shard)) {
+            j->c[i].picked = true;
+            return 0;
+        }
+    return nd_failc(err, ND_EREFUSED, "--also %s: not a candidate: the shard must split [%s] into equal shards, one, "
+                                      "two or four per core of %s%s", text, j->o.shape, j->o.grid,
+                    tiles ? ", holding whole 32x32 tiles" : "");
+}
+
+/* ---------------------------------------------------------------- measurement */
+
+/* Candidate c as an ndrun case: the op over the grid, every operand split as c (a reduction's output by
+ * c's kept dims). args holds the strings; a[] the argument vector. */
+static int case_of(const tune_job *j, const cand *c, nr_case *out, nd_error *err)
+{
+    static char text[TUNE_ARGS][160];
+    const char *a[TUNE_ARGS + 1];
+    int n = 0;
+    char dims[128];
+    a[n++] = "--op", a[n++] = j->o.op, a[n++] = "--shape", a[n++] = j->o.shape, a[n++] = "--grid", a[n++] = j->o.grid;
+    if (j->o.dtype)
+        a[n++] = "--dtype", a[n++] = j->o.dtype;
+    format_dims(text[0], sizeof text[0], c->shard, j->rank);
+    a[n++] = "--shard", a[n++] = text[0];
+    if (c->tiles)
+        a[n++] = "--tile", a[n++] = "32x32";
+    if (j->o.axes) {
+        int64_t kept[ND_MAX_RANK];
+        int nk = 0;
+        for (int d = 0; d < j->rank; ++d)
+            if (!j->reduced[d] || !j->drops)
+                kept[nk++] = j->reduced[d] ? 1 : c->shard[d];
+        format_dims(dims, sizeof dims, kept, nk);
+        snprintf(text[1], sizeof text[1], "%s", nk ? dims : "1");
+        a[n++] = "--axes", a[n++] = j->o.axes, a[n++] = "--operand", a[n++] = "out", a[n++] = "--shard", a[n++] = text[1];
+    }
+    a[n] = NULL;
+    return nr_case_from_args(c->text, a, n, out, err);
+}
+
+typedef struct timed {
+    nr_setup su;
+    nd_kernel_pick pick;
+    double t[TUNE_ROUNDS_MAX];
+    int64_t working;
+    bool open;
+} timed;
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+/* The top candidates' specialized kernels in interleaved rounds, each launch from flushed caches, the
+ * order rotated each round; at least o.rounds rounds and 0.2 s of each. */
+static int measure(tune_job *j, nd_kernels *k, int top, nd_error *err)
+{
+    timed *tm = calloc((size_t)top, sizeof *tm);
+    int rc = tm ? 0 : nd_failc(err, ND_ENOMEM, "out of memory");
+    for (int i = 0; i < top && !rc; ++i) {
+        nr_case nc;
+        rc = case_of(j, &j->c[i], &nc, err) || nr_setup_open(k, &nc, &j->s, &tm[i].su, err);
+        tm[i].open = rc == 0;
+        if (!rc)
+            rc = nd_kernels_pick(k, tm[i].su.entry->op, tm[i].su.t, tm[i].su.n, ND_VARIANT_SPECIALIZED, &tm[i].pick,
+                                 err);
+        for (int o = 0; !rc && o < tm[i].su.n; ++o)
+            tm[i].working += nr_bytes(&tm[i].su, o);
+        if (rc) {
+            char why[sizeof err->msg];
+            snprintf(why, sizeof why, "%s", err->msg);
+            nd_fail(err, "candidate %s: %s", j->c[i].text, why);
+        }
+    }
+    int rounds = 0;
+    for (double start = nr_now(); !rc && rounds < TUNE_ROUNDS_MAX &&
+                                  (rounds < j->o.rounds || nr_now() - start < 0.2 * top); ++rounds)
+        for (int q = 0; q < top && !rc; ++q) {
+            timed *x = &tm[(q + rounds) % top];
+            nd_launch_stats st;
+            nr_flush_caches(x->su.dev, x->working);
+            nr_watch_begin("specialized", x->pick.entry->op, x->pick.entry->symbol);
+            rc = nd_launch_entry(x->su.dev, x->pick.entry, x->su.t, x->su.n, x->su.scalars, x->su.nscalars, &st, err);
+            nr_watch_end();
+            x->t[rounds] = st.seconds;
+        }
+    for (int i = 0; i < top && !rc; ++i) {
+        qsort(tm[i].t, (size_t)rounds, sizeof *tm[i].t, cmp_double);
+        j->c[i].median = tm[i].t[rounds / 2];
+        j->c[i].tight = nr_median_tight(tm[i].t, rounds, &j->c[i].half);
+    }
+    for (int i = 0; tm && i < top; ++i)
+        if (tm[i].open)
+            nr_setup_close(&tm[i].su);
+    free(tm);
+    return rc;
+}
+
+/* The measured winner among the top: the fastest median; a candidate whose interval overlaps the
+ * fastest's is a tie, and the model (their order) breaks it. Sets *tie. */
+static int winner(const tune_job *j, int top, bool *tie)
+{
+    int best = 0;
+    for (int i = 1; i < top; ++i)
+        if (j->c[i].median < j->c[best].median)
+            best = i;
+    int pick = best;
+    *tie = false;
+    for (int i = 0; i < top; ++i) {
+        const cand *x = &j->c[i], *b = &j->c[best];
+        bool overlaps = i != best && x->median * (1 - x->half) <= b->median * (1 + b->half);
+        if (overlaps || !b->tight)
+            *tie = true;
+        if (overlaps && i < pick)
+            pick = i; /* the model's better */
+    }
+    return pick;
+}
+
+/* ---------------------------------------------------------------- the report */
+
+static void report_text(FILE *fp, const tune_job *j, int top, int win, bool tie)
+{
+    fprintf(fp, "%s %s %s on %s: %d candidates, the model's best %d %s\n", j->o.op, j->o.dtype ? j->o.dtype : "f32",
+            j->o.shape, j->o.grid, j->n, top, j->o.predict_only ? "listed (--predict-only: none timed)" : "timed");
+    fprintf(fp, "rank  candidate                              model: busiest core    pages   measured (median, 95%%)\n");
+    for (int i = 0; i < (j->o.predict_only ? top : j->n < top ? j->n : top); ++i) {
+        const cand *c = &j->c[i];
+        fprintf(fp, "%4d  %-38s %12.0f bytes %8lld", i + 1, c->text, c->bytes, (long long)c->pages);
+        if (!isnan(c->median))
+            fprintf(fp, "   %9.3f ms +-%.0f%%", c->median * 1e3, c->half * 100);
+        fprintf(fp, "%s%s\n", c->picked ? "  (--also)" : "", i == win && !isnan(c->median) ? "  <- chosen" : "");
+    }
+    if (!j->o.predict_only)
+        fprintf(fp, "%s\n", tie ? "the fastest medians' intervals overlap (or are not tight): a tie within noise, "
+                                  "broken by the model" : "the chosen candidate is fastest beyond noise");
+    fprintf(fp, "target: ndrun compare --op %s --shape %s --grid %s %s\n", j->o.op, j->o.shape, j->o.grid,
+            j->c[win].text);
+}
+
+static void report_json(FILE *fp, const void *ctx)
+{
+    const tune_job *j = ctx;
+    fprintf(fp, "{\n  \"op\": \"%s\", \"shape\": \"%s\", \"grid\": \"%s\", \"candidates\": %d,\n  \"ranked\": [\n",
+            j->o.op, j->o.shape, j->o.grid, j->n);
+    for (int i = 0; i < j->n; ++i) {
+        const cand *c = &j->c[i];
+        fprintf(fp, "    {\"candidate\": \"%s\", \"model_bytes\": %.0f, \"pages\": %lld, \"picked\": %s", c->text,
+                c->bytes, (long long)c->pages, c->picked ? "true" : "false");
+        if (!isnan(c->median))
+            fprintf(fp, ", \"median_seconds\": %.9g, \"half_width\": %.4g, \"tight\": %s", c->median, c->half,
+                    c->tight ? "true" : "false");
+        fprintf(fp, "}%s\n", i + 1 < j->n ? "," : "");
+    }
+    fputs("  ]\n}\n", fp);
+}
+
+/* ---------------------------------------------------------------- the command */
+
+static const char tune_usage[] =
+    "usage: ndrun tune --op NAME --shape D0,.. --grid XxY [--axes A,..] [--dtype T] [options]\n"
+    "\n"
+    "Searches the distributions of one op for the fastest: every split of the tensor's dims over the grid\n"
+    "into equal shards (one, two or four per core, dealt round robin), with row pages and, where they fit,\n"
+    "32x32 tiles, every operand split alike. A cost model ranks them (the busiest core's bytes, other\n"
+    "cores' share of a reduced line counted twice; then its pages), and the best --top are built and timed\n"
+    "in interleaved rounds as ndrun compare times them: the fastest median wins, a tie within the 95%\n"
+    "intervals going to the model. Ops: those whose operands share the input's dims (elementwise,\n"
+    "softmax) and reductions (--axes); einsums are not searched yet.\n"
+    "\n"
+    "Options:\n"
+    "  --op NAME         the op (required)\n"
+    "  --shape D0,..     the input's shape (required)\n"
+    "  --grid XxY        the cores (required)\n"
+    "  --axes A,..       a reduction's axes\n"
+    "  --dtype T         every operand's dtype (default f32)\n"
+    "  --top K           candidates to time, 1 to 16 (default 4)\n"
+    "  --repeats N       at least N rounds (default 7)\n"
+    "  --also SHARD[:tile]  time this distribution too (one you picked, such as 64,1024 or 64,1024:tile)\n"
+    "  --predict-only    rank by the model alone; time nothing\n"
+    "  --json-out FILE   the ranked list as JSON (whole or not at all)\n"
+    "  --threads N, --cache-dir DIR: as ndrun compare\n";
+
+static int parse(int argc, char **argv, tune_job *j, nd_error *err)
+{
+    tune_opts *o = &j->o;
+    o->top = TUNE_TOP_DEFAULT, o->rounds = 7;
+    for (int i = 1; i < argc; ++i) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        const char **slot = !strcmp(a, "--op") ? &o->op : !strcmp(a, "--shape") ? &o->shape
+                            : !strcmp(a, "--grid") ? &o->grid : !strcmp(a, "--dtype") ? &o->dtype
+                            : !strcmp(a, "--axes") ? &o->axes : !strcmp(a, "--json-out") ? &o->json_out : NULL;
+        int *num = !strcmp(a, "--top") ? &o->top : !strcmp(a, "--repeats") ? &o->rounds : NULL;
+        if (!strcmp(a, "--also")) {
+            if (!v || o->nalso == TUNE_TOP_MAX)
+                return nd_fail(err, "--also: %s", v ? "at most 16" : "needs a value");
+            o->also[o->nalso++] = v, ++i;
+            continue;
+        }
+        if (!strcmp(a, "--predict-only")) {
+            o->predict_only = true;
+            continue;
+        }
+        if ((slot || num) && !v)
+            return nd_fail(err, "%s: needs a value", a);
+        if (slot) {
+            *slot = v, ++i;
+            continue;
+        }
+        if (num) {
+            char *end;
+            long n = strtol(v, &end, 10);
+            int hi = num == &o->top ? TUNE_TOP_MAX : TUNE_ROUNDS_MAX;
+            if (*end || end == v || n < 1 || n > hi)
+                return nd_fail(err, "%s %s: expected a number from 1 to %d", a, v, hi);
+            *num = (int)n, ++i;
+            continue;
+        }
+        nr_case ignored = {.nflags = 1};
+        int rc = nr_parse_common(argc, argv, &i, &ignored, &j->s, err);
+        if (rc > 0)
+            return nd_fail(err, "%s: unknown option; see ndrun tune --help", a);
+        if (rc < 0)
+            return -1;
+        if (ignored.op || ignored.flags[0].flags.shard || ignored.nflags > 1)
+            return nd_fail(err, "%s: ndrun tune chooses the distributions itself", a);
+    }
+    if (!o->op || !o->shape || !o->grid)
+        return nd_fail(err, "--%s: required", !o->op ? "op" : !o->shape ? "shape" : "grid");
+    return 0;
+}
+
+/* The op's kind, from its registry entry: operands sharing the input's dims, or a reduction. */
+static int setup_job(tune_job *j, nd_kernels *k, nd_error *err)
+{
+    nd_dtype t = ND_F32;
+    if (nd_parse_dims("--shape", j->o.shape, j->shape, &j->rank, err) ||
+        nd_parse_grid("--grid", j->o.grid, &j->gx, &j->gy, err) ||
+        (j->o.dtype && nd_parse_dtype("--dtype", j->o.dtype, &t, err)))
+        return -1;
+    j->cores = (int64_t)j->gx * j->gy;
+    j->elem = nd_dtype_size(t);
+    const nda_kernel_entry *e = NULL;
+    for (int i = 0; i < nd_kernels_count(k) && !e; ++i)
+        if (!strcmp(nd_kernels_entry(k, i)->op, j->o.op))
+            e = nd_kernels_entry(k, i);
+    if (!e)
+        return nd_failc(err, ND_ENOENT, "--op %s: no such op in the kernel libraries", j->o.op);
+    for (int i = 0; i < e->noperands; ++i)
+        if (!e->indices || strcmp(e->indices[i], "..."))
+            return nd_failc(err, ND_EREFUSED, "--op %s: its operands are indexed by letters (an einsum); ndrun tune "
+                                              "searches ops whose operands share the input's dims, and reductions",
+                            j->o.op);
+    if (e->noutputs != 1)
+        return nd_failc(err, ND_EREFUSED, "--op %s: ndrun tune searches ops with one output", j->o.op);
+    j->ninputs = e->noperands - 1;
+    bool reduce = e->reference_name && !strncmp(e->reference_name, "ref_reduce_", 11);
+    if (reduce != (j->o.axes != NULL))
+        return nd_fail(err, reduce ? "--op %s: a reduction: give --axes" : "--op %s: --axes is for reductions",
+                       j->o.op);
+    if (reduce) {
+        const char *p = j->o.axes;
+        for (;;) { /* "0,2": distinct dims of the input */
+            char *end;
+            long a = strtol(p, &end, 10);
+            if (end == p || a < 0 || a >= j->rank || j->reduced[a] || (*end && *end != ','))
+                return nd_fail(err, "--axes %s: expected distinct dims of the rank-%d input, such as 0 or 0,1",
+                               j->o.axes, j->rank);
+            j->reduced[a] = true;
+            if (!*end)
+                break;
+            p = end + 1;
+        }
+        j->drops = true;
+    } else if (e->reference_name && !strcmp(e->reference_name, "ref_softmax")) {
+        j->reduced[j->rank - 1] = true; /* each output element reads its row */
+    }
+    return 0;
+}
+
+int nr_tune_main(int argc, char **argv)
+{
+    tune_job j;
+    nd_error err;
+    nd_kernels *k = NULL;
+    memset(&j, 0, sizeof j);
+    nr_settings_init(&j.s);
+    for (int i = 1; i < argc; ++i)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(tune_usage, stdout);
+            return 0;
+        }
+    if (parse(argc, argv, &j, &err)) {
+        fprintf(stderr, "ndrun tune: %s\n", err.msg);
+        return 2;
+    }
+    ndf_output out;
+    memset(&out, 0, sizeof out);
+    const char *paths[] = {j.o.json_out}, *what[] = {"--json-out"};
+    int rc = j.o.json_out && nr_outputs_open(&out, paths, what, 1, &err);
+    bool opened = j.o.json_out && !rc;
+    rc = rc || nr_open_kernels(&j.s, &k, &err) || setup_job(&j, k, &err);
+    int64_t ways[ND_MAX_RANK];
+    if (!rc && !(j.c = calloc(TUNE_MAX, sizeof *j.c)))
+        rc = nd_failc(&err, ND_ENOMEM, "out of memory");
+    if (!rc) {
+        enumerate(&j, 0, ways, 1);
+        qsort(j.c, (size_t)j.n, sizeof *j.c, by_model);
+        if (j.n == 0)
+            rc = nd_failc(&err, ND_EREFUSED, "no split of [%s] over %s cores into equal shards", j.o.shape, j.o.grid);
+    }
+    for (int a = 0; !rc && a < j.o.nalso; ++a)
+        rc = pick_also(&j, j.o.also[a], &err);
+    int top = j.o.top < j.n ? j.o.top : j.n, win = 0;
+    for (int i = top; i < j.n; ++i) /* the user's picks are timed too, after the model's best */
+        if (j.c[i].picked) {
+            cand x = j.c[i];
+            memmove(&j.c[top + 1], &j.c[top], (size_t)(i - top) * sizeof *j.c);
+            j.c[top++] = x;
+        }
+    bool tie = false;
+    if (!rc && !j.o.predict_only && !(rc = measure(&j, k, top, &err)))
+        win = winner(&j, top, &tie);
+    if (!rc)
+        report_text(stdout, &j, top, win, tie);
+    if (!rc && opened)
+        rc = nr_write_file(&out, report_json, &j, &err);
+    else if (opened)
+        ndf_abort(&out); /* the old file stays */
+    nd_kernels_close(k);
+    free(j.c);
+    if (rc)
+        fprintf(stderr, "ndrun tune: %s\n", err.msg);
+    return rc ? 1 : 0;
+}

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# test_tune.sh NDRUN NDGEN - ndrun tune (and ndgen tune, which runs it): its candidates and its cost model
+# against a brute force written here, over the whole candidate space of small cases; a measured run; and
+# the inputs it refuses.
+#
+# The model, as documented in bench/tune.c and docs/tune.md, recomputed here: every ways vector (g0, g1)
+# with g_d at most its dim and g0 * g1 one of N, 2N, 4N; shard s_d = ceil(dim / g_d); shards dealt round
+# robin, so the busiest core holds ceil(g0 g1 / N); for add it moves that many shards of each of its 3
+# operands (4-byte elements); for a reduction over dim 1 each of its output rows reads its whole line,
+# the share of other cores (g1 - 1) / g1 counted twice, and writes its output.
+set -u
+ndrun=$1 ndgen=$2
+. "$(dirname "$0")/cli.sh"
+
+# brute SHAPE0 SHAPE1 CORES KIND: "candidate bytes" lines, KIND add or reduce1 (sum over dim 1)
+brute() {
+  local d0=$1 d1=$2 n=$3 kind=$4 g0 g1 s0 s1 per bytes
+  for ((g0 = 1; g0 <= d0; ++g0)); do
+    for ((g1 = 1; g1 <= d1; ++g1)); do
+      local p=$((g0 * g1))
+      ((p == n || p == 2 * n || p == 4 * n)) || continue
+      s0=$(((d0 + g0 - 1) / g0)) s1=$(((d1 + g1 - 1) / g1)) per=$(((p + n - 1) / n))
+      if [ "$kind" = add ]; then
+        bytes=$((per * s0 * s1 * 4 * 3))
+      else # per rows * d1 * 4 * (1 + (g1-1)/g1) + per rows * 4, in exact integers times g1
+        bytes=$(((per * s0 * d1 * 4 * (2 * g1 - 1) + per * s0 * 4 * g1) / g1))
+      fi
+      echo "--shard $s0,$s1 $bytes"
+      if [ "$kind" = add ] && ((s0 % 32 == 0 && s1 % 32 == 0)); then echo "--shard $s0,$s1 --tile 32x32 $bytes"; fi
+    done
+  done | sort
+}
+
+check_model() { # NAME SHAPE0 SHAPE1 GRID CORES KIND ARGS...
+  local name=$1 d0=$2 d1=$3 grid=$4 n=$5 kind=$6
+  shift 6
+  if ! "$ndrun" tune --shape "$d0,$d1" --grid "$grid" --predict-only --top 16 --json-out "$tmp/$name.json" "$@" \
+       >"$tmp/out" 2>"$tmp/err"; then
+    bad "$name: exit $?: $(head -c 300 "$tmp/err")"; return
+  fi
+  brute "$d0" "$d1" "$n" "$kind" >"$tmp/want"
+  jq -r '.ranked[] | "\(.candidate) \(.model_bytes)"' "$tmp/$name.json" | sort >"$tmp/got"
+  if cmp -s "$tmp/want" "$tmp/got"; then ok; else bad "$name: candidates and model bytes differ from the brute force:
+$(diff "$tmp/want" "$tmp/got" | head -10)"; fi
+  local min first
+  min=$(awk '{print $NF}' "$tmp/want" | sort -n | head -1)
+  first=$(jq -r '.ranked[0].model_bytes' "$tmp/$name.json")
+  [ "$first" = "$min" ] && ok || bad "$name: the first ranked has $first bytes, the least is $min"
+}
+
+check_model add_96x64 96 64 2x2 4 add --op add
+check_model add_64x96 64 96 4x1 4 add --op add
+check_model reduce_64x96 64 96 2x1 2 reduce1 --op reduce_sum --axes 1
+check_model reduce_40x24 40 24 3x1 3 reduce1 --op reduce_sum --axes 1
+
+# measured: the model's best 2 timed, the chosen one marked, its median in the JSON; ndgen tune runs it
+if "$ndgen" tune --op add --shape 256,256 --grid 2x1 --top 2 --repeats 3 --json-out "$tmp/m.json" >"$tmp/out" 2>"$tmp/err" &&
+   grep -q '<- chosen' "$tmp/out" && grep -q '^target: ndrun compare --op add --shape 256,256 --grid 2x1 --shard ' "$tmp/out" &&
+   jq -e '[.ranked[0:2][] | .median_seconds > 0] == [true, true] and (.ranked[2] | has("median_seconds") | not)' \
+     "$tmp/m.json" >/dev/null; then ok; else bad "measured run: $(cat "$tmp/out" "$tmp/err" | head -c 600)"; fi
+
+# refused, with the reason
+refuse() { # WANT-RC REGEX ARGS...
+  local want=$1 re=$2
+  shift 2
+  "$ndrun" tune "$@" >/dev/null 2>"$tmp/err"
+  local rc=$?
+  if [ $rc -eq "$want" ] && grep -qE -- "$re" "$tmp/err"; then ok; else bad "tune $*: exit $rc, $(head -c 300 "$tmp/err")"; fi
+}
+refuse 1 "its operands are indexed by letters \(an einsum\)" --op matmul --shape 64,64,64 --grid 2x1
+refuse 1 "--axes is for reductions" --op add --shape 64,64 --grid 2x1 --axes 1
+refuse 1 "a reduction: give --axes" --op reduce_sum --shape 64,64 --grid 2x1
+refuse 1 "--axes 2: expected distinct dims of the rank-2 input" --op reduce_sum --shape 64,64 --grid 2x1 --axes 2
+refuse 2 "--top 0: expected a number from 1 to 16" --op add --shape 64,64 --grid 2x1 --top 0
+refuse 2 "ndrun tune chooses the distributions itself" --op add --shape 64,64 --grid 2x1 --shard 32,64
+refuse 2 "--grid: required" --op add --shape 64,64
+mkfifo "$tmp/fifo"
+refuse 1 "it is a named pipe" --op add --shape 64,64 --grid 2x1 --predict-only --json-out "$tmp/fifo"
+
+finish
