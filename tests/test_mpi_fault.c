@@ -6,7 +6,7 @@
  *   extra  makes one more write than the others;   args  writes a tensor of another shape
  *   order  allocates the two tensors in the other order (its arena offsets differ)
  *   scalar launches with another scalar
- * The fences must end the job within a bounded time (fence_timeout is 3 s here) with a message naming
+ * The fences must end the job within a bounded time (fence_timeout is 2 s here) with a message naming
  * the process, never hang and never let the call finish. Prints "finished" and exits 0 only if every
  * call completed, which must not happen.
  */
@@ -67,7 +67,7 @@ int main(int argc, char **argv)
     cfg.grid_x = 4, cfg.grid_y = 1, cfg.threads = 1, cfg.l1_bytes = 1 << 16, cfg.dram_banks = 1;
     cfg.dram_bank_bytes = 4096;
     nd_mpi_config_init(&mcfg);
-    mcfg.fence_timeout = 3;
+    mcfg.fence_timeout = 2;
     if (nd_device_open_mpi(&cfg, &mcfg, MPI_COMM_WORLD, &dev, &err))
         die("device", &err);
     nd_tensor *a, *b;

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # test_mpi_fault.sh MPIRUN TEST [NP [MPIRUN ARGS...]]: a process that dies, hangs, stops, or makes other device calls than
 # the others (one more, on another shape, on tensors allocated in another order, with another scalar)
-# ends the whole job within a bounded time (60 s here; the fence gives up after 3 s) with a message
+# ends the whole job within a bounded time (60 s here; the fence gives up after 2 s) with a message
 # naming it, and no call finishes.
 set -uo pipefail
 mpirun=$1 test=$2 np=${3:-2}
 shift $(( $# < 3 ? $# : 3 ))
 last=$((np - 1))
 fail=0
-absent="a fence waited 3 s for the other processes \(one has died or hangs, or reached this call that much later: raise .*NDGEN_MPI_FENCE_TIMEOUT.*\); ending the job"
+absent="a fence waited 2 s for the other processes \(one has died or hangs, or reached this call that much later: raise .*NDGEN_MPI_FENCE_TIMEOUT.*\); ending the job"
 named="process $last (has not reached this fence: its last was fence [0-9]+, (none yet|the [a-z]+ of [a-z_ ]+)|did not answer within 2 s)"
 different="at fence [0-9]+ the processes made different device calls"
 for mode in kill hang stop extra args order scalar; do
