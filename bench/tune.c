@@ -86,8 +86,11 @@ static void predict(const tune_job *j, cand *c)
     double held = (double)per_core * (double)shard_elems * (double)j->elem; /* one operand, padded */
     double out = j->drops ? (double)per_core * (double)out_elems * (double)j->elem : held;
     double reads = j->ninputs * held;
-    if (line > 1) { /* each output element (of a row, for softmax) reads its line; others' share twice */
-        double lines = j->drops ? (double)per_core * (double)out_elems : held / (double)j->elem / (double)line;
+    if (line > 1) { /* each output element reads its line (softmax: each row piece the core holds reads its
+                       row); other cores' share of the line counted twice */
+        double lines = (double)per_core * (double)out_elems; /* reduction: the kept dims' elements */
+        if (!j->drops) /* softmax: the row pieces, its shard's elements over the last dim's share */
+            lines = (double)per_core * (double)shard_elems / (double)c->shard[j->rank - 1];
         reads = lines * (double)line * (double)j->elem * (1.0 + (double)(line_ways - 1) / (double)line_ways);
     }
     c->bytes = reads + out;
@@ -331,7 +334,7 @@ static const char tune_usage[] =
     "  --axes A,..       a reduction's axes\n"
     "  --dtype T         every operand's dtype (default f32)\n"
     "  --top K           candidates to time, 1 to 16 (default 4)\n"
-    "  --repeats N       at least N rounds (default 7)\n"
+    "  --repeats N       at least N rounds (default 8, the fewest with a 95% interval)\n"
     "  --also SHARD[:tile]  time this distribution too (one you picked, such as 64,1024 or 64,1024:tile)\n"
     "  --predict-only    rank by the model alone; time nothing\n"
     "  --json-out FILE   the ranked list as JSON (whole or not at all)\n"
@@ -340,7 +343,7 @@ static const char tune_usage[] =
 static int parse(int argc, char **argv, tune_job *j, nd_error *err)
 {
     tune_opts *o = &j->o;
-    o->top = TUNE_TOP_DEFAULT, o->rounds = 7;
+    o->top = TUNE_TOP_DEFAULT, o->rounds = 8; /* the fewest with a 95% interval (nr_median_tight) */
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         const char **slot = !strcmp(a, "--op") ? &o->op : !strcmp(a, "--shape") ? &o->shape

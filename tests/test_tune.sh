@@ -7,12 +7,13 @@
 # with g_d at most its dim and g0 * g1 one of N, 2N, 4N; shard s_d = ceil(dim / g_d); shards dealt round
 # robin, so the busiest core holds ceil(g0 g1 / N); for add it moves that many shards of each of its 3
 # operands (4-byte elements); for a reduction over dim 1 each of its output rows reads its whole line,
-# the share of other cores (g1 - 1) / g1 counted twice, and writes its output.
+# the share of other cores (g1 - 1) / g1 counted twice, and writes its output; for a softmax each row
+# piece it holds (s0 of them a shard) reads its whole row the same way, and it writes its shards.
 set -u
 ndrun=$1 ndgen=$2
 . "$(dirname "$0")/cli.sh"
 
-# brute SHAPE0 SHAPE1 CORES KIND: "candidate bytes" lines, KIND add or reduce1 (sum over dim 1)
+# brute SHAPE0 SHAPE1 CORES KIND: "candidate bytes" lines, KIND add, reduce1 (sum over dim 1) or softmax
 brute() {
   local d0=$1 d1=$2 n=$3 kind=$4 g0 g1 s0 s1 per bytes
   for ((g0 = 1; g0 <= d0; ++g0)); do
@@ -22,11 +23,13 @@ brute() {
       s0=$(((d0 + g0 - 1) / g0)) s1=$(((d1 + g1 - 1) / g1)) per=$(((p + n - 1) / n))
       if [ "$kind" = add ]; then
         bytes=$((per * s0 * s1 * 4 * 3))
-      else # per rows * d1 * 4 * (1 + (g1-1)/g1) + per rows * 4, in exact integers times g1
+      elif [ "$kind" = reduce1 ]; then # per rows * d1 * 4 * (1 + (g1-1)/g1) + per rows * 4, times g1 exactly
         bytes=$(((per * s0 * d1 * 4 * (2 * g1 - 1) + per * s0 * 4 * g1) / g1))
+      else # softmax: per * s0 row pieces, each reading its row as above, plus per shards written
+        bytes=$(((per * s0 * d1 * 4 * (2 * g1 - 1) + per * s0 * s1 * 4 * g1) / g1))
       fi
       echo "--shard $s0,$s1 $bytes"
-      if [ "$kind" = add ] && ((s0 % 32 == 0 && s1 % 32 == 0)); then echo "--shard $s0,$s1 --tile 32x32 $bytes"; fi
+      if [ "$kind" != reduce1 ] && ((s0 % 32 == 0 && s1 % 32 == 0)); then echo "--shard $s0,$s1 --tile 32x32 $bytes"; fi
     done
   done | sort
 }
@@ -52,6 +55,7 @@ check_model add_96x64 96 64 2x2 4 add --op add
 check_model add_64x96 64 96 4x1 4 add --op add
 check_model reduce_64x96 64 96 2x1 2 reduce1 --op reduce_sum --axes 1
 check_model reduce_40x24 40 24 3x1 3 reduce1 --op reduce_sum --axes 1
+check_model softmax_64x96 64 96 2x2 4 softmax --op softmax
 
 # measured: the model's best 2 timed, the chosen one marked, its median in the JSON; ndgen tune runs it
 if "$ndgen" tune --op add --shape 256,256 --grid 2x1 --top 2 --repeats 3 --json-out "$tmp/m.json" >"$tmp/out" 2>"$tmp/err" &&

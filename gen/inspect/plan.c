@@ -207,11 +207,11 @@ static dev_axis mesh_run(const nd_sharding *m, int first, int last)
     return r;
 }
 
-/* Gives axes [*first, *last] of m that make device axis a, the first of them not yet taken; false when
- * none do (a splits one of m's axes, or spans axes out of order). */
+/* Gives axes [*first, *last] of m that make device axis a, none of them taken yet; false when none do
+ * (a splits one of m's axes, or spans axes out of order). */
 static bool on_mesh(const nd_sharding *m, dev_axis a, const bool *taken, int *first, int *last)
 {
-    for (int i = 0; i < m->naxes; ++i)
+    for (int i = m->naxes - 1; i >= 0; --i) /* the shortest run: no size-1 axis before the ones that split */
         for (int j = i; j < m->naxes && !taken[j]; ++j) {
             if (taken[i])
                 break;
@@ -280,16 +280,25 @@ static bool user_text(const placed *p, const plan_env *env, char *text, size_t l
     return notation_text(p, text, len);
 }
 
-/* Whether the user's system holds p: JAX and einshard (a JAX NamedSharding) require every split to divide
- * its dim, unless --uneven; DTensor chunks any. */
+/* Whether the user's system holds p as ndgen places it, by the rules the front ends apply to what users
+ * write (nd_sharding_check_splits): JAX and einshard (a JAX NamedSharding) require every split to divide
+ * its dim, unless --uneven; DTensor chunks an uneven dim piece by piece, which for a dim split by several
+ * axes may put elements elsewhere than ndgen's equal shards. */
 static bool system_holds(const placed *p, const plan_env *env)
 {
-    if (env->uneven || env->notation == ND_NOTATION_PLACEMENTS)
+    nd_sharding sh;
+    nd_error err;
+    if (!p->regular) { /* no mesh form to state: divisibility alone, where the system asks for it */
+        for (int d = 0; d < p->rank && !env->uneven && env->notation != ND_NOTATION_PLACEMENTS; ++d)
+            if (p->shape[d] % ways(p->split[d], p->nsplit[d]))
+                return false;
         return true;
-    for (int d = 0; d < p->rank; ++d)
-        if (p->shape[d] % ways(p->split[d], p->nsplit[d]))
-            return false;
-    return true;
+    }
+    if (env->notation == ND_NOTATION_EINSHARD || !env->has_mesh || !user_mesh_form(p, env, &sh)) {
+        sh = p->sh;
+        sh.notation = env->notation;
+    }
+    return nd_sharding_check_splits(&sh, p->shape, env->uneven ? ND_SPLIT_UNEVEN : ND_SPLIT_NOTATION, &err) == 0;
 }
 
 /* ---------------------------------------------------------------- parsing */

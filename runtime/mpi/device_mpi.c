@@ -477,6 +477,7 @@ static int make_board(nd_mpi_ctx *c)
         c->fence_comm = MPI_COMM_NULL;
     else
         MPI_Comm_set_errhandler(c->fence_comm, MPI_ERRORS_RETURN);
+    ok = agree(c, ok); /* MPI_Win_allocate is collective: every process calls it, or none */
     if (ok && MPI_Win_allocate(ND_MPI_BOARD_WORDS * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL, c->comm,
                                &c->board_mine, &c->board) != MPI_SUCCESS) {
         c->board = MPI_WIN_NULL; /* a failed collective call fails on every process */

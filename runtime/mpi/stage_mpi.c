@@ -169,9 +169,10 @@ static bool broadcasts(const nd_tensor *in, const nd_tensor *out)
     return true;
 }
 
-/* Whether the rule says which pages of input k the output reads: an input of one whole copy whose dims
- * the rule maps (an index letter per dim; axes or perm over its rank). */
-static bool rule_applies(const nd_read_rule *rule, int k, const nd_tensor *in, const nd_tensor *out)
+/* Whether the rule says which pages of input k (of nin) the output reads: an input of one whole copy
+ * whose dims the rule maps (an index letter per dim of it and of the output, whatever called the launch
+ * checked; axes or perm over its rank). */
+static bool rule_applies(const nd_read_rule *rule, int k, int nin, const nd_tensor *in, const nd_tensor *out)
 {
     const nd_dist_spec *i = &in->dist.spec, *o = &out->dist.spec;
     if (i->replicas != 1 || i->parts != 1)
@@ -180,7 +181,7 @@ static bool rule_applies(const nd_read_rule *rule, int k, const nd_tensor *in, c
     case ND_READS_POINTWISE:
         return broadcasts(in, out);
     case ND_READS_LETTERS:
-        return (int)strlen(rule->indices[k]) == i->rank;
+        return (int)strlen(rule->indices[k]) == i->rank && (int)strlen(rule->indices[nin]) == o->rank;
     case ND_READS_AXES:
         return o->rank == i->rank || o->rank == i->rank - rule->naxes;
     case ND_READS_PERM:
@@ -386,7 +387,7 @@ void nd_mpi_stage(nd_device *dev, const nd_tensor *const *ts, int n, const nd_te
     if (!launch && c->nnodes == 1) /* a host read on one node: every page is in the shared window */
         return;
     for (int i = 0; i < n; ++i) {
-        if (out && rule && copy < 0 && rule_applies(rule, i, ts[i], out))
+        if (out && rule && copy < 0 && rule_applies(rule, i, n, ts[i], out))
             list_rule(c, rule, i, n, out, ts[i], &set);
         else
             list_tensor(c, ts[i], copy, &set);

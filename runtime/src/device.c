@@ -552,9 +552,9 @@ static bool list_dims(const double *v, int n, int rank, bool perm, int *out)
  * meaning is its reference, which every kernel of it is checked against: a reference derived from EXPR
  * is elementwise; the bundled ref_einsum is the einsum of the declared letters, ref_reduce_* reduces
  * along the axes list, ref_softmax normalizes along the last axis, ref_permute transposes by the perm
- * list. A kernel that computes that meaning
- * depends on no other input element, so pages it might read beyond these cannot change its output. Any
- * other op's inputs are read whole (its letters, say, may be a stencil's). */
+ * list. A kernel that computes that meaning depends on no other input element, so pages it might read
+ * beyond these cannot change its output. Any other op's inputs are read whole (its letters, say, may be
+ * a stencil's). */
 static void read_rule(const nda_kernel_entry *e, nd_tensor *const *tensors, int ntensors, int ninputs,
                       const double *scalars, int nscalars, nd_read_rule *rule)
 {
