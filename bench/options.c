@@ -7,7 +7,7 @@
 const char nr_options_help[] =
     "What to run:\n"
     "  --op NAME               the op, as its spec names it (add, relu, matmul, reduce_sum, permute, ...)\n"
-    "  --dtype f32|bf16|i32|u8 every operand's dtype (default f32)\n"
+    "  --dtype T               every operand's dtype: " ND_DTYPE_LIST "(default f32)\n"
     "  --axes A,B              reduced axes of a reduction (default: the last)\n"
     "  --perm P0,P1,..         the permutation of a permute (default: the axes reversed)\n"
     "  --scalars N=V,..        the values of an op's named launch scalars, each one once (eps=1e-5)\n"

@@ -49,10 +49,15 @@ static const char *const loop_calls[] = {
 #include "calls.def"
 };
 
+/* Kept as they are: calls.def's, and every dtype's conversions to and from f32 (ND_DTYPES; "" when
+ * it has none, which names no call). */
+#define NDG_DTYPE_CONVERSIONS(e, name, bytes, type, floating, load, store, tol, one) #load, #store,
 static const char *const kept_calls[] = {
 #define NDG_KEPT(name) #name,
 #include "calls.def"
+    ND_DTYPES(NDG_DTYPE_CONVERSIONS)
 };
+#undef NDG_DTYPE_CONVERSIONS
 
 static bool listed(const char *const *list, size_t n, const char *name)
 {

@@ -456,6 +456,25 @@ static int lua_print_stderr(lua_State *L)
     return 0;
 }
 
+/* The dtypes as lists a spec loops over, in ND_DTYPES' order (so a spec's ops come out in the same
+ * order every run): `dtypes`, every one, and `floating_dtypes`, those computed as f32. A dtype added
+ * to the table reaches every spec that loops over these. */
+static void push_dtype_lists(lua_State *L)
+{
+    lua_newtable(L);
+    lua_newtable(L);
+    for (int t = 0, n = 0, nf = 0; t < ND_DTYPE_COUNT; ++t) {
+        lua_pushstring(L, nd_dtype_name((nd_dtype)t));
+        lua_rawseti(L, -3, ++n);
+        if (nd_dtype_floating((nd_dtype)t)) {
+            lua_pushstring(L, nd_dtype_name((nd_dtype)t));
+            lua_rawseti(L, -2, ++nf);
+        }
+    }
+    lua_setfield(L, -3, "floating_dtypes");
+    lua_setfield(L, -2, "dtypes");
+}
+
 static void build_sandbox(lua_State *L, const char *spec_dir)
 {
     static const char *const base_names[] = {"assert", "error", "ipairs", "next", "pairs", "pcall", "rawequal",
@@ -484,6 +503,7 @@ static void build_sandbox(lua_State *L, const char *spec_dir)
                                      {"xpcall", lua_xpcall_safe},
                                      {NULL, NULL}};
     luaL_setfuncs(L, funcs, 0);
+    push_dtype_lists(L);
     lua_getfield(L, -5, "setmetatable"); /* the real one, for lua_setmetatable_safe */
     lua_setfield(L, LUA_REGISTRYINDEX, "ndgen.setmetatable");
     lua_setfield(L, LUA_REGISTRYINDEX, "ndgen.env");

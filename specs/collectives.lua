@@ -27,7 +27,7 @@ end
 all_reduce_targets[#all_reduce_targets + 1] = { ["in"] = on8({ 8, 64 }, "placements", "[Shard(0), Partial(max)]",
                                                              "dp=2,tp=4"), out = rows_replicated }
 
-for _, dtype in ipairs({ "f32", "bf16" }) do
+for _, dtype in ipairs(floating_dtypes) do
   local params = {}
   for _, c in ipairs({
     { "all_reduce", all_reduce_targets },

@@ -1,8 +1,8 @@
 -- Helpers shared by the op specs: include "common.lua".
 
--- The dtypes ndgen knows (ndgen derives each template's element type NDT_T, and its conversions
--- NDT_LOAD and NDT_STORE, from the operands' dtypes).
-storage = { f32 = true, bf16 = true, i32 = true, u8 = true }
+-- ndgen gives every spec two lists in its dtype table's order: `dtypes` (f32, bf16, f16, i32, u8) and
+-- `floating_dtypes` (those computed as f32). It derives each template's element type NDT_T, and its
+-- conversions NDT_LOAD and NDT_STORE, from the operands' dtypes.
 
 -- A distribution table: d({64, 64}, {shard = {16, 64}, grid = "2x2"}).
 function d(shape, fields)

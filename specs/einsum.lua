@@ -1,5 +1,5 @@
 -- Contractions of two operands, by index notation: matmul, batched matmul, attention-style scores and
--- matrix-vector products. Reduced axes accumulate in f32, for f32 and bf16 data.
+-- matrix-vector products. Reduced axes accumulate in f32, for every floating dtype (f32, bf16, f16).
 include "common.lua"
 
 local contractions = {
@@ -29,14 +29,14 @@ local contractions = {
 }
 
 -- tensor parallel: k split 4 ways in both operands, out a pending sum of 4 parts (one per core). In
--- f32 only: a bf16 part is rounded before the parts are added, so it is not the rounded sum.
+-- f32 only: a bf16 or f16 part is rounded before the parts are added, so it is not the rounded sum.
 local tensor_parallel = {
   a = d({ 32, 64 }, { einshard = "i k -> i k*", grid = "4x1" }), b = d({ 64, 48 }, { einshard = "k j -> k* j", grid = "4x1" }),
   out = d({ 32, 48 }, { placements = "[Partial(sum)]", mesh = "4", grid = "4x1" }),
 }
 
 for name, c in pairs(contractions) do
-  for _, dtype in ipairs({ "f32", "bf16" }) do
+  for _, dtype in ipairs(floating_dtypes) do
     local targets = typed(c[4], dtype)
     if name == "matmul" and dtype == "f32" then targets[#targets + 1] = typed({ tensor_parallel }, dtype)[1] end
     op {

@@ -1,4 +1,4 @@
--- Elementwise ops on f32: unary, binary and ternary with numpy broadcasting. Each op gets a generic
+-- Elementwise ops on every floating dtype: unary, binary and ternary with numpy broadcasting. Each op gets a generic
 -- kernel, plus kernels specialized for the targets below.
 
 include "common.lua"
@@ -36,7 +36,7 @@ end
 
 local function op_family(template, ops, inputs, targets)
   for name, expr in pairs(ops) do
-    for _, dtype in ipairs({ "f32", "bf16" }) do
+    for _, dtype in ipairs(floating_dtypes) do
       local ins = {}
       for i, n in ipairs(inputs) do ins[i] = { name = n, dtype = dtype, index = "..." } end
       op {

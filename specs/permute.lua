@@ -24,7 +24,7 @@ local targets = {
     out = d({ 2, 7, 3, 5 }, { shard = { 1, 4, 3, 5 }, grid = "2x2", strategy = "contiguous" }) },
 }
 
-for dtype in pairs(storage) do
+for _, dtype in ipairs(dtypes) do
   op {
     name = "permute", template = "permute.c", scalars = "perm(a)",
     reference = { source = "reference/permute.c", name = "ref_permute" },

@@ -1,5 +1,5 @@
 -- reduce_sum, reduce_max and reduce_mean over any set of axes, with or without keepdims: the axes come with each launch
--- (scalars = axes(a)); accumulation is in f32, for f32 and bf16 data.
+-- (scalars = axes(a)); accumulation is in f32, for every floating dtype (f32, bf16, f16).
 -- A maximum is NaN when any reduced element is NaN (as numpy.max, torch.amax and IEEE 754-2019 maximum),
 -- written as a comparison and a select rather than fmaxf (which passes NaN over), so that it vectorizes.
 include "common.lua"
@@ -28,7 +28,7 @@ local targets = {
 }
 
 for name, r in pairs(reductions) do
-  for _, dtype in ipairs({ "f32", "bf16" }) do
+  for _, dtype in ipairs(floating_dtypes) do
     op {
       name = "reduce_" .. name, template = "reduce.c", params = r, scalars = "axes(a)",
       reference = { source = "reference/reduce.c", name = "ref_reduce_" .. name },

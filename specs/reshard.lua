@@ -23,7 +23,7 @@ for i, p in ipairs(pairs_of) do
   targets[i] = { a = p[1], out = p[2] }
   targets[#pairs_of + i] = { a = p[2], out = p[1] } -- and back
 end
-for dtype in pairs(storage) do
+for _, dtype in ipairs(dtypes) do
   op {
     name = "reshard", template = "eltwise_unary.c", params = { EXPR = "(x)", LOAD = "(v)", STORE = "(v)" }, -- bits as they are
     reference = "elementwise",

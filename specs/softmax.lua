@@ -1,4 +1,4 @@
--- softmax over the last axis, numerically stable, computed in f32 for f32 and bf16 data.
+-- softmax over the last axis, numerically stable, computed in f32 for every floating dtype (f32, bf16, f16).
 include "common.lua"
 
 local targets = {
@@ -11,7 +11,7 @@ local targets = {
   { a = d({ 3, 4500 }, { shard = { 3, 1600 }, grid = "3x1" }),                           -- rows past ROW_KEEP (4096),
     out = d({ 3, 4500 }, { shard = { 2, 4500 }, grid = "2x1" }) },                        -- their exps computed twice
 }
-for _, dtype in ipairs({ "f32", "bf16" }) do
+for _, dtype in ipairs(floating_dtypes) do
   op {
     name = "softmax", template = "softmax.c", params = {},
     reference = { source = "reference/softmax.c", name = "ref_softmax" },

@@ -53,7 +53,7 @@ void oracle_init(oracle *o, const nd_dist_spec *s, int gx, int gy)
     memset(o, 0, sizeof *o);
     o->rank = s->rank;
     o->strategy = s->strategy;
-    o->esize = s->dtype == ND_U8 ? 1 : s->dtype == ND_BF16 ? 2 : 4;
+    o->esize = nd_dtype_size(s->dtype);
     page_box(s, o->page);
     o->page_elems = o->pages_per_shard = o->nshards = 1;
     for (int i = 0; i < s->rank; ++i) {

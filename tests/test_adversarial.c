@@ -97,7 +97,7 @@ static int ref_index(const char *op)
     return -1;
 }
 
-/* Elements as doubles, by dtype; bf16 by its bits (the top half of an f32). */
+/* Elements as doubles, by dtype; bf16 by its bits (the top half of an f32), f16 by its definition. */
 static double load(const uint8_t *p, int64_t i, nd_dtype t)
 {
     switch (t) {
@@ -113,6 +113,11 @@ static double load(const uint8_t *p, int64_t i, nd_dtype t)
         float f;
         memcpy(&f, &u, 4);
         return f;
+    }
+    case ND_F16: {
+        uint16_t h;
+        memcpy(&h, p + 2 * i, 2);
+        return test_f16_value(h);
     }
     case ND_I32: {
         int32_t v;
@@ -134,6 +139,11 @@ static void store(uint8_t *p, int64_t i, nd_dtype t, double v)
     case ND_F32: memcpy(p + 4 * i, &f, 4); return;
     case ND_BF16: {
         uint16_t h = (uint16_t)(u >> 16);
+        memcpy(p + 2 * i, &h, 2);
+        return;
+    }
+    case ND_F16: {
+        uint16_t h = test_f16_nearest(v);
         memcpy(p + 2 * i, &h, 2);
         return;
     }
@@ -164,7 +174,7 @@ static void reference(ref_fn *fn, uint8_t *out, uint8_t *const *in, const nd_dis
     }
 }
 
-/* Small integers: f32 and bf16 in [-8, 8], i32 in [-50, 50], u8 in [0, 100] (so that four u8 read as
+/* Small integers: floating dtypes in [-8, 8], i32 in [-50, 50], u8 in [0, 100] (so that four u8 read as
  * an f32 word are never a NaN: the top byte keeps the exponent below all ones). */
 static void fill(uint8_t *x, nd_dtype t, int64_t n)
 {

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# test_calls_def.sh ACCESSOR_H CALLS_DEF - gen/calls.def lists every function of the accessor API once,
+# test_calls_def.sh ACCESSOR_H CALLS_DEF MODEL_H - gen/calls.def, with the dtypes' conversions that
+# ND_DTYPES in MODEL_H names (columns 6 and 7 of its rows), lists every function of the accessor API once,
 # and nothing else: a function added to nd_accessor.h without a row would be refused in templates, and a
 # row without a function would be a call ndgen thinks it can rewrite.
 set -u
-api=$(grep -oE '^static inline [^(]*\bnda_[a-z0-9_]+\(' "$1" | grep -oE 'nda_[a-z0-9_]+\($' | tr -d '(' | sort)
-def=$(grep -E '^NDG_(SPECIALIZED|LOOP|KEPT)\(' "$2" | grep -oE 'nda_[a-z0-9_]+' | sort)
+api=$(grep -oE '^(static inline|NDA_CONVERSION) [^(]*\bnda_[a-z0-9_]+\(' "$1" | grep -oE 'nda_[a-z0-9_]+\($' | tr -d '(' |
+  sort)
+conversions=$(grep -E '^ *X\(ND_[A-Z0-9]+, ' "$3" | awk -F, '{print $6; print $7}' | grep -oE 'nda_[a-z0-9_]+')
+def=$( (grep -E '^NDG_(SPECIALIZED|LOOP|KEPT)\(' "$2" | grep -oE 'nda_[a-z0-9_]+'; echo "$conversions") | sort)
 dups=$(echo "$def" | uniq -d)
 if [ "$api" = "$def" ] && [ -z "$dups" ] && [ -n "$api" ]; then
   echo "$(echo "$api" | wc -l) functions agree; 1 passed, 0 failed"

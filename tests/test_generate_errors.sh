@@ -36,7 +36,7 @@ expect shard_pages.lua      "^${s}shard_pages.lua:2: op 'x': target 1: operand '
 expect typo_field.lua       "^${s}typo_field.lua:2: op 'x': target 1: operand 'a': unknown distribution field 'shrad'$"
 expect unknown_operand.lua  "^${s}unknown_operand.lua:2: op 'x': target 1: 'c' is not an operand of op 'x'$"
 expect operand_count.lua    "^${s}operand_count.lua:2: op 'x': declares 3 operands, but template .*ok_unary.c binds 2"
-expect bad_dtype.lua        "^${s}bad_dtype.lua:1: op 'x': operand 'a': dtype f64: unknown value; expected one of f32, bf16, i32, u8$"
+expect bad_dtype.lua        "^${s}bad_dtype.lua:1: op 'x': operand 'a': dtype f64: unknown value; expected one of f32, bf16, f16, i32, u8$"
 expect bad_name.lua         "^${s}bad_name.lua:2: op 'not-an-identifier': the name must be a C identifier$"
 expect dup_op.lua           "^${s}dup_op.lua:3: op 'x' with these dtypes is declared twice \(first at line 2\)$"
 expect no_op.lua            "^${s}no_op.lua:1: the spec declares no op"

@@ -92,10 +92,14 @@ static uint16_t ref_to_bf16(float f)
     return dh < dl ? hi : (lo & 1) ? hi : lo;
 }
 
+/* A floating element as f32 and v stored in one: f32 as it is, bf16 (above) and f16 (testutil.c) each
+ * by its own route. */
 static float load_value(const void *p, int64_t i, nd_dtype t)
 {
     if (t == ND_F32)
         return ((const float *)p)[i];
+    if (t == ND_F16)
+        return (float)test_f16_value(((const uint16_t *)p)[i]);
     uint32_t u = (uint32_t)((const uint16_t *)p)[i] << 16;
     float f;
     memcpy(&f, &u, 4);
@@ -106,6 +110,8 @@ static void store_value(void *p, int64_t i, nd_dtype t, float v)
 {
     if (t == ND_F32)
         ((float *)p)[i] = v;
+    else if (t == ND_F16)
+        ((uint16_t *)p)[i] = test_f16_nearest(v);
     else
         ((uint16_t *)p)[i] = ref_to_bf16(v);
 }
@@ -253,7 +259,7 @@ static void reference_einsum(const nda_kernel_entry *e, void *out, const void *c
  * from libm's; tests/test_vmath.c bounds them). Their outputs are held to the reference within 8 ULP
  * for f32, and gelu also within 1e-6 absolute, in either dtype (0.5 x (1 + erf) loses erf's relative
  * accuracy where erf is near -1); softmax within 10 ULP (its exp's 4, the same 4 again in the sum of the
- * exps, the roundings of the sum, of its reciprocal and of the product); bf16 outputs within one bf16 step (f32 results a few
+ * exps, the roundings of the sum, of its reciprocal and of the product); bf16 and f16 outputs within one step (f32 results a few
  * ULP apart may round to neighbours). Every other op, and generic against specialized always, bit for
  * bit. */
 static bool within_vmath(const char *op, nd_dtype t, const uint8_t *got, const uint8_t *want, int64_t i)
@@ -262,7 +268,7 @@ static bool within_vmath(const char *op, nd_dtype t, const uint8_t *got, const u
     bool vm = false;
     for (size_t k = 0; k < sizeof ops / sizeof *ops; ++k)
         vm = vm || strcmp(op, ops[k]) == 0;
-    if (!vm || (t != ND_F32 && t != ND_BF16))
+    if (!vm || !nd_dtype_floating(t))
         return false;
     float g = load_value(got, i, t), w = load_value(want, i, t);
     if ((isnan(g) && isnan(w)) || g == w)
@@ -272,7 +278,7 @@ static bool within_vmath(const char *op, nd_dtype t, const uint8_t *got, const u
     double d = fabs((double)g - (double)w);
     if (strcmp(op, "gelu") == 0 && d <= 1e-6)
         return true;
-    if (t == ND_BF16) {
+    if (t != ND_F32) { /* bf16 or f16 */
         uint16_t a, b;
         memcpy(&a, got + 2 * i, 2);
         memcpy(&b, want + 2 * i, 2);
@@ -371,13 +377,7 @@ static void free_setup(setup *s) { td_setup_free(s); }
 static void add_part(float *acc, const uint8_t *part, nd_dtype t, int64_t n, bool first, nd_reduce r)
 {
     for (int64_t j = 0; j < n; ++j) {
-        float f;
-        if (t == ND_BF16) {
-            uint32_t u = (uint32_t)((const uint16_t *)(const void *)part)[j] << 16;
-            memcpy(&f, &u, 4);
-        } else {
-            memcpy(&f, part + 4 * j, 4);
-        }
+        const float f = load_value(part, j, t);
         if (first)
             acc[j] = f;
         else if (r == ND_REDUCE_MAX)
@@ -395,13 +395,7 @@ static void add_part(float *acc, const uint8_t *part, nd_dtype t, int64_t n, boo
 static void store_sum(uint8_t *out, const float *acc, nd_dtype t, int64_t n, nd_reduce r, int parts)
 {
     for (int64_t j = 0; j < n; ++j) {
-        float v = r == ND_REDUCE_AVG ? acc[j] / (float)parts : acc[j];
-        if (t == ND_BF16) {
-            uint16_t h = ref_to_bf16(v);
-            memcpy(out + 2 * j, &h, 2);
-        } else {
-            memcpy(out + 4 * j, &v, 4);
-        }
+        store_value(out, j, t, r == ND_REDUCE_AVG ? acc[j] / (float)parts : acc[j]);
     }
 }
 
@@ -444,18 +438,14 @@ static uint8_t *run(nd_kernels *k, setup *s, const char *op, const double *scala
     return out;
 }
 
-/* Random elements: floats are multiples of 1/4 in [-8, 8], exact in bf16 too. */
+/* Random elements: floats are multiples of 1/4 in [-8, 8], exact in every floating dtype. */
 static void random_fill(uint8_t *x, const nd_dist *d, int64_t elems)
 {
     for (int64_t j = 0; j < elems; ++j) {
         float f = (float)rng_range(&test_seed, -32, 32) / 4.0f;
         uint32_t u = (uint32_t)rng_next(&test_seed);
-        if (d->spec.dtype == ND_F32) {
-            memcpy(x + 4 * j, &f, 4);
-        } else if (d->spec.dtype == ND_BF16) {
-            memcpy(&u, &f, 4);
-            uint16_t h = (uint16_t)(u >> 16); /* exact: quarters need few mantissa bits */
-            memcpy(x + 2 * j, &h, 2);
+        if (nd_dtype_floating(d->spec.dtype)) {
+            store_value(x, j, d->spec.dtype, f); /* exact: quarters need few mantissa bits */
         } else {
             memcpy(x + j * d->elem_bytes, &u, (size_t)d->elem_bytes);
         }

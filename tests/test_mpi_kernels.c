@@ -114,7 +114,7 @@ static int make_setup(const nda_kernel_entry *e, bool mpi, setup *s, nd_error *e
 
 static void free_setup(setup *s) { td_setup_free(s); }
 
-/* Multiples of 1/4 in [-8, 8] (positive for ops whose reference needs it): exact in f32 and bf16. */
+/* Multiples of 1/4 in [-8, 8] (positive for ops whose reference needs it): exact in every floating dtype. */
 static void random_fill(uint8_t *x, const nd_dist *d, int64_t elems, uint64_t *seed)
 {
     for (int64_t j = 0; j < elems; ++j) {
@@ -125,6 +125,8 @@ static void random_fill(uint8_t *x, const nd_dist *d, int64_t elems, uint64_t *s
             memcpy(x + 4 * j, &f, 4);
         else if (d->spec.dtype == ND_BF16)
             memcpy(x + 2 * j, &(uint16_t){(uint16_t)(u >> 16)}, 2);
+        else if (d->spec.dtype == ND_F16)
+            memcpy(x + 2 * j, &(uint16_t){test_f16_nearest(f)}, 2);
         else
             memcpy(x + j * d->elem_bytes, &u, (size_t)d->elem_bytes);
     }
@@ -133,7 +135,9 @@ static void random_fill(uint8_t *x, const nd_dist *d, int64_t elems, uint64_t *s
 static float value_at(const uint8_t *p, int64_t j, nd_dtype t)
 {
     float f;
-    if (t == ND_BF16) {
+    if (t == ND_F16) {
+        f = (float)test_f16_value(((const uint16_t *)(const void *)p)[j]);
+    } else if (t == ND_BF16) {
         uint32_t u = (uint32_t)((const uint16_t *)(const void *)p)[j] << 16;
         memcpy(&f, &u, 4);
     } else {
@@ -547,6 +551,8 @@ static uint8_t *plain(const nda_kernel_entry *e, setup *s, uint8_t *(*parts)[8],
                     uint32_t u;
                     memcpy(&u, &acc, 4);
                     memcpy(in[i] + 2 * j, &(uint16_t){(uint16_t)(u >> 16)}, 2);
+                } else if (d->spec.dtype == ND_F16) {
+                    memcpy(in[i] + 2 * j, &(uint16_t){test_f16_nearest(acc)}, 2);
                 } else {
                     memcpy(in[i] + 4 * j, &acc, 4);
                 }
@@ -584,7 +590,8 @@ static bool close_enough(const nda_kernel_entry *e, const uint8_t *a, const uint
     bool approx = !strcmp(e->op, "softmax") || !strcmp(e->op, "exp"); /* libm against the kernel's own exp */
     for (*at = 0; *at < n; ++*at) {
         if (t != ND_F32 || !approx) {
-            if (memcmp(a + *at * (t == ND_BF16 ? 2 : 4), b + *at * (t == ND_BF16 ? 2 : 4), t == ND_BF16 ? 2 : 4))
+            const size_t eb = (size_t)nd_dtype_size(t);
+            if (memcmp(a + *at * eb, b + *at * eb, eb))
                 return false;
             continue;
         }

@@ -54,7 +54,7 @@ expect_error "--shape 4294967296,4294967296 --shard 1,1 $base" 'shape 4294967296
 expect_error "--shape 3,7,5 --shard 2,2,2 --shard 99999999999999999999 $base" '--shard 99999999999999999999: expected a comma-separated list'
 expect_error "--shape 4096,4096 --shard 4096,4096 --grid 1x1" 'l1: the tensor needs 67108864 bytes per core .* but each holds 1572864'
 expect_error "--shape 64,64 --shard 64,64 --grid 1x1 --l1-size 1K" 'but each holds 1024'
-expect_error "--shape 3,7,5 --shard 2,2,2 $base --dtype f64" '--dtype f64: unknown value; expected one of f32, bf16, i32, u8'
+expect_error "--shape 3,7,5 --shard 2,2,2 $base --dtype f64" '--dtype f64: unknown value; expected one of f32, bf16, f16, i32, u8'
 expect_error "--shape 3,7,5 --shard 2,2,2 $base --strategy zigzag" '--strategy zigzag: unknown value'
 expect_error "--shape 3,7,5 --shard 2,2,2 $base --format png" '--format png: unknown format'
 expect_error "--shape 3,7,5 --shard 2,2,2 $base --bogus" '--bogus: unknown option'

@@ -49,6 +49,13 @@ static inline int64_t rng_range(uint64_t *s, int64_t lo, int64_t hi)
     return lo + (int64_t)(rng_next(s) % (uint64_t)(hi - lo + 1));
 }
 
+/* IEEE 754 binary16 written out from its definition, for references independent of nd_accessor.h's
+ * conversions: the value of the bits h (infinities and NaN included), and the bits of the f16 nearest
+ * to v, found by bisection over the finite values (ties to the even one; from 65520 on, infinity; a
+ * NaN gives the quiet NaN 0x7e00 with v's sign). */
+double test_f16_value(uint16_t h);
+uint16_t test_f16_nearest(double v);
+
 /* The exit status of a test program: prints "N passed, N failed" for the log. */
 int test_finish(int64_t passed);
 

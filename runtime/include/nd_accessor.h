@@ -83,8 +83,8 @@ typedef void nda_kernel_fn(const nda_core *core, const nda_args *args);
  *     static void NAME(const nda_ref_args *args, int64_t lo, int64_t hi);
  * It fills elements [lo, hi) of the output (the last operand), in row-major order, reading the inputs
  * whole; the caller splits the output over threads, so a call must write only [lo, hi) and keep no
- * state. Elements are stored as the dtype says: f32 float, bf16 uint16_t (nda_bf16_to_f32), i32
- * int32_t, u8 uint8_t. Scalars are the launch's, already checked against the op's declaration.
+ * state. Elements are stored as the dtype says (ND_DTYPES): f32 float, bf16 and f16 uint16_t
+ * (nda_bf16_to_f32, nda_f16_to_f32), i32 int32_t, u8 uint8_t. Scalars are the launch's, already checked against the op's declaration.
  */
 typedef struct nda_ref_operand {
     void *data;                      /* contiguous, row-major; inputs are only read */
@@ -130,7 +130,7 @@ typedef struct nda_kernel_entry {
     const char *const *operands;     /* operand names, inputs then outputs */
     const char *const *signatures;   /* specialized: nd_dist_signature of each operand; generic: NULL */
     const char *const *indices;      /* index notation of each operand, such as "bik" or "..." */
-    const char *const *dtypes;       /* dtype of each operand: "f32", "bf16", "i32", "u8" */
+    const char *const *dtypes;       /* dtype of each operand: "f32", "bf16", ... (ND_DTYPES) */
     int noutputs;                    /* the last noutputs operands are outputs */
     const char *scalars;             /* launch scalars: the declaration (nd_scalars_parse), canonical, such as
                                         "eps: f32 in (0, 1], axes: axes(x)"; NULL: none (a launch giving any
@@ -460,9 +460,20 @@ static inline uint8_t *nda_iter_ptr(const nda_iter *it) { return it->base + it->
 
 /* ---------------------------------------------------------------- element types */
 
+/* c ? a : b for c 0 or 1, as arithmetic: GCC leaves chains of ?: as branches, which stop vectorization. */
+#define NDA_SELECT(c, a, b) ((b) ^ (((a) ^ (b)) & (0u - (uint32_t)(c))))
+
+/* Always inlined: a loop calling a conversion does not vectorize, and in a large file (a spec's many
+ * kernels) GCC's unit growth limit can leave these as calls. */
+#if defined(__GNUC__)
+#define NDA_CONVERSION static inline __attribute__((always_inline))
+#else
+#define NDA_CONVERSION static inline
+#endif
+
 /* bf16 is stored as the top half of an f32; math on it is done in f32. These two helpers involve no
  * distribution, so ndgen leaves them as they are. */
-static inline float nda_bf16_to_f32(uint16_t h)
+NDA_CONVERSION float nda_bf16_to_f32(uint16_t h)
 {
     uint32_t u = (uint32_t)h << 16;
     float f;
@@ -471,7 +482,7 @@ static inline float nda_bf16_to_f32(uint16_t h)
 }
 
 /* Rounds to nearest, ties to even; a NaN stays a (quiet) NaN. */
-static inline uint16_t nda_f32_to_bf16(float f)
+NDA_CONVERSION uint16_t nda_f32_to_bf16(float f)
 {
     uint32_t u;
     memcpy(&u, &f, sizeof u);
@@ -481,7 +492,48 @@ static inline uint16_t nda_f32_to_bf16(float f)
     return (uint16_t)(u >> 16);
 }
 
-/* Element i of a reference operand as f32 (f32 or bf16 data), and v stored into element i. Helpers for
+/* f16 is IEEE 754 binary16 (1 sign, 5 exponent and 10 fraction bits, bias 15); math on it is done in f32,
+ * which holds every f16 value exactly. Plain integer code, so every compiler and target gives the same
+ * bits (a compiler's _Float16 needs GCC 12 or Clang 15, and F16C for speed). Each case is computed and
+ * one is selected, with no branch, so that loops over these vectorize with GCC as with Clang. A NaN
+ * stays a NaN, made quiet, its top payload bits kept. */
+NDA_CONVERSION float nda_f16_to_f32(uint16_t h)
+{
+    const uint32_t em = h & 0x7fffu;
+    const float tiny = (float)(int32_t)em * 0x1p-24f; /* zero or subnormal: em 2^-24, exact in f32 */
+    uint32_t sub;
+    memcpy(&sub, &tiny, sizeof sub);
+    const uint32_t normal = (em << 13) + ((uint32_t)(127 - 15) << 23); /* the exponent rebased to 127 */
+    const uint32_t special = 0x7f800000u | (em & 0x3ffu) << 13 | (uint32_t)(em > 0x7c00u) << 22; /* inf, NaN */
+    const uint32_t u = (uint32_t)(h & 0x8000u) << 16 |
+                       NDA_SELECT(em < 0x0400u, sub, NDA_SELECT(em < 0x7c00u, normal, special));
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* Rounds to nearest, ties to even: from 65520 on to infinity; below 2^-14 to a subnormal or zero, by
+ * adding 0.5f, whose f32 step is 2^-24, the f16 subnormals' step (so the hardware rounds, in the
+ * default rounding mode that C programs run in). */
+NDA_CONVERSION uint16_t nda_f32_to_f16(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    const uint32_t a = u & 0x7fffffffu;
+    /* 2^-14 up to 65520: round the 13 bits dropped, then rebase the exponent to 15 */
+    const uint32_t normal = (a + 0x0fffu + (a >> 13 & 1u) - ((uint32_t)(127 - 15) << 23)) >> 13;
+    float mag;
+    memcpy(&mag, &a, sizeof mag);
+    mag += 0.5f;
+    uint32_t sub;
+    memcpy(&sub, &mag, sizeof sub);
+    sub -= 0x3f000000u; /* the bits of 0.5f: what is left is the count of 2^-24 steps, 0 to 1024 */
+    const uint32_t big = NDA_SELECT(a <= 0x7f800000u, 0x7c00u, 0x7e00u | (a >> 13 & 0x3ffu)); /* infinity, NaN */
+    const uint32_t r = NDA_SELECT(a < 0x38800000u, sub, NDA_SELECT(a < 0x477ff000u, normal, big));
+    return (uint16_t)(u >> 16 & 0x8000u) | (uint16_t)r;
+}
+
+/* Element i of a reference operand as f32 (a floating dtype's data), and v stored into element i. Helpers for
  * references, not part of the template API (as ndstat_*). */
 /* Element i of data of dtype t as f32, and v stored as element i (a floating dtype: ND_DTYPES' conversions). */
 static inline float ndref_dtype_load_f32(nd_dtype t, const void *data, int64_t i)

@@ -36,7 +36,7 @@ extern "C" {
       " P0,P1,..         page box, same rank as --shape; default: a row of the shard's width\n"                     \
       "                          (of the tensor's width when interleaved)")                                        \
     X(tile, "tile", TEXT, "", " HxW              tile pages over the last two dims: 32x32, 16x16, 16x32 or 32x16") \
-    X(dtype, "dtype", TEXT, "", " f32|bf16|i32|u8 element type (default f32)")                                     \
+    X(dtype, "dtype", TEXT, "", " T               element type: " ND_DTYPE_LIST "(default f32)")                 \
     X(buffer, "buffer", TEXT, "", " l1|dram        memory holding the shards (default l1); dram deals them over banks") \
     X(banks, "banks", TEXT, "", " N               DRAM banks (default 12)")                                         \
     X(l1_size, "l1-size", TEXT, "", " BYTES         L1 per core, e.g. 1536K (default 1536K)")                        \

@@ -89,6 +89,7 @@ const char *nd_errcode_what(nd_errcode code);
 #define ND_DTYPES(X)                                                                                      \
     X(ND_F32, f32, 4, float, 1, , , 1e-5, 0x3f800000u)                                                    \
     X(ND_BF16, bf16, 2, uint16_t, 1, nda_bf16_to_f32, nda_f32_to_bf16, 1e-2, 0x3f80u)                     \
+    X(ND_F16, f16, 2, uint16_t, 1, nda_f16_to_f32, nda_f32_to_f16, 1e-3, 0x3c00u)                        \
     X(ND_I32, i32, 4, int32_t, 0, , , 0, 1u)                                                              \
     X(ND_U8, u8, 1, uint8_t, 0, , , 0, 1u)
 
@@ -102,6 +103,9 @@ enum {
     ND_DTYPE_COUNT = 0 ND_DTYPES(ND_DTYPE_COUNT_ONE)
 #undef ND_DTYPE_COUNT_ONE
 };
+/* The dtypes' names, each followed by a space, as one string literal: "f32 bf16 ... " (for --help). */
+#define ND_DTYPE_NAME_SP(e, name, bytes, type, floating, load, store, tol, one) #name " "
+#define ND_DTYPE_LIST ND_DTYPES(ND_DTYPE_NAME_SP)
 typedef enum nd_page_kind { ND_PAGE_ROW, ND_PAGE_TILE, ND_PAGE_BOX } nd_page_kind;
 typedef enum nd_orientation { ND_ROW_MAJOR, ND_COL_MAJOR } nd_orientation;
 typedef enum nd_strategy { ND_ROUND_ROBIN, ND_CONTIGUOUS } nd_strategy;
@@ -113,10 +117,10 @@ enum { ND_REDUCES = ND_REDUCE_PRODUCT + 1 };
 
 int nd_dtype_size(nd_dtype t);
 const char *nd_dtype_name(nd_dtype t);
-/* A floating dtype (f32, bf16): computed as f32, results held to nd_dtype_tolerance; else an integer
+/* A floating dtype (f32, bf16, f16): computed as f32, results held to nd_dtype_tolerance; else an integer
  * dtype, whose results must be exact. */
 bool nd_dtype_floating(nd_dtype t);
-/* Whether its storage C type is a floating type (f32; not bf16, stored as uint16_t). */
+/* Whether its storage C type is a floating type (f32; not bf16 or f16, stored as uint16_t). */
 bool nd_dtype_stored_floating(nd_dtype t);
 /* The C type that stores it: "float", "uint16_t", ...; the conversion names to and from f32 ("" none). */
 const char *nd_dtype_ctype(nd_dtype t);
