@@ -4,6 +4,7 @@
  * NDA_FIXED_SETS; this file reads the ways a user names a set and says why any other set is refused.
  * docs/partial.md is the user's table of both.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "ndgen.h"
@@ -60,6 +61,19 @@ static const struct param *group_row(int group)
     return NULL;
 }
 
+/* The refusal of a word that names no parameter, listing the groups (params[]) and the sets
+ * (NDA_FIXED_SETS) a user may give instead. */
+static int unknown_param(const char *text, const char *word, size_t n, nd_error *err)
+{
+    char groups[256] = "", sets[128] = "";
+    for (int g = 0; g < P_GROUPS; ++g)
+        snprintf(groups + strlen(groups), sizeof groups - strlen(groups), "%s%s", g ? ", " : "", group_row(g)->name);
+    for (int i = 0; i < NDA_FIXED_COUNT; ++i)
+        snprintf(sets + strlen(sets), sizeof sets - strlen(sets), "%s\"%s\"", i ? ", " : "", ndreg_fixed_name(i));
+    return nd_fail(err, "fixed = \"%s\": '%.*s' is not a distribution parameter (%s); give a set (%s), \"all but "
+                        "P,..\", or the parameters to fix", text, (int)n, word, groups, sets);
+}
+
 /* Marks in *groups (bit per group) every parameter named in list: words separated by commas, blanks
  * and "and". 0, or -1 with err naming the first word that is no parameter. */
 static int read_list(const char *text, const char *list, unsigned *groups, nd_error *err)
@@ -70,9 +84,7 @@ static int read_list(const char *text, const char *list, unsigned *groups, nd_er
         if (n && !(n == 3 && strncmp(p, "and", 3) == 0)) {
             const struct param *q = param_named(p, n);
             if (!q)
-                return nd_fail(err, "fixed = \"%s\": '%.*s' is not a distribution parameter (shape, grid, rank, "
-                                    "dtype, page, shard, strategy, memory, copies); give a set (\"all\", \"pattern\", "
-                                    "\"shard\"), \"all but P,..\", or the parameters to fix", text, (int)n, p);
+                return unknown_param(text, p, n, err);
             *groups |= 1u << q->group;
         }
         p += n + (p[n] != '\0');

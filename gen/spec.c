@@ -646,9 +646,9 @@ static int get_partial(ctx *c, int t, const char *name, unsigned *mask)
         rc = list_len(c, -1, 64, "field 'partial'", &n);
         for (int i = 1; i <= n && !rc; ++i) {
             int r = lua_rawgeti(L, -1, i) == LUA_TSTRING ? nd_reduce_parse(lua_tostring(L, -1)) : -1;
+            char list[64];
             if (r < 0)
-                rc = FAIL(c, "operand '%s': partial[%d] must be one of \"sum\", \"avg\", \"max\", \"min\", \"product\"",
-                          name, i);
+                rc = FAIL(c, "operand '%s': partial[%d] must be one of %s", name, i, nd_reduce_list(list, sizeof list, false));
             *mask |= r >= 0 ? 1u << r : 0;
             lua_pop(L, 1);
         }

@@ -785,8 +785,7 @@ static int partial_inputs(const step *s, nd_error *err)
         if (ways(t->partial, t->npartial) <= 1)
             continue;
         ++partial;
-        bool linear = t->reduce == ND_REDUCE_SUM || t->reduce == ND_REDUCE_AVG;
-        if (!linear && (s->nin > 1 || reduced))
+        if (!nd_reduce_linear(t->reduce) && (s->nin > 1 || reduced))
             return nd_failc(err, ND_EREFUSED, "einsum '%s': input %s is Partial(%s); only a pending sum or avg, "
                             "being linear, passes through a product or a reduction: resolve the pending %s first",
                             s->einsum, t->name, nd_reduce_name(t->reduce), nd_reduce_name(t->reduce));

@@ -53,9 +53,25 @@ const char *nd_errcode_what(nd_errcode code)
     return (unsigned)code < ND_ERRCODE_COUNT ? whats[code] : "unknown error code";
 }
 
-static const char *const reduce_names[ND_REDUCES] = {"sum", "avg", "max", "min", "product"};
+/* ND_REDUCE_OPS' columns as arrays indexed by reduce op. */
+#define RD_NAME(e, name, identity, idempotent, selects, linear, jax) [e] = #name,
+#define RD_IDENTITY(e, name, identity, idempotent, selects, linear, jax) [e] = identity,
+#define RD_IDEMPOTENT(e, name, identity, idempotent, selects, linear, jax) [e] = idempotent,
+#define RD_SELECTS(e, name, identity, idempotent, selects, linear, jax) [e] = selects,
+#define RD_JAX(e, name, identity, idempotent, selects, linear, jax) [e] = jax,
+#define RD_LINEAR(e, name, identity, idempotent, selects, linear, jax) [e] = linear,
+static const char *const reduce_names[ND_REDUCES] = {ND_REDUCE_OPS(RD_NAME)};
+static const double reduce_identity[ND_REDUCES] = {ND_REDUCE_OPS(RD_IDENTITY)};
+static const bool reduce_idempotent[ND_REDUCES] = {ND_REDUCE_OPS(RD_IDEMPOTENT)},
+                  reduce_selects[ND_REDUCES] = {ND_REDUCE_OPS(RD_SELECTS)},
+                  reduce_linear[ND_REDUCES] = {ND_REDUCE_OPS(RD_LINEAR)}, reduce_jax[ND_REDUCES] = {ND_REDUCE_OPS(RD_JAX)};
 
 const char *nd_reduce_name(nd_reduce r) { return (unsigned)r < ND_REDUCES ? reduce_names[r] : "?"; }
+double nd_reduce_identity(nd_reduce r) { return reduce_identity[r]; }
+bool nd_reduce_idempotent(nd_reduce r) { return reduce_idempotent[r]; }
+bool nd_reduce_selects(nd_reduce r) { return reduce_selects[r]; }
+bool nd_reduce_linear(nd_reduce r) { return reduce_linear[r]; }
+bool nd_reduce_jax(nd_reduce r) { return reduce_jax[r]; }
 
 int nd_reduce_parse(const char *name)
 {
@@ -63,6 +79,21 @@ int nd_reduce_parse(const char *name)
         if (strcmp(name, reduce_names[i]) == 0)
             return i;
     return -1;
+}
+
+const char *nd_reduce_list(char *buf, size_t len, bool jax_only)
+{
+    int n = 0, k = 0;
+    for (int i = 0; i < ND_REDUCES; ++i)
+        n += !jax_only || reduce_jax[i];
+    size_t at = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < ND_REDUCES && at < len; ++i)
+        if (!jax_only || reduce_jax[i]) {
+            ++k;
+            at += (size_t)snprintf(buf + at, len - at, "%s%s", k == 1 ? "" : k == n ? " or " : ", ", reduce_names[i]);
+        }
+    return buf;
 }
 
 /* The table's columns as arrays indexed by dtype; each row's bytes are its storage type's size. */
@@ -102,9 +133,18 @@ void nd_dtype_one(nd_dtype t, uint8_t *out)
         out[i] = (uint8_t)(dt_one[t] >> (8 * i));
 }
 
-const char *nd_strategy_name(nd_strategy s) { return s == ND_ROUND_ROBIN ? "round_robin" : "contiguous"; }
-const char *nd_orientation_name(nd_orientation o) { return o == ND_ROW_MAJOR ? "row_major" : "col_major"; }
-const char *nd_buffer_name(nd_buffer b) { return b == ND_L1 ? "l1" : "dram"; }
+#define ENUM_NAME(e, name, shorter) [e] = #name,
+static const char *const strategy_names[] = {ND_STRATEGIES(ENUM_NAME)};
+static const char *const orientation_names[] = {ND_ORIENTATIONS(ENUM_NAME)};
+static const char *const buffer_names[] = {ND_BUFFERS(ENUM_NAME)};
+#undef ENUM_NAME
+
+const char *nd_strategy_name(nd_strategy s) { return (unsigned)s < ND_STRATEGY_COUNT ? strategy_names[s] : "?"; }
+const char *nd_orientation_name(nd_orientation o)
+{
+    return (unsigned)o < ND_ORIENTATION_COUNT ? orientation_names[o] : "?";
+}
+const char *nd_buffer_name(nd_buffer b) { return (unsigned)b < ND_BUFFER_COUNT ? buffer_names[b] : "?"; }
 
 const char *nd_format_dims(char *buf, size_t len, const int64_t *dims, int rank)
 {

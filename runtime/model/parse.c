@@ -148,11 +148,33 @@ int nd_parse_dtype(const char *what, const char *text, nd_dtype *out, nd_error *
     return 0;
 }
 
+/* One of a table's enumerators by name or shorter name; the message lists the shorter names (else the
+ * names). */
+typedef struct enum_row {
+    const char *name, *shorter;
+} enum_row;
+
+static int lookup_enum(const char *what, const char *text, const enum_row *rows, int n, int *out, nd_error *err)
+{
+    char list[256] = "";
+    for (int i = 0; i < n; ++i) {
+        if (strcasecmp(text, rows[i].name) == 0 || (rows[i].shorter[0] && strcasecmp(text, rows[i].shorter) == 0)) {
+            *out = i;
+            return 0;
+        }
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
+                 rows[i].shorter[0] ? rows[i].shorter : rows[i].name);
+    }
+    return nd_fail(err, "%s %s: unknown value; expected one of %s", what, text, list);
+}
+
+#define ENUM_ROW(e, name, shorter) [e] = {#name, shorter},
+
 int nd_parse_strategy(const char *what, const char *text, nd_strategy *out, nd_error *err)
 {
-    static const char *const names[] = {"round_robin", "contiguous"};
+    static const enum_row rows[] = {ND_STRATEGIES(ENUM_ROW)};
     int v = 0;
-    if (lookup(what, text, names, 2, "round_robin, contiguous", &v, err))
+    if (lookup_enum(what, text, rows, ND_STRATEGY_COUNT, &v, err))
         return -1;
     *out = (nd_strategy)v;
     return 0;
@@ -160,23 +182,25 @@ int nd_parse_strategy(const char *what, const char *text, nd_strategy *out, nd_e
 
 int nd_parse_orientation(const char *what, const char *text, nd_orientation *out, nd_error *err)
 {
-    static const char *const names[] = {"row", "col", "row_major", "col_major"};
+    static const enum_row rows[] = {ND_ORIENTATIONS(ENUM_ROW)};
     int v = 0;
-    if (lookup(what, text, names, 4, "row, col", &v, err))
+    if (lookup_enum(what, text, rows, ND_ORIENTATION_COUNT, &v, err))
         return -1;
-    *out = (nd_orientation)(v % 2);
+    *out = (nd_orientation)v;
     return 0;
 }
 
 int nd_parse_buffer(const char *what, const char *text, nd_buffer *out, nd_error *err)
 {
-    static const char *const names[] = {"l1", "dram"};
+    static const enum_row rows[] = {ND_BUFFERS(ENUM_ROW)};
     int v = 0;
-    if (lookup(what, text, names, 2, "l1, dram", &v, err))
+    if (lookup_enum(what, text, rows, ND_BUFFER_COUNT, &v, err))
         return -1;
     *out = (nd_buffer)v;
     return 0;
 }
+
+#undef ENUM_ROW
 
 int nd_parse_tile(const char *what, const char *text, int32_t *h, int32_t *w, nd_error *err)
 {

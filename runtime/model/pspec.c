@@ -309,12 +309,13 @@ static int pspec_unreduced_kind(lexer *lx, nd_reduce *kind)
     if (take_ident(lx, name) || (quote && expect(lx, quote)))
         return -1;
     int r = nd_reduce_parse(name);
-    if (r == ND_REDUCE_SUM || r == ND_REDUCE_MAX || r == ND_REDUCE_MIN) {
+    if (r >= 0 && nd_reduce_jax((nd_reduce)r)) {
         *kind = (nd_reduce)r;
         return 0;
     }
     lx->p = at;
-    return lex_fail(lx, "unreduced_kind '%s': JAX's UnreducedKind is sum, max or min", name);
+    char list[64];
+    return lex_fail(lx, "unreduced_kind '%s': JAX's UnreducedKind is %s", name, nd_reduce_list(list, sizeof list, true));
 }
 
 typedef struct pspec_keywords {
@@ -418,9 +419,11 @@ static int pspec_kind(const nd_sharding *sh, nd_error *err)
         const nd_mesh_axis *a = &sh->axes[i];
         if (a->kind != ND_MESH_PARTIAL)
             continue;
-        if (a->reduce != ND_REDUCE_SUM && a->reduce != ND_REDUCE_MAX && a->reduce != ND_REDUCE_MIN)
+        char list[64];
+        if (!nd_reduce_jax(a->reduce))
             return nd_fail(err, "Partial(%s) on mesh axis '%s' has no PartitionSpec form: JAX's unreduced_kind is "
-                                "sum, max or min", nd_reduce_name(a->reduce), nd_mesh_axis_name(sh, i, name, sizeof name));
+                                "%s", nd_reduce_name(a->reduce), nd_mesh_axis_name(sh, i, name, sizeof name),
+                           nd_reduce_list(list, sizeof list, true));
         if (kind >= 0 && (int)a->reduce != kind)
             return nd_fail(err, "mesh axes pending %s and %s: a PartitionSpec has one unreduced_kind",
                            nd_reduce_name((nd_reduce)kind), nd_reduce_name(a->reduce));
@@ -475,7 +478,8 @@ static int reduce_op(lexer *lx, nd_reduce *out)
         return 0;
     }
     lx->p = at;
-    return lex_fail(lx, "unknown reduction '%s'; expected sum, avg, max, min or product", name);
+    char list[64];
+    return lex_fail(lx, "unknown reduction '%s'; expected %s", name, nd_reduce_list(list, sizeof list, false));
 }
 
 /* _StridedShard's arguments after the dim: ", sf=k" (its repr), ", split_factor=k" or ", k". */

@@ -144,14 +144,13 @@ static void fill_ones(const nd_tensor *t, int64_t r)
 bool nd_copy_gets_value(const nd_tensor *t, int64_t r)
 {
     const nd_dist_spec *s = &t->dist.spec;
-    return r < s->replicas / s->parts || s->reduce == ND_REDUCE_AVG || s->reduce == ND_REDUCE_MAX ||
-           s->reduce == ND_REDUCE_MIN;
+    return r < s->replicas / s->parts || nd_reduce_idempotent(s->reduce);
 }
 
 void nd_copy_fill_neutral(nd_tensor *t, int64_t r)
 {
     int64_t n = t->dist.layout.ncores;
-    if (t->dist.spec.reduce == ND_REDUCE_PRODUCT) {
+    if (nd_reduce_identity(t->dist.spec.reduce) == 1) {
         fill_ones(t, r);
         return;
     }

@@ -44,17 +44,18 @@ int nd_op_check(const nda_kernel_entry *e, nd_tensor *const *tensors, int n, nd_
                                               "operands only pending %s; resolve it first with all_reduce or "
                                               "reduce_scatter", e->op, e->operands[i], nd_reduce_name(s->reduce),
                             reduce_list(buf, sizeof buf, takes));
-        /* A Partial output's parts are stored in its dtype and combined later: in bf16 each part is
-         * rounded first, and a sum (or product) of rounded parts is not the rounded sum; max and min
-         * commute with rounding, which is monotonic. */
+        /* A Partial output's parts are stored in its dtype and combined later: in bf16 or f16 each part
+         * is rounded first, and a sum (or product) of rounded parts is not the rounded sum; an op that
+         * selects one part (max, min) commutes with rounding, which is monotonic. */
         bool output = i >= n - e->noutputs;
         if (output && s->parts > 1 && nd_dtype_floating(s->dtype) && nd_dtype_size(s->dtype) < 4 &&
-            s->reduce != ND_REDUCE_MAX && s->reduce != ND_REDUCE_MIN) /* a narrow floating dtype: bf16 */
-            return nd_failc(err, ND_EREFUSED, "op '%s': output '%s' is bf16 Partial(%s): each of its %d parts would be "
-                                              "rounded to bf16 before they are combined, so the result would not be "
-                                              "the bf16 rounding of the whole %s; make the Partial output f32, or the "
-                                              "output whole", e->op, e->operands[i], nd_reduce_name(s->reduce),
-                            (int)s->parts, nd_reduce_name(s->reduce));
+            !nd_reduce_selects(s->reduce)) /* a narrow floating dtype: bf16, f16 */
+            return nd_failc(err, ND_EREFUSED, "op '%s': output '%s' is %s Partial(%s): each of its %d parts would be "
+                                              "rounded to %s before they are combined, so the result would not be "
+                                              "the %s rounding of the whole %s; make the Partial output f32, or the "
+                                              "output whole", e->op, e->operands[i], nd_dtype_name(s->dtype),
+                            nd_reduce_name(s->reduce), (int)s->parts, nd_dtype_name(s->dtype), nd_dtype_name(s->dtype),
+                            nd_reduce_name(s->reduce));
     }
     nd_op_sig sig = {e->op, e->noperands, e->noutputs, e->operands, e->indices, nd_op_axis_rule(e), e->requires};
     return nd_op_check_shapes(&sig, d, err);

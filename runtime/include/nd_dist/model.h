@@ -107,13 +107,53 @@ enum {
 #define ND_DTYPE_NAME_SP(e, name, bytes, type, floating, load, store, tol, one) #name " "
 #define ND_DTYPE_LIST ND_DTYPES(ND_DTYPE_NAME_SP)
 typedef enum nd_page_kind { ND_PAGE_ROW, ND_PAGE_TILE, ND_PAGE_BOX } nd_page_kind;
-typedef enum nd_orientation { ND_ROW_MAJOR, ND_COL_MAJOR } nd_orientation;
-typedef enum nd_strategy { ND_ROUND_ROBIN, ND_CONTIGUOUS } nd_strategy;
-typedef enum nd_buffer { ND_L1, ND_DRAM } nd_buffer;
-/* How the parts of a Partial tensor combine into its value, as DTensor's Partial(reduce_op): avg is
- * the sum divided by the number of parts. */
-typedef enum nd_reduce { ND_REDUCE_SUM, ND_REDUCE_AVG, ND_REDUCE_MAX, ND_REDUCE_MIN, ND_REDUCE_PRODUCT } nd_reduce;
-enum { ND_REDUCES = ND_REDUCE_PRODUCT + 1 };
+
+/*
+ * A distribution's other enumerations, one row each: the one place each is described, from which the
+ * enum, its count, names, parsers and their messages derive. Columns: enumerator, name (printed;
+ * parsed, case-insensitive), a shorter name also parsed and the one messages list ("" none).
+ */
+#define ND_ORIENTATIONS(X)                                                                                \
+    X(ND_ROW_MAJOR, row_major, "row")  /* a core range walked row by row */                              \
+    X(ND_COL_MAJOR, col_major, "col")  /* column by column */
+#define ND_STRATEGIES(X)                                                                                  \
+    X(ND_ROUND_ROBIN, round_robin, "") /* shard s to core s % N */                                        \
+    X(ND_CONTIGUOUS, contiguous, "")   /* each core ceil(shards / N) consecutive shards */
+#define ND_BUFFERS(X)                                                                                     \
+    X(ND_L1, l1, "")                   /* the cores' own memory */                                        \
+    X(ND_DRAM, dram, "")               /* banks no core owns */
+
+/*
+ * How the parts of a Partial tensor combine into its value, as DTensor's Partial(reduce_op); avg is the
+ * sum divided by the number of parts. Columns: enumerator, name, then what the runtime and the front
+ * ends need of each op:
+ *   identity    a part's value that leaves the combination as it is (0 for sum, 1 for product); used
+ *               only when not idempotent
+ *   idempotent  combining copies of one value gives that value, so every part may hold the value
+ *   selects     the result is one of the parts, so parts rounded to a narrow dtype first still give
+ *               the rounded result
+ *   linear      the combination is linear, so a pending one passes through a product or a reduction
+ *   jax         one of JAX's UnreducedKind (a PartitionSpec's unreduced_kind)
+ */
+#define ND_REDUCE_OPS(X)                                                                                  \
+    X(ND_REDUCE_SUM, sum, 0, 0, 0, 1, 1)                                                                  \
+    X(ND_REDUCE_AVG, avg, 0, 1, 0, 1, 0)                                                                  \
+    X(ND_REDUCE_MAX, max, 0, 1, 1, 0, 1)                                                                  \
+    X(ND_REDUCE_MIN, min, 0, 1, 1, 0, 1)                                                                  \
+    X(ND_REDUCE_PRODUCT, product, 1, 0, 0, 0, 0)
+
+#define ND_ENUM_ROW(e, name, ...) e,
+#define ND_ENUM_COUNT(e, name, ...) +1
+typedef enum nd_orientation { ND_ORIENTATIONS(ND_ENUM_ROW) } nd_orientation;
+typedef enum nd_strategy { ND_STRATEGIES(ND_ENUM_ROW) } nd_strategy;
+typedef enum nd_buffer { ND_BUFFERS(ND_ENUM_ROW) } nd_buffer;
+typedef enum nd_reduce { ND_REDUCE_OPS(ND_ENUM_ROW) } nd_reduce;
+enum {
+    ND_ORIENTATION_COUNT = 0 ND_ORIENTATIONS(ND_ENUM_COUNT),
+    ND_STRATEGY_COUNT = 0 ND_STRATEGIES(ND_ENUM_COUNT),
+    ND_BUFFER_COUNT = 0 ND_BUFFERS(ND_ENUM_COUNT),
+    ND_REDUCES = 0 ND_REDUCE_OPS(ND_ENUM_COUNT),
+};
 
 int nd_dtype_size(nd_dtype t);
 const char *nd_dtype_name(nd_dtype t);
@@ -133,8 +173,16 @@ const char *nd_strategy_name(nd_strategy s);
 const char *nd_orientation_name(nd_orientation o);
 const char *nd_buffer_name(nd_buffer b);
 const char *nd_reduce_name(nd_reduce r);
-/* The reduce op named name ("sum", "avg", "max", "min", "product"), or -1. */
+/* The reduce op named name (ND_REDUCE_OPS: "sum", "avg", ...), or -1. */
 int nd_reduce_parse(const char *name);
+/* ND_REDUCE_OPS' columns for r. */
+double nd_reduce_identity(nd_reduce r);
+bool nd_reduce_idempotent(nd_reduce r);
+bool nd_reduce_selects(nd_reduce r);
+bool nd_reduce_linear(nd_reduce r);
+bool nd_reduce_jax(nd_reduce r);
+/* The names of the reduce ops (every one, or JAX's alone) as "sum, max or min", into buf. */
+const char *nd_reduce_list(char *buf, size_t len, bool jax_only);
 
 /* ---------------------------------------------------------------- what the user states */
 
