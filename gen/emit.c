@@ -647,7 +647,7 @@ static void emit_fixed_scalars(ndg_buf *b, const ndg_target *t, int op, int targ
 
 static void emit_registry_group(ndg_buf *b, const ndg_spec *spec, const ndg_emit_options *o)
 {
-    char cname[256], sym[256], sig[2048];
+    char cname[256], sym[256], sig[ND_SIGNATURE_LEN];
     ndg_c_name(cname, sizeof cname, spec->name);
     enum { WHERE_LEN = 2 * (8 * PATH_MAX + 8) + 128 };
     char where[WHERE_LEN]; /* the group's locations, filled by emit_locations */
@@ -676,7 +676,7 @@ static void emit_registry_group(ndg_buf *b, const ndg_spec *spec, const ndg_emit
             unsigned free = ndreg_fixed_free(op->targets[t].fixed);
             if (!free)
                 continue;
-            char pat[2048];
+            char pat[ND_SIGNATURE_LEN];
             ndg_buf_printf(b, "static const char *const ndk_patterns_%d_%d[] = {\n", i, t);
             for (int k = 0; k < op->noperands; ++k) {
                 nd_dist_signature(&op->targets[t].dist[k], sig, sizeof sig);

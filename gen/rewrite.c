@@ -660,7 +660,7 @@ static void emit_operand_helpers(ndg_buf *b, const char *P, int k, const ndg_ope
     }
     if (!need)
         return;
-    char sig[2048];
+    char sig[ND_SIGNATURE_LEN];
     nd_dist_signature(d, sig, sizeof sig);
     const nd_layout *l = &d->squeezed;
     if (free)
@@ -703,14 +703,14 @@ static unsigned free_of(const ndg_variant *v) { return v->target ? ndreg_fixed_f
 /* Operand k's free parameters' text in target t (ndreg_split_signature's var). */
 static void free_text(const ndg_target *t, int k, char *out, size_t len)
 {
-    char sig[2048];
+    char sig[ND_SIGNATURE_LEN];
     nd_dist_signature(&t->dist[k], sig, sizeof sig);
     ndreg_split_signature(sig, ndreg_fixed_free(t->fixed), NULL, 0, out, len);
 }
 
 int ndg_class(const ndg_target *t, int k)
 {
-    char a[2048], b[2048];
+    char a[ND_SIGNATURE_LEN], b[ND_SIGNATURE_LEN];
     free_text(t, k, b, sizeof b);
     for (int j = 0; j < k; ++j) {
         free_text(t, j, a, sizeof a);

@@ -1,4 +1,5 @@
 /* dist.c - validating a distribution spec and answering placement queries. */
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -466,6 +467,16 @@ void nd_appendf(char *buf, size_t len, int *n, const char *fmt, ...)
     va_end(ap);
 }
 
+/* The longest signature: a dtype name, three lists of ND_MAX_RANK 64-bit dims (20 characters and a
+ * comma each) after their labels, ND_MAX_RANGES ranges of four 32-bit ints (11 characters) and their
+ * punctuation, three enumerator names, and the copies' fields; each piece over-counted. */
+enum {
+    SIG_DIMS = 3 * (8 + ND_MAX_RANK * 21),
+    SIG_CORES = 8 + ND_MAX_RANGES * (4 * 11 + 7),
+    SIG_REST = 16 + 3 * 24 + 64,
+};
+_Static_assert(SIG_DIMS + SIG_CORES + SIG_REST < ND_SIGNATURE_LEN, "ND_SIGNATURE_LEN holds the longest signature");
+
 int nd_dist_signature(const nd_dist *d, char *buf, size_t len)
 {
     const nd_dist_spec *s = &d->spec;
@@ -484,6 +495,7 @@ int nd_dist_signature(const nd_dist *d, char *buf, size_t len)
         nd_appendf(buf, len, &n, " replicas=%d parts=%d", (int)s->replicas, (int)s->parts);
     if (s->parts > 1 && s->reduce != ND_REDUCE_SUM) /* a pending sum reads as before */
         nd_appendf(buf, len, &n, " reduce=%s", nd_reduce_name(s->reduce));
+    assert(n < ND_SIGNATURE_LEN);
     return n;
 }
 

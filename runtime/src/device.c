@@ -300,7 +300,7 @@ static int place(nd_tensor *t, nd_error *err)
  * not has other offsets here, and its first fence on the tensor says so. */
 static uint64_t tensor_ident(const nd_tensor *t)
 {
-    char sig[2048];
+    char sig[ND_SIGNATURE_LEN];
     nd_dist_signature(&t->dist, sig, sizeof sig); /* truncated alike on every process */
     uint64_t h = nd_hash_bytes(ND_HASH_SEED, sig, strnlen(sig, sizeof sig));
     return nd_hash_bytes(h, t->offset, (size_t)t->ncores * sizeof *t->offset);

@@ -610,7 +610,7 @@ typedef struct jit_request {
     const char *tdirs[JIT_MAX_DIRS];
     const nda_kernel_entry *generic; /* the op's generic entry: name, dtypes, operands */
     const char *spec;                /* the spec file's name, from the entry's registry group */
-    char (*sigs)[2048];              /* one per operand */
+    char (*sigs)[ND_SIGNATURE_LEN];              /* one per operand */
     int fixed;                       /* the set the kernel fixes: NDA_FIXED_ALL, or a partial set */
     char spec_path[PATH_MAX];
     char dir[PATH_MAX];              /* the cache folder, resolved and checked */
@@ -624,7 +624,7 @@ typedef struct jit_request {
 static uint64_t hash_pattern(uint64_t h, const jit_request *r)
 {
     unsigned free = ndreg_fixed_free(r->fixed);
-    char fixed[2048], var[2048], other[2048];
+    char fixed[ND_SIGNATURE_LEN], var[ND_SIGNATURE_LEN], other[ND_SIGNATURE_LEN];
     h = hash_str(h, ndreg_fixed_name(r->fixed));
     for (int i = 0; i < r->generic->noperands; ++i) {
         ndreg_split_signature(r->sigs[i], free, fixed, sizeof fixed, var, sizeof var);
@@ -1204,14 +1204,14 @@ static void add_tdir(jit_request *r, const char *d)
         r->tdirs[r->ntdirs++] = d;
 }
 
-int nd_jit_library(nd_jit *j, const nda_kernel_entry *generic, const char *spec, char (*sigs)[2048], char *path,
+int nd_jit_library(nd_jit *j, const nda_kernel_entry *generic, const char *spec, char (*sigs)[ND_SIGNATURE_LEN], char *path,
                    size_t len, nd_jit_outcome *outcome, char *note, size_t note_len, nd_error *err)
 {
     return nd_jit_library_at(j, generic, spec, NULL, sigs, NDA_FIXED_ALL, path, len, outcome, note, note_len, err);
 }
 
 int nd_jit_library_at(nd_jit *j, const nda_kernel_entry *generic, const char *spec, const nd_jit_where *where,
-                      char (*sigs)[2048], int fixed, char *path, size_t len, nd_jit_outcome *outcome, char *note,
+                      char (*sigs)[ND_SIGNATURE_LEN], int fixed, char *path, size_t len, nd_jit_outcome *outcome, char *note,
                       size_t note_len, nd_error *err)
 {
     jit_request *r = calloc(1, sizeof *r);

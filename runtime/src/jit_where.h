@@ -17,7 +17,7 @@ typedef struct nd_jit_where {
  * partial set's entry is keyed by the fixed parameters alone (each operand's signature with the free
  * ones starred, and which operands share their free ones), so every launch it serves finds it. */
 int nd_jit_library_at(nd_jit *j, const nda_kernel_entry *generic, const char *spec, const nd_jit_where *where,
-                      char (*sigs)[2048], int fixed, char *path, size_t len, nd_jit_outcome *outcome, char *note,
+                      char (*sigs)[ND_SIGNATURE_LEN], int fixed, char *path, size_t len, nd_jit_outcome *outcome, char *note,
                       size_t note_len, nd_error *err);
 
 #endif

@@ -296,7 +296,7 @@ int nd_kernels_load_with(nd_kernels *k, const char *path, nd_load_conflicts how,
 
 /* ---------------------------------------------------------------- choosing */
 
-static bool matches(const nda_kernel_entry *e, char sigs[][2048], int n)
+static bool matches(const nda_kernel_entry *e, char sigs[][ND_SIGNATURE_LEN], int n)
 {
     for (int i = 0; i < n; ++i)
         if (strcmp(e->signatures[i], sigs[i]) != 0)
@@ -305,7 +305,7 @@ static bool matches(const nda_kernel_entry *e, char sigs[][2048], int n)
 }
 
 /* "no specialized kernel matches: operand 'a' is <sig>; the nearest target, <symbol>, has <sig>" */
-static int no_match(const char *op, const nda_kernel_entry *const *cands, int ncands, char sigs[][2048], int n,
+static int no_match(const char *op, const nda_kernel_entry *const *cands, int ncands, char sigs[][ND_SIGNATURE_LEN], int n,
                     nd_error *err)
 {
     const nda_kernel_entry *best = NULL;
@@ -373,10 +373,10 @@ static int partial_set(const nda_kernel_entry *e)
 /* A partial kernel serves a launch: every operand's signature with the set's free parameters starred is
  * the kernel's pattern, and operands the kernel assumed alike in them (nda_kernel_entry.shape_classes)
  * are. */
-static bool pattern_matches(const nda_kernel_entry *e, char sigs[][2048], int n)
+static bool pattern_matches(const nda_kernel_entry *e, char sigs[][ND_SIGNATURE_LEN], int n)
 {
     unsigned free = ndreg_fixed_free(partial_set(e));
-    char pat[2048], var[2048], other[2048];
+    char pat[ND_SIGNATURE_LEN], var[ND_SIGNATURE_LEN], other[ND_SIGNATURE_LEN];
     for (int i = 0; i < n; ++i) {
         ndreg_split_signature(sigs[i], free, pat, sizeof pat, var, sizeof var);
         int j = e->shape_classes[i];
@@ -433,7 +433,7 @@ typedef struct scan_result {
     const nda_kernel_entry *cands[256];
 } scan_result;
 
-static void scan(const nd_kernels *k, const char *op, nd_tensor *const *tensors, int n, char sigs[][2048],
+static void scan(const nd_kernels *k, const char *op, nd_tensor *const *tensors, int n, char sigs[][ND_SIGNATURE_LEN],
                  launch_scalars sc, scan_result *r)
 {
     r->generic = r->special = r->other_scalars = -1;
@@ -473,7 +473,7 @@ static int best_specialized(const nd_kernels *k, const scan_result *r)
 /* Specializes op for sigs through the JIT (a kernel of set k->max_fixed), loads the library and scans
  * again. Returns 1 when the JIT gives no kernel (the compiler failed, the cache folder was refused or
  * unusable, the library does not load): how->jit is ND_JIT_FAILED, and its note and err say why. */
-static int specialize(nd_kernels *k, const char *op, nd_tensor *const *tensors, int n, char sigs[][2048],
+static int specialize(nd_kernels *k, const char *op, nd_tensor *const *tensors, int n, char sigs[][ND_SIGNATURE_LEN],
                       launch_scalars sc, scan_result *r, nd_kernel_pick *how, nd_error *err)
 {
     char path[4096];
@@ -517,7 +517,7 @@ static int pick_entry(nd_kernels *k, const char *op, nd_tensor *const *tensors, 
         return nd_fail(err, "op '%s' takes %d operands, but the launch gives %d", op, arity, ntensors);
     if (!typed)
         return dtype_error(k, op, tensors, ntensors, err);
-    char (*sigs)[2048] = calloc((size_t)ntensors, sizeof *sigs);
+    char (*sigs)[ND_SIGNATURE_LEN] = calloc((size_t)ntensors, sizeof *sigs);
     scan_result *r = malloc(sizeof *r);
     if (!sigs || !r) {
         free(sigs);

@@ -83,7 +83,7 @@ void nd_jit_free(nd_jit *j);
  * the caller should run the generic one: the C compiler failed or cannot be run, or the cache folder
  * is refused (not the user's own) or unusable (read-only, full); err says why; or -1 on any other
  * failure (the generator failed on the spec, out of memory). */
-int nd_jit_library(nd_jit *j, const nda_kernel_entry *generic, const char *spec, char (*sigs)[2048],
+int nd_jit_library(nd_jit *j, const nda_kernel_entry *generic, const char *spec, char (*sigs)[ND_SIGNATURE_LEN],
                    char *path, size_t len, nd_jit_outcome *outcome, char *note, size_t note_len, nd_error *err);
 /* The one-line notice of a private temporary cache in use, or NULL. */
 const char *nd_jit_notice(const nd_jit *j);

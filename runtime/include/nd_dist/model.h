@@ -404,8 +404,10 @@ bool nd_dist_is_local(const nd_dist *d, int64_t page_id, int64_t core);
  * The canonical text of a distribution: dtype, shape, page box, shard, core ranges, orientation,
  * strategy and memory. Two distributions with the same signature place every page identically; the
  * generator records it for each specialized operand and the runtime matches launches on it.
- * Returns the length (snprintf-style).
+ * Returns the length (snprintf-style). A buffer of ND_SIGNATURE_LEN holds every valid distribution's
+ * (dist.c asserts the longest fits), so a key is never cut short: two distributions would share it.
  */
+enum { ND_SIGNATURE_LEN = 4096 };
 int nd_dist_signature(const nd_dist *d, char *buf, size_t len);
 
 /* The inverse of nd_dist_signature. *grid_x and *grid_y receive the smallest grid (or banks) holding
