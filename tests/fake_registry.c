@@ -3,7 +3,9 @@
  *   1 a group's entry count past its array     2 forty operands
  *   3 a dtype the runtime does not know        4 a shape class naming no operand
  *   5 no op name                               6 a specialized entry without signatures
- *   7 op 'add' from a spec of its own, beside the bundled library's 'add' (spec 'eltwise') */
+ *   7 op 'add' from a spec of its own, beside the bundled library's 'add' (spec 'eltwise')
+ *   8 a signature not as ndgen writes it (a short orientation name): two texts would be one key
+ *   9 a partial kernel whose pattern is not its signature with the free fields starred */
 #include "nd_accessor.h"
 
 static void fake_kernel(const nda_core *core, const nda_args *args)
@@ -18,8 +20,21 @@ static const char *const dtypes[] = {"f32", "f99"};
 #else
 static const char *const dtypes[] = {"f32", "f32"};
 #endif
+#if LIE == 8
+static const char *const signatures[] = {"f32 shape=4 page=4 shard=4 cores=(0,0)-(0,0) row round_robin l1",
+                                         "f32 shape=4 page=4 shard=4 cores=(0,0)-(0,0) row round_robin l1"};
+#else
+static const char *const signatures[] = {"f32 shape=8 page=4 shard=4 cores=(0,0)-(1,0) row_major round_robin l1",
+                                         "f32 shape=8 page=4 shard=4 cores=(0,0)-(1,0) row_major round_robin l1"};
+#endif
+#if LIE == 9
+static const char *const patterns[] = {"f32 shape=* page=4 shard=2 cores=(0,0)-(1,0) row_major round_robin l1",
+                                       "f32 shape=* page=4 shard=4 cores=(0,0)-(1,0) row_major round_robin l1"};
+static const int classes[] = {0, 0};
+#else
 static const char *const patterns[] = {"f32 *", "f32 *"};
 static const int classes[] = {0, 5};
+#endif
 
 static const nda_kernel_entry entries[] = {{
 #if LIE == 5
@@ -31,6 +46,9 @@ static const nda_kernel_entry entries[] = {{
 #endif
 #if LIE == 6
     .variant = "specialized",
+#elif LIE == 8 || LIE == 9
+    .variant = "specialized",
+    .signatures = signatures,
 #else
     .variant = "generic",
 #endif
@@ -45,7 +63,7 @@ static const nda_kernel_entry entries[] = {{
     .indices = indices,
     .dtypes = dtypes,
     .noutputs = 1,
-#if LIE == 4
+#if LIE == 4 || LIE == 9
     .fixed = "pattern",
     .patterns = patterns,
     .shape_classes = classes,

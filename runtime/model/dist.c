@@ -477,26 +477,84 @@ enum {
 };
 _Static_assert(SIG_DIMS + SIG_CORES + SIG_REST < ND_SIGNATURE_LEN, "ND_SIGNATURE_LEN holds the longest signature");
 
-int nd_dist_signature(const nd_dist *d, char *buf, size_t len)
+void nd_dist_key_of(const nd_dist *d, nd_dist_key *key) { nd_dist_key_of_spec(&d->spec, key); }
+
+void nd_dist_key_of_spec(const nd_dist_spec *s, nd_dist_key *key)
 {
-    const nd_dist_spec *s = &d->spec;
+    memset(key, 0, sizeof *key); /* unused dims and ranges are zero, so they never differ */
+    key->dtype = s->dtype;
+    key->rank = s->rank;
+    memcpy(key->shape, s->shape, (size_t)s->rank * sizeof *s->shape);
+    memcpy(key->page, s->page, (size_t)s->rank * sizeof *s->page);
+    memcpy(key->shard, s->shard, (size_t)s->rank * sizeof *s->shard);
+    key->cores.nranges = s->cores.nranges;
+    memcpy(key->cores.ranges, s->cores.ranges, (size_t)s->cores.nranges * sizeof *s->cores.ranges);
+    key->cores.orientation = s->cores.orientation;
+    key->strategy = s->strategy;
+    key->buffer = s->buffer;
+    key->replicas = s->replicas;
+    key->parts = s->parts;
+    key->reduce = s->parts > 1 ? s->reduce : ND_REDUCE_SUM;
+}
+
+int nd_dist_key_print(const nd_dist_key *k, char *buf, size_t len)
+{
     char shape[256], page[256], shard[256];
     int n = 0;
-    nd_appendf(buf, len, &n, "%s shape=%s page=%s shard=%s cores=", nd_dtype_name(s->dtype),
-           nd_format_dims(shape, sizeof shape, s->shape, s->rank), nd_format_dims(page, sizeof page, s->page, s->rank),
-           nd_format_dims(shard, sizeof shard, s->shard, s->rank));
-    for (int i = 0; i < s->cores.nranges; ++i) {
-        const nd_core_range *r = &s->cores.ranges[i];
+    nd_appendf(buf, len, &n, "%s shape=%s page=%s shard=%s cores=", nd_dtype_name(k->dtype),
+               nd_format_dims(shape, sizeof shape, k->shape, k->rank), nd_format_dims(page, sizeof page, k->page, k->rank),
+               nd_format_dims(shard, sizeof shard, k->shard, k->rank));
+    for (int i = 0; i < k->cores.nranges; ++i) {
+        const nd_core_range *r = &k->cores.ranges[i];
         nd_appendf(buf, len, &n, "%s(%d,%d)-(%d,%d)", i ? ";" : "", r->lo.x, r->lo.y, r->hi.x, r->hi.y);
     }
-    nd_appendf(buf, len, &n, " %s %s %s", nd_orientation_name(s->cores.orientation), nd_strategy_name(s->strategy),
-           nd_buffer_name(s->buffer));
-    if (s->replicas > 1) /* absent for one copy, so ordinary signatures read as before */
-        nd_appendf(buf, len, &n, " replicas=%d parts=%d", (int)s->replicas, (int)s->parts);
-    if (s->parts > 1 && s->reduce != ND_REDUCE_SUM) /* a pending sum reads as before */
-        nd_appendf(buf, len, &n, " reduce=%s", nd_reduce_name(s->reduce));
+    nd_appendf(buf, len, &n, " %s %s %s", nd_orientation_name(k->cores.orientation), nd_strategy_name(k->strategy),
+               nd_buffer_name(k->buffer));
+    if (k->replicas > 1) /* absent for one copy, so ordinary signatures read as before */
+        nd_appendf(buf, len, &n, " replicas=%d parts=%d", (int)k->replicas, (int)k->parts);
+    if (k->parts > 1 && k->reduce != ND_REDUCE_SUM) /* a pending sum reads as before */
+        nd_appendf(buf, len, &n, " reduce=%s", nd_reduce_name(k->reduce));
     assert(n < ND_SIGNATURE_LEN);
     return n;
+}
+
+int nd_dist_signature(const nd_dist *d, char *buf, size_t len)
+{
+    nd_dist_key key;
+    nd_dist_key_of(d, &key);
+    return nd_dist_key_print(&key, buf, len);
+}
+
+static bool same_dims(const int64_t *a, const int64_t *b, int rank)
+{
+    return memcmp(a, b, (size_t)rank * sizeof *a) == 0;
+}
+
+static bool same_cores(const nd_core_set *a, const nd_core_set *b)
+{
+    if (a->nranges != b->nranges || a->orientation != b->orientation)
+        return false;
+    for (int i = 0; i < a->nranges; ++i) {
+        const nd_core_range *x = &a->ranges[i], *y = &b->ranges[i];
+        if (x->lo.x != y->lo.x || x->lo.y != y->lo.y || x->hi.x != y->hi.x || x->hi.y != y->hi.y)
+            return false;
+    }
+    return true;
+}
+
+bool nd_dist_key_same_free(const nd_dist_key *a, const nd_dist_key *b, unsigned free)
+{
+    return (!(free & ND_KEY_FREE_SHAPE) || (a->rank == b->rank && same_dims(a->shape, b->shape, a->rank))) &&
+           (!(free & ND_KEY_FREE_GRID) || same_cores(&a->cores, &b->cores));
+}
+
+bool nd_dist_key_match(const nd_dist_key *a, const nd_dist_key *b, unsigned free)
+{
+    if (a->dtype != b->dtype || a->rank != b->rank || a->strategy != b->strategy || a->buffer != b->buffer ||
+        a->replicas != b->replicas || a->parts != b->parts || a->reduce != b->reduce ||
+        !same_dims(a->page, b->page, a->rank) || !same_dims(a->shard, b->shard, a->rank))
+        return false;
+    return nd_dist_key_same_free(a, b, ~free & (ND_KEY_FREE_SHAPE | ND_KEY_FREE_GRID));
 }
 
 static bool same_layout(const nd_layout *a, const nd_layout *b)

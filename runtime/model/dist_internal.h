@@ -19,6 +19,9 @@ const char *nd_format_dims(char *buf, size_t len, const int64_t *dims, int rank)
 /* snprintf at buf + *n, keeping *n the length the whole text would have (snprintf's convention). */
 __attribute__((format(printf, 4, 5))) void nd_appendf(char *buf, size_t len, int *n, const char *fmt, ...);
 
+/* The key of a stated distribution's fields (nd_dist_key_of without the checked nd_dist). */
+void nd_dist_key_of_spec(const nd_dist_spec *s, nd_dist_key *key);
+
 /* Whether s is a name einshard takes: one or more letters (Unicode, UTF-8) and '_' (einshard.c). */
 bool nd_einshard_name(const char *s);
 

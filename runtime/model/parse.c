@@ -267,24 +267,47 @@ static int sig_copies(const char *sig, nd_dist_spec *s, nd_error *err)
     return 0;
 }
 
-int nd_dist_from_signature(const char *sig, nd_dist *out, int *grid_x, int *grid_y, nd_error *err)
+/* The fields a signature states, into s (no checks beyond each field's own). */
+static int sig_spec(const char *sig, nd_dist_spec *s, nd_error *err)
 {
-    nd_dist_spec s;
     char dtype[16], shape[256], page[256], shard[256], cores[4096], orient[16], strategy[16], buffer[16];
-    nd_dist_spec_init(&s);
-    s.page_kind = ND_PAGE_BOX;
-    if (sscanf(sig, "%15s", dtype) != 1 || nd_parse_dtype("dtype", dtype, &s.dtype, err) ||
+    nd_dist_spec_init(s);
+    s->page_kind = ND_PAGE_BOX;
+    if (sscanf(sig, "%15s", dtype) != 1 || nd_parse_dtype("dtype", dtype, &s->dtype, err) ||
         sig_field(sig, "shape=", shape, sizeof shape, err) || sig_field(sig, "page=", page, sizeof page, err) ||
         sig_field(sig, "shard=", shard, sizeof shard, err) || sig_field(sig, "cores=", cores, sizeof cores, err))
         return -1;
     const char *tail = strstr(sig, "cores=") + 6 + strlen(cores);
     if (sscanf(tail, "%15s %15s %15s", orient, strategy, buffer) != 3)
         return nd_fail(err, "signature '%s': expected orientation, strategy and memory after the cores", sig);
-    if (nd_parse_dims("shape", shape, s.shape, &s.rank, err) || nd_parse_dims("page", page, s.page, &s.page_rank, err) ||
-        nd_parse_dims("shard", shard, s.shard, &s.shard_rank, err) || nd_parse_orientation("orientation", orient,
-        &s.cores.orientation, err) || nd_parse_strategy("strategy", strategy, &s.strategy, err) ||
-        nd_parse_buffer("buffer", buffer, &s.buffer, err) || nd_parse_cores("cores", cores, &s.cores, err) ||
-        sig_copies(sig, &s, err))
+    if (nd_parse_dims("shape", shape, s->shape, &s->rank, err) || nd_parse_dims("page", page, s->page, &s->page_rank, err) ||
+        nd_parse_dims("shard", shard, s->shard, &s->shard_rank, err) ||
+        nd_parse_orientation("orientation", orient, &s->cores.orientation, err) ||
+        nd_parse_strategy("strategy", strategy, &s->strategy, err) || nd_parse_buffer("buffer", buffer, &s->buffer, err) ||
+        nd_parse_cores("cores", cores, &s->cores, err) || sig_copies(sig, s, err))
+        return -1;
+    return 0;
+}
+
+int nd_dist_key_parse(const char *sig, nd_dist_key *key, nd_error *err)
+{
+    nd_dist_spec s;
+    if (sig_spec(sig, &s, err))
+        return -1;
+    if (s.page_rank != s.rank || s.shard_rank != s.rank)
+        return nd_fail(err, "signature '%s': shape, page and shard differ in rank", sig);
+    nd_dist_key_of_spec(&s, key);
+    char back[ND_SIGNATURE_LEN];
+    nd_dist_key_print(key, back, sizeof back);
+    if (strcmp(back, sig) != 0) /* keys are equal when signatures are: only the text ndgen writes */
+        return nd_fail(err, "signature '%s': not as ndgen writes it ('%s')", sig, back);
+    return 0;
+}
+
+int nd_dist_from_signature(const char *sig, nd_dist *out, int *grid_x, int *grid_y, nd_error *err)
+{
+    nd_dist_spec s;
+    if (sig_spec(sig, &s, err))
         return -1;
     int gx = 1, gy = 1;
     for (int i = 0; i < s.cores.nranges; ++i) {

@@ -11,11 +11,25 @@
 #include "jit_where.h"
 #include "runtime_internal.h"
 
+/* What the registry knows of an entry as typed values, parsed once when its library loads: the
+ * operands' dtypes and, for a specialized entry, each operand's key (its signature) and the fields its
+ * partial set leaves free. Picking compares these, never text. */
+typedef struct entry_keys {
+    nd_dtype dtypes[ND_MAX_OPERANDS_CHECKED];
+    nd_dist_key *keys; /* [noperands] for a specialized entry, else NULL */
+    int set;           /* its partial set (a row of NDA_FIXED_SETS past "all"), or 0: exact or generic */
+    unsigned free;     /* the ND_KEY_FREE_* fields that set leaves to run time */
+} entry_keys;
+
+_Static_assert(ND_KEY_FREE_SHAPE == NDA_FREE_SHAPE && ND_KEY_FREE_GRID == NDA_FREE_GRID,
+               "the model's free-field bits are the kernel ABI's");
+
 struct nd_kernels {
     int nlibs;
     void **libs;
     int n, cap;
     const nda_kernel_entry **entries;
+    entry_keys *keys;   /* [n] */
     const char **spec;  /* [n]: the spec (registry group) each entry came from */
     nd_jit_where **where; /* [n]: where that spec and its templates are (shared by a group's entries) */
     int nwheres;
@@ -77,6 +91,9 @@ void nd_kernels_close(nd_kernels *k)
     for (int i = 0; i < k->nlibs; ++i)
         dlclose(k->libs[i]);
     free(k->libs);
+    for (int i = 0; i < k->n; ++i)
+        free(k->keys[i].keys);
+    free(k->keys);
     free(k->entries);
     free(k->spec);
     free(k->where);
@@ -121,45 +138,115 @@ static bool other_spec_has(const nd_kernels *k, int n, const char *op, const cha
     return false;
 }
 
+/* The partial set (NDA_FIXED_SETS, a row past "all") a specialized entry fixed, or 0 for an exact one. */
+static int partial_set(const nda_kernel_entry *e)
+{
+    int set = ndreg_fixed_parse(e->fixed);
+    return set > 0 && ndreg_fixed_free(set) && e->patterns && e->shape_classes ? set : 0;
+}
+
+/* Entry e's typed values into *out. A signature that does not parse, or a pattern that is not its
+ * signature with the set's free fields starred, refuses the library: picking would read it otherwise
+ * than the text says. */
+static int entry_keys_of(const nda_kernel_entry *e, const char *path, const char *spec, entry_keys *out,
+                         nd_error *err)
+{
+    memset(out, 0, sizeof *out);
+    for (int i = 0; i < e->noperands; ++i)
+        if (nd_parse_dtype("dtype", e->dtypes[i], &out->dtypes[i], err)) /* nd_registry_check read them */
+            return -1;
+    if (!e->signatures)
+        return 0;
+    out->set = partial_set(e);
+    out->free = ndreg_fixed_free(out->set);
+    out->keys = malloc((size_t)e->noperands * sizeof *out->keys);
+    if (!out->keys)
+        return nd_failc(err, ND_ENOMEM, "%s: out of memory registering kernels", path);
+    for (int i = 0; i < e->noperands; ++i) {
+        nd_error why;
+        char pat[ND_SIGNATURE_LEN];
+        if (nd_dist_key_parse(e->signatures[i], &out->keys[i], &why) == 0) {
+            if (!out->set)
+                continue;
+            ndreg_split_signature(e->signatures[i], out->free, pat, sizeof pat, NULL, 0);
+            if (strcmp(pat, e->patterns[i]) == 0)
+                continue;
+            nd_fail(&why, "its pattern '%s' is not its signature with the free fields starred ('%s')", e->patterns[i],
+                    pat);
+        }
+        free(out->keys);
+        out->keys = NULL;
+        return nd_fail(err, "%s: registry group '%s', entry %s: operand '%s': %s; regenerate the library with ndgen",
+                       path, spec, e->symbol, e->operands[i], why.msg);
+    }
+    return 0;
+}
+
+/* Room for one more entry in k's parallel arrays. */
+static int grow(nd_kernels *k, const char *path, nd_error *err)
+{
+    if (k->n < k->cap)
+        return 0;
+    int cap = k->cap ? 2 * k->cap : 64;
+    const nda_kernel_entry **e = realloc(k->entries, (size_t)cap * sizeof *e);
+    if (e)
+        k->entries = e;
+    const char **spec = realloc(k->spec, (size_t)cap * sizeof *spec);
+    if (spec)
+        k->spec = spec;
+    nd_jit_where **where = realloc(k->where, (size_t)cap * sizeof *where);
+    if (where)
+        k->where = where;
+    entry_keys *keys = realloc(k->keys, (size_t)cap * sizeof *keys);
+    if (keys)
+        k->keys = keys;
+    if (!e || !spec || !where || !keys)
+        return nd_failc(err, ND_ENOMEM, "%s: out of memory registering kernels", path);
+    k->cap = cap;
+    return 0;
+}
+
 /* Registers lib's entries; with ND_LOAD_KEEP_OPS, not those of an op another spec's kernels loaded
  * before already define. */
-static int add_entries(nd_kernels *k, const nda_kernel_library *lib, const char *prefix, nd_load_conflicts how)
+static int add_entries_from(nd_kernels *k, const nda_kernel_library *lib, const char *path, const char *prefix,
+                            nd_load_conflicts how, nd_error *err)
 {
     char store[2][4096];
     const int before = k->n;
     for (int g = 0; g < lib->ngroups; ++g) {
+        const nda_kernel_group *grp = lib->groups[g];
         nd_jit_where **ws = realloc(k->wheres, (size_t)(k->nwheres + 1) * sizeof *ws);
         if (ws)
             k->wheres = ws;
-        nd_jit_where *w = ws ? where_of(lib->groups[g], prefix, store) : NULL;
+        nd_jit_where *w = ws ? where_of(grp, prefix, store) : NULL;
         if (!w)
-            return -1;
+            return nd_failc(err, ND_ENOMEM, "%s: out of memory registering kernels", path);
         k->wheres[k->nwheres++] = w;
-        for (int i = 0; i < lib->groups[g]->nentries; ++i) {
-            if (how == ND_LOAD_KEEP_OPS && other_spec_has(k, before, lib->groups[g]->entries[i].op, lib->groups[g]->spec))
+        for (int i = 0; i < grp->nentries; ++i) {
+            if (how == ND_LOAD_KEEP_OPS && other_spec_has(k, before, grp->entries[i].op, grp->spec))
                 continue;
-            if (k->n == k->cap) {
-                int cap = k->cap ? 2 * k->cap : 64;
-                const nda_kernel_entry **e = realloc(k->entries, (size_t)cap * sizeof *e);
-                if (e)
-                    k->entries = e;
-                const char **spec = realloc(k->spec, (size_t)cap * sizeof *spec);
-                if (spec)
-                    k->spec = spec;
-                nd_jit_where **where = realloc(k->where, (size_t)cap * sizeof *where);
-                if (where)
-                    k->where = where;
-                if (!e || !spec || !where)
-                    return -1;
-                k->cap = cap;
-            }
-            assert(k->n < k->cap);
-            k->spec[k->n] = lib->groups[g]->spec;
+            if (grow(k, path, err) || entry_keys_of(&grp->entries[i], path, grp->spec, &k->keys[k->n], err))
+                return -1;
+            k->spec[k->n] = grp->spec;
             k->where[k->n] = w;
-            k->entries[k->n++] = &lib->groups[g]->entries[i];
+            k->entries[k->n++] = &grp->entries[i];
         }
     }
     return 0;
+}
+
+/* add_entries_from, or on failure nothing: the entries it added are dropped again, their keys freed. */
+static int add_entries(nd_kernels *k, const nda_kernel_library *lib, const char *path, const char *prefix,
+                       nd_load_conflicts how, nd_error *err)
+{
+    const int before = k->n;
+    int rc = add_entries_from(k, lib, path, prefix, how, err);
+    if (rc) {
+        for (int i = before; i < k->n; ++i)
+            free(k->keys[i].keys);
+        k->n = before;
+    }
+    return rc;
 }
 
 /* The folder above the one holding the library: its install prefix when installed; "" when unknown. */
@@ -237,8 +324,11 @@ static void drop_replaced(nd_kernels *k, int from)
         bool replaced = false;
         for (int i = from; i < k->n && j < from && !replaced; ++i)
             replaced = strcmp(k->entries[j]->op, k->entries[i]->op) == 0 && strcmp(k->spec[j], k->spec[i]) != 0;
-        if (replaced)
+        if (replaced) {
+            free(k->keys[j].keys);
             continue;
+        }
+        k->keys[n] = k->keys[j];
         k->entries[n] = k->entries[j];
         k->spec[n] = k->spec[j];
         k->where[n++] = k->where[j];
@@ -281,11 +371,10 @@ int nd_kernels_load_with(nd_kernels *k, const char *path, nd_load_conflicts how,
     char prefix[4096] = "";
     if (strchr(path, '/'))
         prefix_of(path, prefix, sizeof prefix);
-    if (!libs || add_entries(k, lib, prefix, how)) {
+    if (!libs || add_entries(k, lib, path, prefix, how, err)) {
         k->libs = libs ? libs : k->libs;
-        k->n = before;
         dlclose(h);
-        return nd_failc(err, ND_ENOMEM, "%s: out of memory registering kernels", path);
+        return libs ? -1 : nd_failc(err, ND_ENOMEM, "%s: out of memory registering kernels", path);
     }
     if (how == ND_LOAD_REPLACE_OPS)
         drop_replaced(k, before);
@@ -296,10 +385,14 @@ int nd_kernels_load_with(nd_kernels *k, const char *path, nd_load_conflicts how,
 
 /* ---------------------------------------------------------------- choosing */
 
-static bool matches(const nda_kernel_entry *e, char sigs[][ND_SIGNATURE_LEN], int n)
+/* A specialized entry serves the launch's keys: every operand's key matches outside the fields the
+ * entry's set leaves free (none for an exact kernel), and operands the kernel assumed alike in those
+ * (nda_kernel_entry.shape_classes) are. */
+static bool serves(const nda_kernel_entry *e, const entry_keys *ek, const nd_dist_key *keys, int n)
 {
     for (int i = 0; i < n; ++i)
-        if (strcmp(e->signatures[i], sigs[i]) != 0)
+        if (!nd_dist_key_match(&ek->keys[i], &keys[i], ek->free) ||
+            (ek->set && !nd_dist_key_same_free(&keys[i], &keys[e->shape_classes[i]], ek->free)))
             return false;
     return true;
 }
@@ -332,10 +425,10 @@ static int no_match(const char *op, const nda_kernel_entry *const *cands, int nc
                     sigs[first_diff], best->symbol, best->signatures[first_diff]);
 }
 
-static bool dtypes_match(const nda_kernel_entry *e, nd_tensor *const *tensors, int n)
+static bool dtypes_match(const entry_keys *ek, const nd_dist_key *keys, int n)
 {
     for (int i = 0; i < n; ++i)
-        if (strcmp(e->dtypes[i], nd_dtype_name(nd_tensor_dist(tensors[i])->spec.dtype)) != 0)
+        if (ek->dtypes[i] != keys[i].dtype)
             return false;
     return true;
 }
@@ -363,31 +456,6 @@ static int dtype_error(const nd_kernels *k, const char *op, nd_tensor *const *te
     return nd_failc(err, ND_ENOENT, "op '%s': no kernel takes this combination of dtypes", op);
 }
 
-/* The partial set (NDA_FIXED_SETS, a row past "all") a specialized entry fixed, or 0 for an exact one. */
-static int partial_set(const nda_kernel_entry *e)
-{
-    int set = ndreg_fixed_parse(e->fixed);
-    return set > 0 && ndreg_fixed_free(set) && e->patterns && e->shape_classes ? set : 0;
-}
-
-/* A partial kernel serves a launch: every operand's signature with the set's free parameters starred is
- * the kernel's pattern, and operands the kernel assumed alike in them (nda_kernel_entry.shape_classes)
- * are. */
-static bool pattern_matches(const nda_kernel_entry *e, char sigs[][ND_SIGNATURE_LEN], int n)
-{
-    unsigned free = ndreg_fixed_free(partial_set(e));
-    char pat[ND_SIGNATURE_LEN], var[ND_SIGNATURE_LEN], other[ND_SIGNATURE_LEN];
-    for (int i = 0; i < n; ++i) {
-        ndreg_split_signature(sigs[i], free, pat, sizeof pat, var, sizeof var);
-        int j = e->shape_classes[i];
-        if (strcmp(e->patterns[i], pat) != 0 || j < 0 || j >= n)
-            return false;
-        ndreg_split_signature(sigs[j], free, NULL, 0, other, sizeof other);
-        if (strcmp(var, other) != 0)
-            return false;
-    }
-    return true;
-}
 
 /* The launch's scalars; n < 0 when the caller does not say them (nd_kernels_pick). */
 typedef struct launch_scalars {
@@ -433,8 +501,8 @@ typedef struct scan_result {
     const nda_kernel_entry *cands[256];
 } scan_result;
 
-static void scan(const nd_kernels *k, const char *op, nd_tensor *const *tensors, int n, char sigs[][ND_SIGNATURE_LEN],
-                 launch_scalars sc, scan_result *r)
+static void scan(const nd_kernels *k, const char *op, const nd_dist_key *keys, int n, launch_scalars sc,
+                 scan_result *r)
 {
     r->generic = r->special = r->other_scalars = -1;
     for (int s = 0; s < NDA_FIXED_COUNT; ++s)
@@ -442,16 +510,16 @@ static void scan(const nd_kernels *k, const char *op, nd_tensor *const *tensors,
     r->ncands = 0;
     for (int i = 0; i < k->n; ++i) {
         const nda_kernel_entry *e = k->entries[i];
-        if (strcmp(e->op, op) != 0 || e->noperands != n || !dtypes_match(e, tensors, n))
+        const entry_keys *ek = &k->keys[i];
+        if (strcmp(e->op, op) != 0 || e->noperands != n || !dtypes_match(ek, keys, n))
             continue;
         if (e->signatures && !nd_kernel_serves_scalars(e, sc.v, sc.n))
             r->other_scalars = i;
         else if (!e->signatures)
             r->generic = r->generic < 0 ? i : r->generic;
-        else if (partial_set(e)) /* never "exact", even on the target it was generated from */
-            r->partial[partial_set(e)] = r->partial[partial_set(e)] < 0 && pattern_matches(e, sigs, n)
-                                             ? i : r->partial[partial_set(e)];
-        else if (matches(e, sigs, n)) /* of two, the one fixing more scalars; else the first registered */
+        else if (ek->set) /* never "exact", even on the target it was generated from */
+            r->partial[ek->set] = r->partial[ek->set] < 0 && serves(e, ek, keys, n) ? i : r->partial[ek->set];
+        else if (serves(e, ek, keys, n)) /* of two, the one fixing more scalars; else the first registered */
             r->special = r->special < 0 || fixed_count(e) > fixed_count(k->entries[r->special]) ? i : r->special;
         else if (r->ncands < 256)
             r->cands[r->ncands++] = e;
@@ -473,7 +541,7 @@ static int best_specialized(const nd_kernels *k, const scan_result *r)
 /* Specializes op for sigs through the JIT (a kernel of set k->max_fixed), loads the library and scans
  * again. Returns 1 when the JIT gives no kernel (the compiler failed, the cache folder was refused or
  * unusable, the library does not load): how->jit is ND_JIT_FAILED, and its note and err say why. */
-static int specialize(nd_kernels *k, const char *op, nd_tensor *const *tensors, int n, char sigs[][ND_SIGNATURE_LEN],
+static int specialize(nd_kernels *k, const char *op, const nd_dist_key *keys, int n, char sigs[][ND_SIGNATURE_LEN],
                       launch_scalars sc, scan_result *r, nd_kernel_pick *how, nd_error *err)
 {
     char path[4096];
@@ -491,7 +559,7 @@ static int specialize(nd_kernels *k, const char *op, nd_tensor *const *tensors, 
         snprintf(how->jit_note, sizeof how->jit_note, "%.*s", (int)sizeof how->jit_note - 1, jerr.msg);
         return 1;
     }
-    scan(k, op, tensors, n, sigs, sc, r);
+    scan(k, op, keys, n, sc, r);
     if (best_specialized(k, r) < 0)
         return nd_failc(err, ND_ENOENT, "jit: op '%s': the library %s has no kernel for these distributions", op,
                         path);
@@ -499,45 +567,65 @@ static int specialize(nd_kernels *k, const char *op, nd_tensor *const *tensors, 
 }
 
 /* The entry to run: op and dtypes first, then the exact distributions (or the generic kernel). */
-static int pick_entry(nd_kernels *k, const char *op, nd_tensor *const *tensors, int ntensors, launch_scalars sc,
-                      nd_variant want, const nda_kernel_entry **out, nd_kernel_pick *how, nd_error *err)
+/* The launch's signatures, for the JIT and for messages (the only paths that need text); NULL when
+ * out of memory. */
+static char (*launch_sigs(nd_tensor *const *tensors, int n))[ND_SIGNATURE_LEN]
 {
-    int named = 0, arity = -1, typed = 0;
+    char (*sigs)[ND_SIGNATURE_LEN] = calloc((size_t)n, sizeof *sigs);
+    for (int i = 0; sigs && i < n; ++i)
+        nd_dist_signature(nd_tensor_dist(tensors[i]), sigs[i], sizeof sigs[i]);
+    return sigs;
+}
+
+/* The index of the entry to run: op and dtypes first, then the launch's keys against the kernels'
+ * (or the generic kernel). */
+static int pick_entry(nd_kernels *k, const char *op, nd_tensor *const *tensors, int ntensors, launch_scalars sc,
+                      nd_variant want, int *out, nd_kernel_pick *how, nd_error *err)
+{
+    nd_dist_key *keys = malloc((size_t)ntensors * sizeof *keys);
+    scan_result *r = malloc(sizeof *r);
+    char (*sigs)[ND_SIGNATURE_LEN] = NULL;
+    if (!keys || !r) {
+        free(keys);
+        free(r);
+        return nd_failc(err, ND_ENOMEM, "op '%s': out of memory", op);
+    }
+    for (int i = 0; i < ntensors; ++i)
+        nd_dist_key_of(nd_tensor_dist(tensors[i]), &keys[i]);
+    int named = 0, arity = -1, typed = 0, rc = 0;
     for (int i = 0; i < k->n; ++i) {
         const nda_kernel_entry *e = k->entries[i];
         if (strcmp(e->op, op) != 0)
             continue;
         ++named;
         arity = e->noperands;
-        typed += e->noperands == ntensors && dtypes_match(e, tensors, ntensors);
+        typed += e->noperands == ntensors && dtypes_match(&k->keys[i], keys, ntensors);
     }
     if (!named)
-        return nd_failc(err, ND_ENOENT, "op '%s': no loaded kernel library provides it", op);
-    if (arity != ntensors)
-        return nd_fail(err, "op '%s' takes %d operands, but the launch gives %d", op, arity, ntensors);
-    if (!typed)
-        return dtype_error(k, op, tensors, ntensors, err);
-    char (*sigs)[ND_SIGNATURE_LEN] = calloc((size_t)ntensors, sizeof *sigs);
-    scan_result *r = malloc(sizeof *r);
-    if (!sigs || !r) {
-        free(sigs);
+        rc = nd_failc(err, ND_ENOENT, "op '%s': no loaded kernel library provides it", op);
+    else if (arity != ntensors)
+        rc = nd_fail(err, "op '%s' takes %d operands, but the launch gives %d", op, arity, ntensors);
+    else if (!typed)
+        rc = dtype_error(k, op, tensors, ntensors, err);
+    if (rc) {
+        free(keys);
         free(r);
-        return nd_failc(err, ND_ENOMEM, "op '%s': out of memory", op);
+        return rc;
     }
-    for (int i = 0; i < ntensors; ++i)
-        nd_dist_signature(nd_tensor_dist(tensors[i]), sigs[i], sizeof sigs[i]);
-    scan(k, op, tensors, ntensors, sigs, sc, r);
+    scan(k, op, keys, ntensors, sc, r);
     /* every entry of an op carries the same indices */
     int any = r->generic >= 0 ? r->generic : r->special;
     assert(any >= 0 || r->ncands > 0); /* typed: some entry takes these dtypes */
-    int rc = nd_op_check(any >= 0 ? k->entries[any] : r->cands[0], tensors, ntensors, err);
+    rc = nd_op_check(any >= 0 ? k->entries[any] : r->cands[0], tensors, ntensors, err);
     how->jit = ND_JIT_NONE;
     how->jit_note[0] = '\0';
     /* exact, then partial kernels in NDA_FIXED_SETS order (a new size of a known pattern builds nothing),
      * then the JIT, then the generic kernel */
     int best = want == ND_VARIANT_GENERIC ? -1 : best_specialized(k, r);
     if (!rc && want != ND_VARIANT_GENERIC && best < 0 && r->generic >= 0 && k->jit) {
-        rc = specialize(k, op, tensors, ntensors, sigs, sc, r, how, err);
+        sigs = launch_sigs(tensors, ntensors);
+        rc = sigs ? specialize(k, op, keys, ntensors, sigs, sc, r, how, err)
+                  : nd_failc(err, ND_ENOMEM, "op '%s': out of memory", op);
         if (rc > 0) /* the compiler failed: AUTO runs the generic kernel, SPECIALIZED fails with its message */
             rc = want == ND_VARIANT_SPECIALIZED ? -1 : 0;
         best = rc ? -1 : best_specialized(k, r);
@@ -545,16 +633,18 @@ static int pick_entry(nd_kernels *k, const char *op, nd_tensor *const *tensors, 
     if (!rc && want == ND_VARIANT_SPECIALIZED && best < 0 && r->other_scalars >= 0)
         rc = nd_failc(err, ND_ENOENT, "op '%s': the kernel specialized for these distributions (%s) fixed other "
                                       "scalar values than the launch gives", op, k->entries[r->other_scalars]->symbol);
-    else if (!rc && want == ND_VARIANT_SPECIALIZED && best < 0)
+    else if (!rc && want == ND_VARIANT_SPECIALIZED && best < 0 && (sigs || (sigs = launch_sigs(tensors, ntensors))))
         rc = no_match(op, r->cands, r->ncands, sigs, ntensors, err);
+    else if (!rc && want == ND_VARIANT_SPECIALIZED && best < 0)
+        rc = nd_failc(err, ND_ENOMEM, "op '%s': out of memory", op);
     if (!rc && best < 0 && r->generic < 0)
         rc = nd_failc(err, ND_ENOENT, "op '%s': no generic kernel is registered", op);
     if (!rc) {
-        int pick = best < 0 ? r->generic : best;
-        assert(pick >= 0 && pick < k->n);
-        *out = k->entries[pick];
+        *out = best < 0 ? r->generic : best;
+        assert(*out >= 0 && *out < k->n);
     }
     free(sigs);
+    free(keys);
     free(r);
     return rc;
 }
@@ -562,14 +652,15 @@ static int pick_entry(nd_kernels *k, const char *op, nd_tensor *const *tensors, 
 static int pick(nd_kernels *k, const char *op, nd_tensor *const *tensors, int ntensors, launch_scalars sc,
                 nd_variant want, nd_kernel_pick *out, nd_error *err)
 {
-    const nda_kernel_entry *e = NULL;
-    if (pick_entry(k, op, tensors, ntensors, sc, want, &e, out, err))
+    int i = -1;
+    if (pick_entry(k, op, tensors, ntensors, sc, want, &i, out, err))
         return -1;
+    const nda_kernel_entry *e = k->entries[i];
     out->fn = e->fn;
     out->symbol = e->symbol;
     out->specialized = e->signatures != NULL;
     out->entry = e;
-    out->fixed = !e->signatures ? "none" : ndreg_fixed_name(partial_set(e));
+    out->fixed = !e->signatures ? "none" : ndreg_fixed_name(k->keys[i].set);
     return 0;
 }
 

@@ -410,6 +410,37 @@ bool nd_dist_is_local(const nd_dist *d, int64_t page_id, int64_t core);
 enum { ND_SIGNATURE_LEN = 4096 };
 int nd_dist_signature(const nd_dist *d, char *buf, size_t len);
 
+/*
+ * The signature as typed fields: what it says of a distribution, nothing else, so that keys are equal
+ * exactly when signatures are. Printed (nd_dist_key_print), a key is the signature byte for byte;
+ * parsed (nd_dist_key_parse), a signature gives its key back. The registry holds its kernels' keys and
+ * picks by comparing fields, with a mask of the fields a partial kernel leaves free (ND_KEY_FREE_*:
+ * the values of nd_accessor.h's NDA_FREE_*, which kernels.c asserts).
+ */
+typedef struct nd_dist_key {
+    nd_dtype dtype;
+    int rank;
+    int64_t shape[ND_MAX_RANK], page[ND_MAX_RANK], shard[ND_MAX_RANK];
+    nd_core_set cores;  /* the core ranges and their orientation */
+    nd_strategy strategy;
+    nd_buffer buffer;
+    int32_t replicas, parts;
+    nd_reduce reduce;   /* ND_REDUCE_SUM unless parts > 1, as the signature prints it */
+} nd_dist_key;
+
+enum {
+    ND_KEY_FREE_SHAPE = 1, /* the tensor shape */
+    ND_KEY_FREE_GRID = 2,  /* the core list and its orientation */
+};
+
+void nd_dist_key_of(const nd_dist *d, nd_dist_key *key);
+int nd_dist_key_print(const nd_dist_key *key, char *buf, size_t len);
+/* The key a signature states; fails on text nd_dist_key_print would not write. */
+int nd_dist_key_parse(const char *sig, nd_dist_key *key, nd_error *err);
+/* Whether a and b agree on every field outside the free mask; on every field inside it. */
+bool nd_dist_key_match(const nd_dist_key *a, const nd_dist_key *b, unsigned free);
+bool nd_dist_key_same_free(const nd_dist_key *a, const nd_dist_key *b, unsigned free);
+
 /* The inverse of nd_dist_signature. *grid_x and *grid_y receive the smallest grid (or banks) holding
  * its cores. */
 int nd_dist_from_signature(const char *sig, nd_dist *out, int *grid_x, int *grid_y, nd_error *err);
