@@ -17,7 +17,7 @@ enum { MAX_RUNS = 100000 };
 static bool is_exact(const nr_setup *su)
 {
     nd_dtype t = su->dist[su->n - 1].spec.dtype;
-    return !nd_dtype_floating(t) || nr_moves_data(su->entry->op);
+    return !nd_dtype_floating(t) || nr_moves_data(su->entry);
 }
 
 /* Whether got matches want: bit for bit for data movement, else within a relative tolerance (the
@@ -322,6 +322,7 @@ static void describe(const nr_case *c, const nr_setup *su, nr_result *r)
     snprintf(r->label, sizeof r->label, "%s", c->label[0] ? c->label : su->entry->op);
     snprintf(r->family, sizeof r->family, "%s", c->family ? c->family : "");
     snprintf(r->op, sizeof r->op, "%s", su->entry->op);
+    r->moves_data = nr_moves_data(su->entry);
     snprintf(r->dtype, sizeof r->dtype, "%s", su->entry->dtypes[su->n - 1]);
     r->shapes[0] = '\0';
     for (int k = 0; k < su->n; ++k) {
@@ -437,7 +438,7 @@ int nr_limit_kind(const nr_result *r)
 {
     if (r->flops > 0)
         return NR_LIMIT_FMA;
-    if (nr_moves_data(r->op))
+    if (r->moves_data)
         return NR_STREAM_MEMCPY;
     int n = 1;
     for (const char *p = r->shapes; (p = strpbrk(p, ",-")); ++p)

@@ -106,8 +106,8 @@ bool nr_named_indices(const nda_kernel_entry *e);
 /* Named indices with a letter the output does not have, summed: a contraction, timed in GFLOP/s, with
  * a GEMM peer. A bias add is elementwise. */
 bool nr_is_contraction(const nda_kernel_entry *e);
-/* Ops that move elements without arithmetic: reshard, page_copy, permute. */
-bool nr_moves_data(const char *op);
+/* Ops that move elements without arithmetic (the spec says moves_data: reshard, page_copy, permute). */
+bool nr_moves_data(const nda_kernel_entry *e);
 int64_t nr_bytes(const nr_setup *su, int operand);
 
 /* ---- reference.c: the op's plain reference (from its spec, in the kernel library), on the device's threads. */
@@ -253,6 +253,7 @@ typedef struct nr_proc {
 typedef struct nr_result {
     char label[128], family[32], op[64], dtype[8];
     char shapes[256];          /* every operand's shape, "256x256,256x256->256x256" */
+    bool moves_data;           /* nr_moves_data of its entry */
     bool match;
     double max_error;
     char mismatch[256];        /* what did not match, when !match */

@@ -151,11 +151,11 @@ static bool problem_of(const nr_setup *su, peer_problem *p)
         p->kind = PEER_GEMM;
         return gemm_of(su, p);
     }
-    if (nr_moves_data(e->op) && strcmp(e->op, "permute") != 0) {
+    if (nr_moves_data(e) && e->reads != NDA_READS_PERM) {
         p->kind = PEER_COPY;
         return su->n == 2 && su->elems[0] == su->elems[1];
     }
-    if (strcmp(e->op, "permute") == 0) {
+    if (nr_moves_data(e) && e->reads == NDA_READS_PERM) {
         p->kind = PEER_PERMUTE;
         for (int i = 0; i < p->rank; ++i)
             p->perm[i] = (int)su->scalars[i], p->out[i] = out->shape[i];

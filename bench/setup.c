@@ -43,10 +43,7 @@ static int find_entry(nd_kernels *k, const char *op, const char *dtype, const nd
                             near.name[0] ? " (did you mean " : "", near.name, near.name[0] ? "?)" : "");
 }
 
-bool nr_moves_data(const char *op)
-{
-    return !strcmp(op, "reshard") || !strcmp(op, "page_copy") || !strcmp(op, "permute");
-}
+bool nr_moves_data(const nda_kernel_entry *e) { return e->moves_data; }
 
 bool nr_named_indices(const nda_kernel_entry *e)
 {

@@ -733,9 +733,10 @@ static void emit_registry_group(ndg_buf *b, const ndg_spec *spec, const ndg_emit
             else
                 ndg_buf_printf(b, "\"all\", NULL, NULL, ");
             if (t < 0 || !op->targets[t].nscalars)
-                ndg_buf_printf(b, "0, NULL},\n");
+                ndg_buf_printf(b, "0, NULL, ");
             else
-                ndg_buf_printf(b, "%d, ndk_scalars_%d_%d},\n", op->targets[t].nscalars, i, t);
+                ndg_buf_printf(b, "%d, ndk_scalars_%d_%d, ", op->targets[t].nscalars, i, t);
+            ndg_buf_printf(b, "%d, %d},\n", op->reads, op->moves_data);
         }
     }
     char quoted[1024];

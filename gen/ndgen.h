@@ -66,6 +66,8 @@ typedef struct ndg_op {
     char *requires;                  /* what the template assumes beyond the indices: nd_op_sig.requires */
     char *reference;                 /* the plain reference: NULL none, "elementwise" from EXPR, else a function */
     char *reference_source;          /* the C file defining that function (resolved), or NULL */
+    int reads;                       /* nda_reads: what its reference reads, so what the kernels may read */
+    bool moves_data;                 /* the spec's moves_data: outputs are input bytes, compared exactly */
 } ndg_op;
 
 typedef struct ndg_spec {

@@ -585,6 +585,15 @@ static int get_string(ctx *c, int t, const char *key, bool required, char **out)
     return 0;
 }
 
+/* An optional boolean field, false when absent. */
+static int get_bool(ctx *c, int t, const char *key, bool *out)
+{
+    int ty = field(c->L, t, key);
+    *out = ty == LUA_TBOOLEAN && lua_toboolean(c->L, -1);
+    lua_pop(c->L, 1);
+    return ty == LUA_TNIL || ty == LUA_TBOOLEAN ? 0 : FAIL(c, "field '%s' must be true or false", key);
+}
+
 /* A name that reaches C as an identifier, within a symbol's length. */
 static int check_name(ctx *c, const char *what, const char *name)
 {
@@ -1234,6 +1243,23 @@ static int resolve_source(ctx *c, const char *name, const ndg_spec_env *env, cha
     return FAIL(c, "reference source '%s': no such file in the spec folder or the template folders", name);
 }
 
+/* What an output element of an op with this reference reads (NDA_READS_KINDS: the row whose reference
+ * is the name, or its prefix when the row's ends in '_'); NDA_READS_WHOLE for any other. */
+static int reads_of(const char *reference)
+{
+    static const char *const refs[] = {
+#define NDG_READS_REF(e, ref) ref,
+        NDA_READS_KINDS(NDG_READS_REF)
+#undef NDG_READS_REF
+    };
+    for (int k = 1; k < NDA_READS_COUNT && reference; ++k) {
+        size_t n = strlen(refs[k]);
+        if (refs[k][n - 1] == '_' ? strncmp(reference, refs[k], n) == 0 : strcmp(reference, refs[k]) == 0)
+            return k;
+    }
+    return NDA_READS_WHOLE;
+}
+
 /* reference = "elementwise" (derived from the op's EXPR), or { source = "file.c", name = "fn" }: a C
  * function over contiguous arrays (nda_ref_fn in nd_accessor.h) defined in that file. */
 static int convert_reference(ctx *c, int t, const ndg_spec_env *env, ndg_op *op)
@@ -1263,6 +1289,7 @@ static int convert_reference(ctx *c, int t, const ndg_spec_env *env, ndg_op *op)
             return FAIL(c, "reference \"elementwise\": needs one output and at most 3 inputs, not %d and %d", outputs,
                         op->noperands - outputs);
         op->reference = strdup("elementwise");
+        op->reads = reads_of(op->reference);
         return 0;
     }
     if (ty != LUA_TTABLE) {
@@ -1279,13 +1306,14 @@ static int convert_reference(ctx *c, int t, const ndg_spec_env *env, ndg_op *op)
     if (!rc)
         rc = check_name(c, "reference: ", op->reference) || resolve_source(c, src, env, &op->reference_source);
     free(src);
+    op->reads = rc ? NDA_READS_WHOLE : reads_of(op->reference);
     return rc ? -1 : 0;
 }
 
 static int convert_op(ctx *c, int t, const ndg_spec_env *env, ndg_op *op)
 {
-    static const char *const keys[] = {"name",    "template", "inputs",   "outputs", "params",
-                                       "targets", "scalars",  "requires", "reference", NULL};
+    static const char *const keys[] = {"name",     "template", "inputs",    "outputs",    "params", "targets",
+                                       "scalars",  "requires", "reference", "moves_data", NULL};
     char *tmpl = NULL;
     int rc = check_keys(c, t, keys, "op") || get_string(c, t, "name", true, &op->name);
     if (rc)
@@ -1296,7 +1324,7 @@ static int convert_op(ctx *c, int t, const ndg_spec_env *env, ndg_op *op)
     rc = get_string(c, t, "template", true, &tmpl) || resolve_template(c, tmpl, env, op) ||
          convert_operands(c, t, "inputs", false, op) || convert_operands(c, t, "outputs", true, op) ||
          check_output_indices(c, op) || convert_params(c, t, op) || get_string(c, t, "scalars", false, &op->scalars) ||
-         check_scalars(c, op);
+         check_scalars(c, op) || get_bool(c, t, "moves_data", &op->moves_data);
     free(tmpl);
     for (int i = 0; i < op->noperands && !rc; ++i) {
         char what[128];

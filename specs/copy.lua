@@ -7,7 +7,8 @@ end
 op {
   name = "page_copy",
   template = "page_copy.c",
-  reference = { source = "reference/copy.c", name = "ref_copy" }, -- data movement: the output is the input
+  reference = { source = "reference/copy.c", name = "ref_copy" },
+  moves_data = true, -- data movement: the output is the input, compared exactly
   requires = "same_paging(in, out)", -- page p of in is page p of out: the template copies pages whole
   inputs = { { name = "in", dtype = "f32", index = "..." } },
   outputs = { { name = "out", dtype = "f32", index = "..." } },

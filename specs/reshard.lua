@@ -27,6 +27,7 @@ for _, dtype in ipairs(dtypes) do
   op {
     name = "reshard", template = "eltwise_unary.c", params = { EXPR = "(x)", LOAD = "(v)", STORE = "(v)" }, -- bits as they are
     reference = "elementwise",
+    moves_data = true, -- outputs are input bytes: compared exactly
     inputs = { { name = "a", dtype = dtype, index = "..." } },
     outputs = { { name = "out", dtype = dtype, index = "..." } },
     targets = typed(targets, dtype),

@@ -38,6 +38,7 @@ expect unknown_operand.lua  "^${s}unknown_operand.lua:2: op 'x': target 1: 'c' i
 expect operand_count.lua    "^${s}operand_count.lua:2: op 'x': declares 3 operands, but template .*ok_unary.c binds 2"
 expect bad_dtype.lua        "^${s}bad_dtype.lua:1: op 'x': operand 'a': dtype f64: unknown value; expected one of f32, bf16, f16, i32, u8$"
 expect bad_name.lua         "^${s}bad_name.lua:2: op 'not-an-identifier': the name must be a C identifier$"
+expect moves_data_type.lua  "^${s}moves_data_type.lua:2: op 'x': field 'moves_data' must be true or false$"
 expect dup_op.lua           "^${s}dup_op.lua:3: op 'x' with these dtypes is declared twice \(first at line 2\)$"
 expect no_op.lua            "^${s}no_op.lua:1: the spec declares no op"
 expect runtime_error.lua    "^${s}runtime_error.lua:2: no targets for you$"

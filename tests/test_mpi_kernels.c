@@ -240,7 +240,7 @@ static bool p_writes(const setup *s, const int64_t *x, int p)
 static bool pointwise(const nda_kernel_entry *e, const setup *s)
 {
     const nd_dist_spec *o = &s->d[s->n - 1].spec;
-    bool ok = e->reference_name && strcmp(e->reference_name, "from EXPR") == 0 && e->noutputs == 1 && o->parts == 1;
+    bool ok = e->reads == NDA_READS_POINTWISE && e->noutputs == 1 && o->parts == 1;
     for (int t = 0; ok && t + 1 < s->n; ++t) {
         const nd_dist_spec *i = &s->d[t].spec;
         ok = i->replicas == 1 && i->parts == 1 && i->rank <= o->rank;

@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever nda_tensor, nda_core, nda_args, the registry or the kernel signature change. */
-#define NDA_ABI_VERSION 9u
+#define NDA_ABI_VERSION 10u
 
 /* Per-core traffic of one launch; padded to a cache line so cores on different threads never share. */
 typedef struct nda_stats {
@@ -118,6 +118,27 @@ static inline int64_t ndref_index(const nda_ref_operand *in, const nda_ref_opera
 }
 
 /*
+ * What each output element of an op reads of its inputs, as its reference states it (ndgen derives
+ * it from the spec's reference: the kernels are checked against that reference, so they read nothing
+ * else that changes their output). The multi-process runtime fetches only what it says. One row each:
+ * enumerator and the reference it comes from.
+ */
+#define NDA_READS_KINDS(X)                                                                                \
+    X(WHOLE, "")                  /* not stated: every element of every input */                          \
+    X(POINTWISE, "elementwise")   /* each input at the output's coordinates, broadcast as numpy */        \
+    X(LETTERS, "ref_einsum")      /* the output's index letters fixed, every value of the others */      \
+    X(AXES, "ref_reduce_")        /* the dims of an axes(input) scalar list whole, the rest fixed */       \
+    X(LAST_AXIS, "ref_softmax")   /* the last dim whole, the rest fixed */                                \
+    X(PERM, "ref_permute")        /* output dim i is input dim perm[i] of a perm(input) list */
+
+typedef enum nda_reads {
+#define NDA_READS_ENUM(e, reference) NDA_READS_##e,
+    NDA_READS_KINDS(NDA_READS_ENUM)
+#undef NDA_READS_ENUM
+    NDA_READS_COUNT
+} nda_reads;
+
+/*
  * The registry a kernel library exports as the symbol nda_kernel_registry. The runtime reads
  * abi_version first and refuses the library when it differs from NDA_ABI_VERSION.
  */
@@ -139,7 +160,8 @@ typedef struct nda_kernel_entry {
     const char *requires;            /* what the template assumes beyond the indices: nd_op_sig.requires */
     uint64_t partial_reduce;         /* bit 8i + r: operand i may be Partial pending nd_reduce r */
     nda_ref_fn *reference;           /* the op's plain reference, or NULL when its spec gives none */
-    const char *reference_name;      /* what it is: "from EXPR" or the function's name; NULL with none */
+    const char *reference_name;      /* what it is, for people: "from EXPR" or the function's name; NULL with
+                                        none (what it reads is `reads`) */
     /* Which distribution parameters the kernel fixed: NULL for the generic kernel (none), else a set's
      * name (NDA_FIXED_SETS): "all" for a kernel serving exactly `signatures`; a partial set for one
      * serving every launch whose operands' signatures, with the set's free parameters starred
@@ -156,6 +178,8 @@ typedef struct nda_kernel_entry {
      * 0 and NULL: none fixed. */
     int nscalar_values;
     const double *scalar_values;
+    int reads;                       /* nda_reads: what an output element reads of the inputs */
+    bool moves_data;                 /* the spec's moves_data: outputs are inputs' bytes, compared exactly */
 } nda_kernel_entry;
 
 /*

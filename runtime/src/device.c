@@ -548,26 +548,25 @@ static bool list_dims(const double *v, int n, int rank, bool perm, int *out)
     return true;
 }
 
-/* What the output's elements read of the inputs, from what the entry declares (nd_read_kind). An op's
- * meaning is its reference, which every kernel of it is checked against: a reference derived from EXPR
- * is elementwise; the bundled ref_einsum is the einsum of the declared letters, ref_reduce_* reduces
- * along the axes list, ref_softmax normalizes along the last axis, ref_permute transposes by the perm
- * list. A kernel that computes that meaning depends on no other input element, so pages it might read
- * beyond these cannot change its output. Any other op's inputs are read whole (its letters, say, may be
- * a stencil's). */
+/* What the output's elements read of the inputs, from what the entry declares (e->reads, which ndgen
+ * derives from the op's reference, NDA_READS_KINDS). An op's meaning is its reference, which every
+ * kernel of it is checked against: a reference derived from EXPR is elementwise; the bundled ref_einsum
+ * is the einsum of the declared letters, ref_reduce_* reduces along the axes list, ref_softmax
+ * normalizes along the last axis, ref_permute transposes by the perm list. A kernel that computes that
+ * meaning depends on no other input element, so pages it might read beyond these cannot change its
+ * output. Any other op's inputs are read whole (its letters, say, may be a stencil's). */
 static void read_rule(const nda_kernel_entry *e, nd_tensor *const *tensors, int ntensors, int ninputs,
                       const double *scalars, int nscalars, nd_read_rule *rule)
 {
-    const char *ref = e->reference_name ? e->reference_name : "";
     memset(rule, 0, sizeof *rule);
     if (e->noutputs != 1 || ninputs != ntensors - 1 || ninputs < 1)
         return;
     /* a reference derived from EXPR (spec reference = "elementwise") states out[e] = EXPR(inputs at e) */
-    if (strcmp(ref, "from EXPR") == 0) {
+    if (e->reads == NDA_READS_POINTWISE) {
         rule->kind = ND_READS_POINTWISE;
         return;
     }
-    if (strcmp(ref, "ref_softmax") == 0 && ninputs == 1 && tensors[0]->dist.spec.rank >= 1) { /* along the last axis */
+    if (e->reads == NDA_READS_LAST_AXIS && ninputs == 1 && tensors[0]->dist.spec.rank >= 1) { /* softmax's */
         rule->kind = ND_READS_AXES;
         rule->naxes = 1;
         rule->axes[0] = tensors[0]->dist.spec.rank - 1;
@@ -576,14 +575,14 @@ static void read_rule(const nda_kernel_entry *e, nd_tensor *const *tensors, int 
     nd_scalars s;
     int list = e->scalars && nd_scalars_parse(e->scalars, &s, NULL) == 0 ? nd_scalars_list(&s) : -1;
     bool perm = list >= 0 && s.d[list].type == ND_SCALAR_PERM;
-    if (list >= 0 && ninputs == 1 && (perm ? strcmp(ref, "ref_permute") == 0 : strncmp(ref, "ref_reduce_", 11) == 0)) {
+    if (list >= 0 && ninputs == 1 && e->reads == (perm ? NDA_READS_PERM : NDA_READS_AXES)) {
         if (list_dims(scalars + list, nscalars - list, tensors[0]->dist.spec.rank, perm, rule->axes)) {
             rule->naxes = nscalars - list;
             rule->kind = perm ? ND_READS_PERM : ND_READS_AXES;
         }
         return;
     }
-    if (list < 0 && strcmp(ref, "ref_einsum") == 0 && lettered(e) && e->noperands == ntensors) {
+    if (list < 0 && e->reads == NDA_READS_LETTERS && lettered(e) && e->noperands == ntensors) {
         rule->kind = ND_READS_LETTERS;
         rule->indices = e->indices;
     }
