@@ -168,7 +168,8 @@ typedef struct nd_jit_config {
                                 generic kernel runs; (0, 86400] */
 } nd_jit_config;
 
-/* cc from $CC (else "cc"), cflags "-O2", lock_wait from $NDGEN_JIT_LOCK_WAIT (else 300; text that is
+/* cc from $CC (else "cc"), cflags "-O3" (as the bundled library's, but for its -march=native, which a
+ * caller adds for this machine: ndrun does, and the cache then keys kernels by the CPU), lock_wait from $NDGEN_JIT_LOCK_WAIT (else 300; text that is
  * not a number in range gives NaN, which nd_jit_create refuses by name); everything else unset. */
 void nd_jit_config_init(nd_jit_config *cfg);
 /* $NDGEN_CACHE_DIR, else $XDG_CACHE_HOME/ndgen, else $HOME/.cache/ndgen (each when set and not empty):

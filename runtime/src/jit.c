@@ -9,7 +9,8 @@
  *   .build-<key>-XXXXXX   that process's private build folder; removed after, or by a later build
  * key hashes the format version, the generator version, spec name and path, op, dtypes, every
  * operand's signature, the generator, template and include folders, the compiler (its words, resolved
- * path and --version output) and its flags. A partial kernel (a set of NDA_FIXED_SETS past "all")
+ * path and --version output) and its flags, and with flags naming "native" the CPU's model and features
+ * (hash_cpu). A partial kernel (a set of NDA_FIXED_SETS past "all")
  * hashes, instead of the signatures, the set's name, each signature with the set's free parameters
  * starred, and which operands share their free parameters: so it is found again for every launch it
  * serves (a new size of a known pattern is a hit), and never for one it does not. The manifest lists every input file (spec, included specs,
@@ -251,7 +252,7 @@ void nd_jit_config_init(nd_jit_config *cfg)
     memset(cfg, 0, sizeof *cfg);
     const char *cc = getenv("CC");
     cfg->cc = cc && cc[0] ? cc : "cc";
-    cfg->cflags = "-O2";
+    cfg->cflags = "-O3"; /* GCC 12 at -O2 leaves most of the templates' loops scalar */
     cfg->lock_wait = JIT_LOCK_WAIT;
     const char *w = getenv("NDGEN_JIT_LOCK_WAIT");
     if (w && w[0]) {
@@ -638,6 +639,27 @@ static uint64_t hash_pattern(uint64_t h, const jit_request *r)
     return h;
 }
 
+/* What -march=native and the like mean on this machine: the first processor's model and feature
+ * lines of /proc/cpuinfo (x86's "model name" and "flags", Arm's "CPU implementer", "CPU part" and
+ * "Features"). Hashed into the key when the flags name "native", so a cache folder shared by machines
+ * of other CPUs (a home directory over NFS) never serves one a kernel built for another's instructions. */
+static uint64_t hash_cpu(uint64_t h)
+{
+    static const char *const keys[] = {"model name", "flags", "CPU implementer", "CPU part", "Features"};
+    FILE *fp = fopen("/proc/cpuinfo", "r");
+    char line[8192];
+    bool seen[5] = {false};
+    while (fp && fgets(line, sizeof line, fp) && line[0] != '\n') /* the first processor's block */
+        for (int k = 0; k < 5; ++k)
+            if (!seen[k] && strncmp(line, keys[k], strlen(keys[k])) == 0) {
+                seen[k] = true;
+                h = hash_str(h, line);
+            }
+    if (fp)
+        fclose(fp);
+    return hash_str(h, fp ? "cpuinfo" : "\x01no cpuinfo");
+}
+
 static void make_key(const nd_jit *j, jit_request *r)
 {
     const nd_jit_cc *c = j->cc_id;
@@ -656,6 +678,8 @@ static void make_key(const nd_jit *j, jit_request *r)
         h = hash_str(h, c->argv[i]);
     h = hash_bytes(hash_str(h, c->real), &c->version, sizeof c->version);
     h = hash_str(hash_str(h, j->cflags), j->ldflags);
+    if (strstr(j->cflags, "native"))
+        h = hash_cpu(h);
     /* what the environment changes in the compiler's or the generator's output */
     static const char *const env[] = {"CPATH", "C_INCLUDE_PATH", "LIBRARY_PATH", "GCC_EXEC_PREFIX", "COMPILER_PATH",
                                       "CCC_OVERRIDE_OPTIONS", "NDGEN_FAULT_SKIP_CALL"};
