@@ -48,10 +48,28 @@ static void block(sigset_t *old)
     sigprocmask(SIG_BLOCK, &all, old);
 }
 
-static void track(char *tmp)
+/* Adds tmp to the handler's list; signals are blocked. */
+static void track_blocked(char *tmp)
+{
+    for (int i = 0; i < nlive; ++i)
+        if (!live[i]) {
+            live[i] = tmp;
+            tmp = NULL;
+            break;
+        }
+    if (tmp && nlive < MAX_LIVE) /* beyond, the next run's sweep removes it after a kill */
+        live[nlive++] = tmp;
+}
+
+/* Creates the temporary file tmp names (mkstemp) and adds it to the handler's list, with every signal
+ * blocked from before it exists until it is listed: a SIGTERM in between would otherwise end the
+ * process with the file left behind (test_outputs saw it under ASan on a loaded machine). A signal
+ * that arrived meanwhile is handled on unblocking, and removes the file. The fd, or -1 with errno. */
+static int create_tracked(char *tmp)
 {
     static bool installed;
     sigset_t old;
+    block(&old);
     if (!installed) {
         static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
         struct sigaction sa;
@@ -61,16 +79,12 @@ static void track(char *tmp)
             sigaction(sigs[i], &sa, NULL);
         installed = true;
     }
-    block(&old);
-    for (int i = 0; i < nlive; ++i)
-        if (!live[i]) {
-            live[i] = tmp;
-            tmp = NULL;
-            break;
-        }
-    if (tmp && nlive < MAX_LIVE) /* beyond, the next run's sweep removes it after a kill */
-        live[nlive++] = tmp;
+    int fd = mkstemp(tmp), e = errno;
+    if (fd >= 0)
+        track_blocked(tmp);
     sigprocmask(SIG_SETMASK, &old, NULL);
+    errno = e;
+    return fd;
 }
 
 static void untrack(const char *tmp)
@@ -190,12 +204,11 @@ int ndf_open(ndf_output *out, const char *path, nd_error *err)
         return nd_fail(err, "%s: out of memory", path);
     }
     snprintf(out->tmp, n, "%s/.%s.ndgen-tmp-%ld-XXXXXX", dir, base, (long)getpid());
-    int fd = mkstemp(out->tmp);
+    int fd = create_tracked(out->tmp);
     if (fd >= 0) { /* mkstemp makes 0600; give the file the mode a plain create would */
         mode_t mask = umask(0);
         umask(mask);
         fchmod(fd, 0666 & ~mask);
-        track(out->tmp);
     }
     if (fd < 0 || !(out->fp = fdopen(fd, "w"))) {
         int e = errno;
