@@ -413,7 +413,7 @@ static int setup_job(tune_job *j, nd_kernels *k, nd_error *err)
     if (e->noutputs != 1)
         return nd_failc(err, ND_EREFUSED, "--op %s: ndrun tune searches ops with one output", j->o.op);
     j->ninputs = e->noperands - 1;
-    bool reduce = e->reference_name && !strncmp(e->reference_name, "ref_reduce_", 11);
+    bool reduce = e->reads == NDA_READS_AXES;
     if (reduce != (j->o.axes != NULL))
         return nd_fail(err, reduce ? "--op %s: a reduction: give --axes" : "--op %s: --axes is for reductions",
                        j->o.op);
@@ -431,7 +431,7 @@ static int setup_job(tune_job *j, nd_kernels *k, nd_error *err)
             p = end + 1;
         }
         j->drops = true;
-    } else if (e->reference_name && !strcmp(e->reference_name, "ref_softmax")) {
+    } else if (e->reads == NDA_READS_LAST_AXIS) {
         j->reduced[j->rank - 1] = true; /* each output element reads its row */
     }
     return 0;

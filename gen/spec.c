@@ -1243,8 +1243,10 @@ static int resolve_source(ctx *c, const char *name, const ndg_spec_env *env, cha
     return FAIL(c, "reference source '%s': no such file in the spec folder or the template folders", name);
 }
 
-/* What an output element of an op with this reference reads (NDA_READS_KINDS: the row whose reference
- * is the name, or its prefix when the row's ends in '_'); NDA_READS_WHOLE for any other. */
+/* What an output element of an op with this reference function reads (NDA_READS_KINDS: the row whose
+ * reference is the name, or its prefix when the row's ends in '_'); NDA_READS_WHOLE for any other.
+ * Never POINTWISE: only a reference derived from EXPR is (convert_reference), not a function that
+ * happens to be named "elementwise", which may read a stencil. */
 static int reads_of(const char *reference)
 {
     static const char *const refs[] = {
@@ -1253,6 +1255,8 @@ static int reads_of(const char *reference)
 #undef NDG_READS_REF
     };
     for (int k = 1; k < NDA_READS_COUNT && reference; ++k) {
+        if (k == NDA_READS_POINTWISE)
+            continue;
         size_t n = strlen(refs[k]);
         if (refs[k][n - 1] == '_' ? strncmp(reference, refs[k], n) == 0 : strcmp(reference, refs[k]) == 0)
             return k;
@@ -1289,7 +1293,7 @@ static int convert_reference(ctx *c, int t, const ndg_spec_env *env, ndg_op *op)
             return FAIL(c, "reference \"elementwise\": needs one output and at most 3 inputs, not %d and %d", outputs,
                         op->noperands - outputs);
         op->reference = strdup("elementwise");
-        op->reads = reads_of(op->reference);
+        op->reads = NDA_READS_POINTWISE; /* out[e] = EXPR(inputs at e), by construction */
         return 0;
     }
     if (ty != LUA_TTABLE) {

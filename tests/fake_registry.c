@@ -5,7 +5,9 @@
  *   5 no op name                               6 a specialized entry without signatures
  *   7 op 'add' from a spec of its own, beside the bundled library's 'add' (spec 'eltwise')
  *   8 a signature not as ndgen writes it (a short orientation name): two texts would be one key
- *   9 a partial kernel whose pattern is not its signature with the free fields starred */
+ *   9 a partial kernel whose pattern is not its signature with the free fields starred
+ *  10 a dtype in capitals ("F32"), which the dtype parser alone would take for f32
+ *  11 a read kind past NDA_READS_KINDS */
 #include "nd_accessor.h"
 
 static void fake_kernel(const nda_core *core, const nda_args *args)
@@ -17,6 +19,8 @@ static const char *const operands[] = {"x", "out"};
 static const char *const indices[] = {"...", "..."};
 #if LIE == 3
 static const char *const dtypes[] = {"f32", "f99"};
+#elif LIE == 10
+static const char *const dtypes[] = {"F32", "f32"};
 #else
 static const char *const dtypes[] = {"f32", "f32"};
 #endif
@@ -63,6 +67,9 @@ static const nda_kernel_entry entries[] = {{
     .indices = indices,
     .dtypes = dtypes,
     .noutputs = 1,
+#if LIE == 11
+    .reads = NDA_READS_COUNT + 7,
+#endif
 #if LIE == 4 || LIE == 9
     .fixed = "pattern",
     .patterns = patterns,

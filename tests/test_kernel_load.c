@@ -1,6 +1,6 @@
-/* test_kernel_load WRONG_ABI NO_REGISTRY BAD_SCALARS OPS LIE1..LIE9 - libraries the runtime must refuse,
+/* test_kernel_load WRONG_ABI NO_REGISTRY BAD_SCALARS OPS LIE1..LIE11 - libraries the runtime must refuse,
  * each with a clear message: at load, or (BAD_SCALARS, whose op's axis list names no operand) at every
- * launch. LIE1..LIE9 (fake_registry.c) lie in their registries, one way each; LIE7 defines the op 'add'
+ * launch. LIE1..LIE11 (fake_registry.c) lie in their registries, one way each; LIE7 defines the op 'add'
  * of the bundled library OPS in a spec of its own, refused once OPS is loaded, and kept out or put in
  * place of OPS's when the caller says which wins (nd_kernels_load_with). */
 #include <string.h>
@@ -87,7 +87,7 @@ int main(int argc, char **argv)
 {
     nd_kernels *k;
     nd_error err;
-    if (argc < 14 || nd_kernels_open(&k, &err))
+    if (argc < 16 || nd_kernels_open(&k, &err))
         return 1;
     char want[128];
     snprintf(want, sizeof want, "kernel ABI version %u, but this runtime reads version %u", NDA_ABI_VERSION + 1,
@@ -114,6 +114,8 @@ int main(int argc, char **argv)
     expect(k, argv[12], ND_EINVAL, "entry fake_lie_generic: operand 'x': signature 'f32 shape=4 page=4 shard=4 "
                                    "cores=(0,0)-(0,0) row round_robin l1': not as ndgen writes it");
     expect(k, argv[13], ND_EINVAL, "entry fake_lie_generic: operand 'x': its pattern 'f32 shape=* page=4 shard=2");
+    expect(k, argv[14], ND_EINVAL, "entry 0: a dtype is not one the runtime knows");
+    expect(k, argv[15], ND_EINVAL, "entry 0: its read kind or moves_data is out of range");
     nd_kernels_close(k);
     return test_finish(passed);
 }

@@ -167,7 +167,14 @@ int main(int argc, char **argv)
     CHECK_ERROR(rc, err, ND_EINVAL, "run: the launch needs a device, kernels and an op");
     rc = nd_run(&(nd_launch_desc){.device = dev, .kernels = kernels, .op = "relu", .ntensors = 2}, &err);
     CHECK_ERROR(rc, err, ND_EINVAL, "op 'relu': 2 tensors and 0 scalars, but no array holds them");
-    passed += 3;
+    /* a NULL tensor, or more tensors than the op takes: refused before any tensor is read */
+    rc = run("relu", (nd_tensor *[]){a, NULL}, 2, NULL, 0, &err);
+    CHECK_ERROR(rc, err, ND_EINVAL, "op 'relu': operand 1 is NULL");
+    rc = run("relu", (nd_tensor *[]){a, out, NULL}, 3, NULL, 0, &err);
+    CHECK_ERROR(rc, err, ND_EINVAL, "op 'relu' takes 2 operands, but the launch gives 3");
+    rc = run("no_such_op", (nd_tensor *[]){NULL}, 1, NULL, 0, &err);
+    CHECK_ERROR(rc, err, ND_ENOENT, "op 'no_such_op': no loaded kernel library provides it");
+    passed += 6;
 
     nd_tensor *all[] = {a, b, out, wide, ints, col, dram, k5, mm, k6, mm_bad, vec};
     for (size_t i = 0; i < sizeof all / sizeof *all; ++i)

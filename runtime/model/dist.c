@@ -68,11 +68,12 @@ static const bool reduce_idempotent[ND_REDUCES] = {ND_REDUCE_OPS(RD_IDEMPOTENT)}
                   reduce_linear[ND_REDUCES] = {ND_REDUCE_OPS(RD_LINEAR)}, reduce_jax[ND_REDUCES] = {ND_REDUCE_OPS(RD_JAX)};
 
 const char *nd_reduce_name(nd_reduce r) { return (unsigned)r < ND_REDUCES ? reduce_names[r] : "?"; }
-double nd_reduce_identity(nd_reduce r) { return reduce_identity[r]; }
-bool nd_reduce_idempotent(nd_reduce r) { return reduce_idempotent[r]; }
-bool nd_reduce_selects(nd_reduce r) { return reduce_selects[r]; }
-bool nd_reduce_linear(nd_reduce r) { return reduce_linear[r]; }
-bool nd_reduce_jax(nd_reduce r) { return reduce_jax[r]; }
+/* Outside the table (a value in a caller's struct that was never checked): none of the properties. */
+double nd_reduce_identity(nd_reduce r) { return (unsigned)r < ND_REDUCES ? reduce_identity[r] : 0; }
+bool nd_reduce_idempotent(nd_reduce r) { return (unsigned)r < ND_REDUCES && reduce_idempotent[r]; }
+bool nd_reduce_selects(nd_reduce r) { return (unsigned)r < ND_REDUCES && reduce_selects[r]; }
+bool nd_reduce_linear(nd_reduce r) { return (unsigned)r < ND_REDUCES && reduce_linear[r]; }
+bool nd_reduce_jax(nd_reduce r) { return (unsigned)r < ND_REDUCES && reduce_jax[r]; }
 
 int nd_reduce_parse(const char *name)
 {
@@ -294,6 +295,14 @@ static int check_spec(nd_dist_spec *s, int gx, int gy, nd_error *err)
         return -1;
     if ((unsigned)s->dtype >= ND_DTYPE_COUNT)
         return nd_fail(err, "dtype: unknown dtype %d", (int)s->dtype);
+    /* a value outside its table would print as "?" and be laid out as some other enumerator */
+    if ((unsigned)s->strategy >= ND_STRATEGY_COUNT || (unsigned)s->cores.orientation >= ND_ORIENTATION_COUNT ||
+        (unsigned)s->buffer >= ND_BUFFER_COUNT || (unsigned)s->page_kind > ND_PAGE_BOX)
+        return nd_fail(err, "distribution: strategy %d, orientation %d, memory %d or page kind %d is not one of "
+                            "its enumeration's values", (int)s->strategy, (int)s->cores.orientation, (int)s->buffer,
+                       (int)s->page_kind);
+    if (s->cores.nranges < 0 || s->cores.nranges > ND_MAX_RANGES)
+        return nd_fail(err, "cores: %d ranges; give 0 (the whole grid) to %d", s->cores.nranges, ND_MAX_RANGES);
     if (!s->interleaved && (check_rank("shard", s->shard_rank, s, err) ||
                             check_dims("shard", s->shard, s->rank, err)))
         return -1;
@@ -472,7 +481,7 @@ void nd_appendf(char *buf, size_t len, int *n, const char *fmt, ...)
  * punctuation, three enumerator names, and the copies' fields; each piece over-counted. */
 enum {
     SIG_DIMS = 3 * (8 + ND_MAX_RANK * 21),
-    SIG_CORES = 8 + ND_MAX_RANGES * (4 * 11 + 7),
+    SIG_CORES = 8 + ND_MAX_RANGES * (4 * 11 + 8), /* "(x,y)-(x,y);": 8 besides the numbers */
     SIG_REST = 16 + 3 * 24 + 64,
 };
 _Static_assert(SIG_DIMS + SIG_CORES + SIG_REST < ND_SIGNATURE_LEN, "ND_SIGNATURE_LEN holds the longest signature");

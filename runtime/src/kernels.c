@@ -582,6 +582,19 @@ static char (*launch_sigs(nd_tensor *const *tensors, int n))[ND_SIGNATURE_LEN]
 static int pick_entry(nd_kernels *k, const char *op, nd_tensor *const *tensors, int ntensors, launch_scalars sc,
                       nd_variant want, int *out, nd_kernel_pick *how, nd_error *err)
 {
+    int named = 0, arity = -1, typed = 0, rc = 0;
+    for (int i = 0; i < k->n; ++i)
+        if (strcmp(k->entries[i]->op, op) == 0) {
+            ++named;
+            arity = k->entries[i]->noperands;
+        }
+    if (!named)
+        return nd_failc(err, ND_ENOENT, "op '%s': no loaded kernel library provides it", op);
+    if (arity != ntensors)
+        return nd_fail(err, "op '%s' takes %d operands, but the launch gives %d", op, arity, ntensors);
+    for (int i = 0; i < ntensors; ++i)
+        if (!tensors[i])
+            return nd_fail(err, "op '%s': operand %d is NULL", op, i);
     nd_dist_key *keys = malloc((size_t)ntensors * sizeof *keys);
     scan_result *r = malloc(sizeof *r);
     char (*sigs)[ND_SIGNATURE_LEN] = NULL;
@@ -592,20 +605,9 @@ static int pick_entry(nd_kernels *k, const char *op, nd_tensor *const *tensors, 
     }
     for (int i = 0; i < ntensors; ++i)
         nd_dist_key_of(nd_tensor_dist(tensors[i]), &keys[i]);
-    int named = 0, arity = -1, typed = 0, rc = 0;
-    for (int i = 0; i < k->n; ++i) {
-        const nda_kernel_entry *e = k->entries[i];
-        if (strcmp(e->op, op) != 0)
-            continue;
-        ++named;
-        arity = e->noperands;
-        typed += e->noperands == ntensors && dtypes_match(&k->keys[i], keys, ntensors);
-    }
-    if (!named)
-        rc = nd_failc(err, ND_ENOENT, "op '%s': no loaded kernel library provides it", op);
-    else if (arity != ntensors)
-        rc = nd_fail(err, "op '%s' takes %d operands, but the launch gives %d", op, arity, ntensors);
-    else if (!typed)
+    for (int i = 0; i < k->n; ++i)
+        typed += !strcmp(k->entries[i]->op, op) && dtypes_match(&k->keys[i], keys, ntensors);
+    if (!typed)
         rc = dtype_error(k, op, tensors, ntensors, err);
     if (rc) {
         free(keys);

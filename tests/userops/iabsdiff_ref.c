@@ -8,3 +8,7 @@ static void ref_iabsdiff(const nda_ref_args *args, int64_t lo, int64_t hi)
     for (int64_t i = lo; i < hi; ++i)
         out[i] = (uint8_t)(a[i] > b[i] ? a[i] - b[i] : b[i] - a[i]);
 }
+
+/* The same, under the name of the derived reference: a function so named is still only a function,
+ * whose reads ndgen cannot see (tests/test_reads_kinds.c: it must read its inputs whole). */
+static void elementwise(const nda_ref_args *args, int64_t lo, int64_t hi) { ref_iabsdiff(args, lo, hi); }

@@ -1,6 +1,6 @@
 -- A user's kernel library, apart from the bundled ops (tests/test_compare_kernels.sh): silu by spec
 -- alone and without a reference, softplus with its reference derived from its EXPR, and a u8 op whose
--- reference is a C function of its own.
+-- reference is a C function of its own (and again under the name "elementwise", which is no derived reference).
 local t = { { all = { shape = { 32, 64 }, shard = { 16, 64 }, grid = "2x1" } } }
 op {
   name = "silu", template = "eltwise_unary.c", params = { EXPR = "((x) / (1.0f + expf(-(x))))" },
@@ -17,6 +17,13 @@ op {
 op {
   name = "iabsdiff", template = "eltwise_binary.c", params = { EXPR = "((x) > (y) ? (x) - (y) : (y) - (x))" },
   reference = { source = "iabsdiff_ref.c", name = "ref_iabsdiff" },
+  inputs = { { name = "a", dtype = "u8", index = "..." }, { name = "b", dtype = "u8", index = "..." } },
+  outputs = { { name = "out", dtype = "u8", index = "..." } },
+  targets = t,
+}
+op {
+  name = "iabsdiff_named", template = "eltwise_binary.c", params = { EXPR = "((x) > (y) ? (x) - (y) : (y) - (x))" },
+  reference = { source = "iabsdiff_ref.c", name = "elementwise" },
   inputs = { { name = "a", dtype = "u8", index = "..." }, { name = "b", dtype = "u8", index = "..." } },
   outputs = { { name = "out", dtype = "u8", index = "..." } },
   targets = t,
