@@ -457,10 +457,17 @@ static int lua_print_stderr(lua_State *L)
 }
 
 /* The dtypes as lists a spec loops over, in ND_DTYPES' order (so a spec's ops come out in the same
- * order every run): `dtypes`, every one, and `floating_dtypes`, those computed as f32. A dtype added
- * to the table reaches every spec that loops over these. */
+ * order every run): `dtypes`, every one, and `floating_dtypes`, those computed as f32; and
+ * `dtype_storage`, each one's storage C type. A dtype added to the table reaches every spec that loops
+ * over these. */
 static void push_dtype_lists(lua_State *L)
 {
+    lua_newtable(L);
+    for (int t = 0; t < ND_DTYPE_COUNT; ++t) {
+        lua_pushstring(L, nd_dtype_ctype((nd_dtype)t));
+        lua_setfield(L, -2, nd_dtype_name((nd_dtype)t));
+    }
+    lua_setfield(L, -2, "dtype_storage");
     lua_newtable(L);
     lua_newtable(L);
     for (int t = 0, n = 0, nf = 0; t < ND_DTYPE_COUNT; ++t) {

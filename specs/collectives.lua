@@ -37,7 +37,7 @@ for _, dtype in ipairs(floating_dtypes) do
       name = c[1], template = "all_reduce.c", params = params,
       inputs = { { name = "in", dtype = dtype, partial = { "sum", "avg", "max", "min", "product" } } },
       outputs = { { name = "out", dtype = dtype } },
-      targets = typed(c[2], dtype),
+      targets = targets_for(dtype, c[2]),
     }
   end
   op {

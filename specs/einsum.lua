@@ -37,7 +37,7 @@ local tensor_parallel = {
 
 for name, c in pairs(contractions) do
   for _, dtype in ipairs(floating_dtypes) do
-    local targets = typed(c[4], dtype)
+    local targets = targets_for(dtype, c[4])
     if name == "matmul" and dtype == "f32" then targets[#targets + 1] = typed({ tensor_parallel }, dtype)[1] end
     op {
       -- matmul has its own packed, register-blocked kernel; the rest share the general one

@@ -34,7 +34,7 @@ for name, r in pairs(reductions) do
       reference = { source = "reference/reduce.c", name = "ref_reduce_" .. name },
       inputs = { { name = "a", dtype = dtype, index = "..." } },
       outputs = { { name = "out", dtype = dtype, index = "..." } },
-      targets = typed(targets, dtype),
+      targets = targets_for(dtype, targets),
     }
   end
 end

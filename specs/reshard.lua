@@ -30,6 +30,6 @@ for _, dtype in ipairs(dtypes) do
     moves_data = true, -- outputs are input bytes: compared exactly
     inputs = { { name = "a", dtype = dtype, index = "..." } },
     outputs = { { name = "out", dtype = dtype, index = "..." } },
-    targets = typed(targets, dtype),
+    targets = targets_for(dtype, targets),
   }
 end

@@ -17,6 +17,6 @@ for _, dtype in ipairs(floating_dtypes) do
     reference = { source = "reference/softmax.c", name = "ref_softmax" },
     inputs = { { name = "a", dtype = dtype, index = "..." } },
     outputs = { { name = "out", dtype = dtype, index = "..." } },
-    targets = typed(targets, dtype),
+    targets = targets_for(dtype, targets),
   }
 end
