@@ -319,6 +319,8 @@ void nr_print_procs(FILE *fp, const nr_result *r);
 void nr_print_procs_json(FILE *fp, const nr_result *r, const char *indent);
 
 /* ---- report.c: tables and JSON. */
+/* s as a JSON string: symbols, shapes, messages and spec text, escaped where JSON needs it. */
+void nr_json_str(FILE *fp, const char *s);
 void nr_print_table(FILE *fp, const nr_result *r);
 void nr_print_json(FILE *fp, const nr_result *r, const char *indent);
 void nr_print_suite_table(FILE *fp, const nr_result *r, int n);

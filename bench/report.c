@@ -115,8 +115,7 @@ static void num(FILE *fp, double v)
         fputs("null", fp);
 }
 
-/* s as a JSON string: symbols, shapes and messages, escaped where JSON needs it. */
-static void str(FILE *fp, const char *s)
+void nr_json_str(FILE *fp, const char *s)
 {
     fputc('"', fp);
     for (; *s; ++s) {
@@ -151,18 +150,18 @@ static void field(FILE *fp, const char *in, const char *name, double v)
 void nr_print_json(FILE *fp, const nr_result *r, const char *in)
 {
     fprintf(fp, "{\n%s\"label\": ", in);
-    str(fp, r->label);
+    nr_json_str(fp, r->label);
     fprintf(fp, ",\n%s\"family\": ", in);
-    str(fp, r->family);
+    nr_json_str(fp, r->family);
     fprintf(fp, ",\n%s\"op\": ", in);
-    str(fp, r->op);
+    nr_json_str(fp, r->op);
     fprintf(fp, ",\n%s\"dtype\": ", in);
-    str(fp, r->dtype);
+    nr_json_str(fp, r->dtype);
     fprintf(fp, ",\n%s\"shapes\": ", in);
-    str(fp, r->shapes);
+    nr_json_str(fp, r->shapes);
     fprintf(fp, ",\n%s\"threads\": %d,\n%s\"match\": %s,\n%s\"mismatch\": ", in, r->threads, in,
             r->match ? "true" : "false", in);
-    str(fp, r->mismatch);
+    nr_json_str(fp, r->mismatch);
     fputs(",\n", fp);
     field(fp, in, "max_error", r->max_error);
     field(fp, in, "generic_s", r->generic.median);
@@ -180,7 +179,7 @@ void nr_print_json(FILE *fp, const nr_result *r, const char *in)
         field(fp, in, "reference_gflops", r->flops / r->reference.median / 1e9);
     }
     fprintf(fp, "%s\"limit\": ", in);
-    str(fp, nr_limit_name(r));
+    nr_json_str(fp, nr_limit_name(r));
     fputs(",\n", fp);
     field(fp, in, "limit_value", nr_limit(r));
     double pct = nr_limit(r) > 0 ? 100 * nr_rate(r, &r->specialized) / nr_limit(r) : NAN;
@@ -194,7 +193,7 @@ void nr_print_json(FILE *fp, const nr_result *r, const char *in)
     fprintf(fp, "%s\"limit_candidates\": [", in);
     for (int i = 0; i < r->ceiling.n; ++i) {
         fputs(i ? ", {\"name\": " : "{\"name\": ", fp);
-        str(fp, r->ceiling.name[i]);
+        nr_json_str(fp, r->ceiling.name[i]);
         fputs(", \"rate\": ", fp);
         num(fp, r->ceiling.rate[i]);
         fputs("}", fp);
@@ -202,7 +201,7 @@ void nr_print_json(FILE *fp, const nr_result *r, const char *in)
     fprintf(fp, "],\n%s\"peers\": [", in);
     for (int i = 0; i < r->npeers; ++i) {
         fputs(i ? ", {\"name\": " : "{\"name\": ", fp);
-        str(fp, r->peer_name[i]);
+        nr_json_str(fp, r->peer_name[i]);
         fputs(", \"median_s\": ", fp);
         num(fp, r->peer[i].median);
         fputs(", \"rate\": ", fp);
@@ -212,7 +211,7 @@ void nr_print_json(FILE *fp, const nr_result *r, const char *in)
     fputs("],\n", fp);
     fprintf(fp, "%s\"best_peer\": ", in);
     if (nr_best_peer(r) >= 0)
-        str(fp, r->peer_name[nr_best_peer(r)]);
+        nr_json_str(fp, r->peer_name[nr_best_peer(r)]);
     else
         fputs("null", fp);
     fputs(",\n", fp);
@@ -231,20 +230,20 @@ void nr_print_json(FILE *fp, const nr_result *r, const char *in)
             (long long)r->generic_code, in, (long long)r->specialized_code);
     const nr_cpu *c = nr_machine_cpu();
     fprintf(fp, "%s\"machine\": {\"cpu_model\": ", in);
-    str(fp, c->model);
+    nr_json_str(fp, c->model);
     fprintf(fp, ", \"cpus\": %d, \"l1d_bytes\": %lld, \"l2_bytes\": %lld, \"l2_instances\": %d, \"l3_bytes\": %lld, "
                 "\"l3_instances\": %d, \"isa\": ", c->cpus, (long long)c->l1d, (long long)c->l2, c->l2_instances,
             (long long)c->l3, c->l3_instances);
-    str(fp, c->isa);
+    nr_json_str(fp, c->isa);
     fputs(", \"peers\": ", fp);
-    str(fp, nr_peer_libraries());
+    nr_json_str(fp, nr_peer_libraries());
     fputs(", \"peer\": ", fp);
-    str(fp, c->peer);
+    nr_json_str(fp, c->peer);
     fputs("},\n", fp);
     fprintf(fp, "%s\"generic_symbol\": ", in);
-    str(fp, r->generic_symbol);
+    nr_json_str(fp, r->generic_symbol);
     fprintf(fp, ",\n%s\"specialized_symbol\": ", in);
-    str(fp, r->specialized_symbol);
+    nr_json_str(fp, r->specialized_symbol);
     fprintf(fp, ",\n%s\"jit\": \"%s\"\n%.*s}", in, jit_word(r->jit), (int)strlen(in) - 2, in);
 }
 

@@ -53,6 +53,7 @@ typedef struct tune_job {
     bool reduced[ND_MAX_RANK]; /* the dims each output element reads whole: reduced, or softmax's last */
     bool drops;                /* the output drops the reduced dims (a reduction without keepdims) */
     int ninputs;
+    const char *in_name, *out_name; /* the op's first input and its output, as its spec names them */
     cand *c;
     int n;
 } tune_job;
@@ -65,6 +66,50 @@ static void format_dims(char *buf, size_t len, const int64_t *v, int n)
     buf[0] = '\0';
     for (int i = 0; i < n && at >= 0 && (size_t)at < len; ++i)
         at += snprintf(buf + at, len - (size_t)at, "%s%lld", i ? "," : "", (long long)v[i]);
+}
+
+/* A reduction's output dims from the input's v (shape or shard): the kept dims, a reduced one as 1
+ * when the output keeps it; their count (0: a scalar output). */
+static int out_dims(const tune_job *j, const int64_t *v, int64_t *out)
+{
+    int nk = 0;
+    for (int d = 0; d < j->rank; ++d)
+        if (!j->reduced[d] || !j->drops)
+            out[nk++] = j->reduced[d] ? 1 : v[d];
+    return nk;
+}
+
+/* One operand's distribution as a spec's Lua table: shape, shard, tile, grid, dtype. */
+static void lua_dist(char *buf, size_t len, const tune_job *j, const int64_t *shape, const int64_t *shard, int n,
+                     bool tiles)
+{
+    char s[256] = "", h[256] = "";
+    for (int i = 0; i < n; ++i) {
+        snprintf(s + strlen(s), sizeof s - strlen(s), "%s%lld", i ? ", " : "", (long long)shape[i]);
+        snprintf(h + strlen(h), sizeof h - strlen(h), "%s%lld", i ? ", " : "", (long long)shard[i]);
+    }
+    snprintf(buf, len, "{ shape = { %s }, shard = { %s }%s, grid = \"%s\"%s%s%s }", s, h,
+             tiles ? ", tile = \"32x32\"" : "", j->o.grid, j->o.dtype ? ", dtype = \"" : "",
+             j->o.dtype ? j->o.dtype : "", j->o.dtype ? "\"" : "");
+}
+
+/* The candidate as a target a spec takes as it is: `{ all = {...} }` when every operand is placed alike,
+ * else the input and output by name (a reduction: the output's shard is the kept dims'). */
+static void spec_target(char *buf, size_t len, const tune_job *j, const cand *c)
+{
+    char in[512], out[512];
+    lua_dist(in, sizeof in, j, j->shape, c->shard, j->rank, c->tiles);
+    if (!j->o.axes) {
+        snprintf(buf, len, "{ all = %s }", in);
+        return;
+    }
+    int64_t oshape[ND_MAX_RANK], oshard[ND_MAX_RANK];
+    int nk = out_dims(j, j->shape, oshape);
+    out_dims(j, c->shard, oshard);
+    if (nk == 0) /* every dim reduced: one element */
+        oshape[0] = oshard[0] = 1, nk = 1;
+    lua_dist(out, sizeof out, j, oshape, oshard, nk, false);
+    snprintf(buf, len, "{ %s = %s, %s = %s }", j->in_name, in, j->out_name, out);
 }
 
 /* The model's bytes and pages for the busiest core (the file comment). */
@@ -184,10 +229,7 @@ static int case_of(const tune_job *j, const cand *c, nr_case *out, nd_error *err
         a[n++] = "--tile", a[n++] = "32x32";
     if (j->o.axes) {
         int64_t kept[ND_MAX_RANK];
-        int nk = 0;
-        for (int d = 0; d < j->rank; ++d)
-            if (!j->reduced[d] || !j->drops)
-                kept[nk++] = j->reduced[d] ? 1 : c->shard[d];
+        int nk = out_dims(j, c->shard, kept);
         format_dims(dims, sizeof dims, kept, nk);
         snprintf(text[1], sizeof text[1], "%s", nk ? dims : "1");
         a[n++] = "--axes", a[n++] = j->o.axes, a[n++] = "--operand", a[n++] = "out", a[n++] = "--shard", a[n++] = text[1];
@@ -295,6 +337,9 @@ static void report_text(FILE *fp, const tune_job *j, int top, int win, bool tie)
                                   "broken by the model" : "the chosen candidate is fastest beyond noise");
     fprintf(fp, "target: ndrun compare --op %s --shape %s --grid %s %s\n", j->o.op, j->o.shape, j->o.grid,
             j->c[win].text);
+    char lua[1200];
+    spec_target(lua, sizeof lua, j, &j->c[win]);
+    fprintf(fp, "spec target: %s\n", lua);
 }
 
 static void report_json(FILE *fp, const void *ctx)
@@ -304,8 +349,12 @@ static void report_json(FILE *fp, const void *ctx)
             j->o.op, j->o.shape, j->o.grid, j->n);
     for (int i = 0; i < j->n; ++i) {
         const cand *c = &j->c[i];
-        fprintf(fp, "    {\"candidate\": \"%s\", \"model_bytes\": %.0f, \"pages\": %lld, \"picked\": %s", c->text,
-                c->bytes, (long long)c->pages, c->picked ? "true" : "false");
+        char lua[1200];
+        spec_target(lua, sizeof lua, j, c);
+        fprintf(fp, "    {\"candidate\": \"%s\", \"spec_target\": ", c->text);
+        nr_json_str(fp, lua);
+        fprintf(fp, ", \"model_bytes\": %.0f, \"pages\": %lld, \"picked\": %s", c->bytes, (long long)c->pages,
+                c->picked ? "true" : "false");
         if (!isnan(c->median))
             fprintf(fp, ", \"median_seconds\": %.9g, \"half_width\": %.4g, \"tight\": %s", c->median, c->half,
                     c->tight ? "true" : "false");
@@ -405,6 +454,8 @@ static int setup_job(tune_job *j, nd_kernels *k, nd_error *err)
             e = nd_kernels_entry(k, i);
     if (!e)
         return nd_failc(err, ND_ENOENT, "--op %s: no such op in the kernel libraries", j->o.op);
+    j->in_name = e->operands[0];
+    j->out_name = e->operands[e->noperands - 1];
     for (int i = 0; i < e->noperands; ++i)
         if (!e->indices || strcmp(e->indices[i], "..."))
             return nd_failc(err, ND_EREFUSED, "--op %s: its operands are indexed by letters (an einsum); ndrun tune "

@@ -63,6 +63,45 @@ if "$ndgen" tune --op add --shape 256,256 --grid 2x1 --top 2 --repeats 3 --json-
    jq -e '[.ranked[0:2][] | .median_seconds > 0] == [true, true] and (.ranked[2] | has("median_seconds") | not)' \
      "$tmp/m.json" >/dev/null; then ok; else bad "measured run: $(cat "$tmp/out" "$tmp/err" | head -c 600)"; fi
 
+# the spec target round-trips: pasted into a spec, ndgen generates a kernel for exactly the distribution
+# the `target:` line gave ndrun, its signature written out here from those flags (row pages are one row
+# of the shard's width, tiles 32x32; two cores (0,0)-(1,0), row-major, round robin, L1).
+# spec_roundtrip NAME OP-LINES SIG... : tune's spec target in a spec with the op, then each signature
+# expected in the registry ndgen writes.
+spec_roundtrip() {
+  local name=$1 op=$2
+  shift 2
+  local target
+  target=$(sed -n 's/^spec target: //p' "$tmp/$name.out")
+  printf '%s\n  targets = { %s },\n}\n' "$op" "$target" >"$tmp/$name.lua"
+  if ! "$ndgen" generate --templates "$templates" --output "$tmp/$name.c" "$tmp/$name.lua" 2>"$tmp/err"; then
+    bad "spec target of $name does not generate: $target: $(head -c 300 "$tmp/err")"; return
+  fi
+  local sig
+  for sig in "$@"; do
+    grep -qF "\"$sig\"" "$tmp/$name.c" || { bad "spec target of $name: no kernel for [$sig] ($target)"; return; }
+  done
+  ok
+}
+templates=$(dirname "$0")/../templates
+"$ndrun" tune --op add --shape 512,512 --grid 2x1 --predict-only >"$tmp/add.out" 2>&1
+flags=$(sed -n 's/^target: .* --grid 2x1 //p' "$tmp/add.out")
+shard=$(echo "$flags" | sed -n 's/.*--shard \([0-9,]*\).*/\1/p')
+page="1,${shard#*,}"
+case $flags in *"--tile 32x32"*) page=32,32 ;; esac
+spec_roundtrip add 'op {
+  name = "add", template = "eltwise_binary.c", params = { EXPR = "((x) + (y))" },
+  inputs = { { name = "a", dtype = "f32", index = "..." }, { name = "b", dtype = "f32", index = "..." } },
+  outputs = { { name = "out", dtype = "f32", index = "..." } },' \
+  "f32 shape=512,512 page=$page shard=$shard cores=(0,0)-(1,0) row_major round_robin l1"
+"$ndrun" tune --op reduce_sum --axes 1 --shape 512,512 --grid 2x1 --predict-only --dtype bf16 >"$tmp/red.out" 2>&1
+shard=$(sed -n 's/^target: .* --shard \([0-9,]*\).*/\1/p' "$tmp/red.out")
+spec_roundtrip red 'op {
+  name = "reduce_sum", template = "reduce.c", params = {}, scalars = "axes(a)",
+  inputs = { { name = "a", dtype = "bf16", index = "..." } }, outputs = { { name = "out", dtype = "bf16", index = "..." } },' \
+  "bf16 shape=512,512 page=1,${shard#*,} shard=$shard cores=(0,0)-(1,0) row_major round_robin l1" \
+  "bf16 shape=512 page=${shard%,*} shard=${shard%,*} cores=(0,0)-(1,0) row_major round_robin l1"
+
 # refused, with the reason
 refuse() { # WANT-RC REGEX ARGS...
   local want=$1 re=$2
