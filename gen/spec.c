@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "exe_dir.h"
 #include "ndgen.h"
 
 enum { INSTRUCTION_BUDGET = 200 * 1000 * 1000 };  /* Lua instructions a spec may run */
@@ -1250,8 +1251,8 @@ static int resolve_source(ctx *c, const char *name, const ndg_spec_env *env, cha
     return FAIL(c, "reference source '%s': no such file in the spec folder or the template folders", name);
 }
 
-/* What an output element of an op with this reference function reads (NDA_READS_KINDS: the row whose
- * reference is the name, or its prefix when the row's ends in '_'); NDA_READS_WHOLE for any other.
+/* What an output element of an op with this bundled reference function reads (NDA_READS_KINDS: the row
+ * whose reference is the name, or its prefix when the row's ends in '_'); NDA_READS_WHOLE for any other.
  * Never POINTWISE: only a reference derived from EXPR is (convert_reference), not a function that
  * happens to be named "elementwise", which may read a stencil. */
 static int reads_of(const char *reference)
@@ -1269,6 +1270,22 @@ static int reads_of(const char *reference)
             return k;
     }
     return NDA_READS_WHOLE;
+}
+
+/* Whether source (a resolved path) is a file of the bundled references: the reference/ folder of the
+ * specs installed beside this ndgen (the build tree mirrors the install). Only those are known to read
+ * what their names say; a user's function of the same name is read whole. */
+static bool bundled_reference(const char *source)
+{
+    char dir[2 * PATH_MAX], want[PATH_MAX], got[PATH_MAX];
+    if (nd_exe_relative(dir, sizeof dir, NDGEN_REL_SPECS "/reference") || !realpath(dir, want) ||
+        !realpath(source, got))
+        return false;
+    char *slash = strrchr(got, '/');
+    if (!slash)
+        return false;
+    *slash = '\0';
+    return strcmp(got, want) == 0;
 }
 
 /* reference = "elementwise" (derived from the op's EXPR), or { source = "file.c", name = "fn" }: a C
@@ -1317,7 +1334,7 @@ static int convert_reference(ctx *c, int t, const ndg_spec_env *env, ndg_op *op)
     if (!rc)
         rc = check_name(c, "reference: ", op->reference) || resolve_source(c, src, env, &op->reference_source);
     free(src);
-    op->reads = rc ? NDA_READS_WHOLE : reads_of(op->reference);
+    op->reads = rc || !bundled_reference(op->reference_source) ? NDA_READS_WHOLE : reads_of(op->reference);
     return rc ? -1 : 0;
 }
 

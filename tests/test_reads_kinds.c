@@ -4,7 +4,8 @@
  * bundled op reads of its inputs (elementwise ops pointwise, contractions by their letters, reductions
  * along their axes, softmax along its row, permute by its perm, collectives and copies whole), which
  * bundled ops only move data, and for a user's library that a reference is pointwise only when derived
- * from EXPR, never because a function is named "elementwise".
+ * from EXPR, never because a function is named "elementwise", and that a bundled reference's name on
+ * a user's own function says nothing either.
  */
 #include <dlfcn.h>
 #include <string.h>
@@ -37,6 +38,7 @@ static const fact userops[] = {
     {"softplus", NDA_READS_POINTWISE, false}, /* derived from its EXPR */
     {"iabsdiff", NDA_READS_WHOLE, false}, /* a function */
     {"iabsdiff_named", NDA_READS_WHOLE, false}, /* a function named "elementwise" */
+    {"iabsdiff_softmax_named", NDA_READS_WHOLE, false}, /* a user's function named as a bundled one */
 };
 
 /* Every entry of each listed op carries the fact's fields; each op has at least one entry. */

@@ -28,3 +28,10 @@ op {
   outputs = { { name = "out", dtype = "u8", index = "..." } },
   targets = t,
 }
+op {
+  name = "iabsdiff_softmax_named", template = "eltwise_binary.c", params = { EXPR = "((x) > (y) ? (x) - (y) : (y) - (x))" },
+  reference = { source = "iabsdiff_ref.c", name = "ref_softmax" },
+  inputs = { { name = "a", dtype = "u8", index = "..." }, { name = "b", dtype = "u8", index = "..." } },
+  outputs = { { name = "out", dtype = "u8", index = "..." } },
+  targets = t,
+}
