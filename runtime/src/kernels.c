@@ -606,7 +606,8 @@ static int pick_entry(nd_kernels *k, const char *op, nd_tensor *const *tensors, 
     for (int i = 0; i < ntensors; ++i)
         nd_dist_key_of(nd_tensor_dist(tensors[i]), &keys[i]);
     for (int i = 0; i < k->n; ++i)
-        typed += !strcmp(k->entries[i]->op, op) && dtypes_match(&k->keys[i], keys, ntensors);
+        typed += !strcmp(k->entries[i]->op, op) && k->entries[i]->noperands == ntensors &&
+                 dtypes_match(&k->keys[i], keys, ntensors);
     if (!typed)
         rc = dtype_error(k, op, tensors, ntensors, err);
     if (rc) {
