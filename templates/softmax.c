@@ -13,8 +13,8 @@
  * in order): the sum's rounding error, about (n/16 + 16) 2^-53 relative, is far below the f32 exps',
  * so the result is within the exps' error (4 ULP for libmvec's, tests/test_vmath.c) plus the
  * reciprocal's, the product's and the store's; then the page's part of the row, times 1 / the sum. A
- * row of at most ROW_KEEP elements keeps its exps from the second pass for the third; a longer one
- * computes them again.
+ * row of at most ROW_KEEP elements keeps its exps from the second pass for the third, which then reads
+ * no input; a longer one reads and computes them again.
  *
  * The next row. The first pass reads the row from memory and the other two work in the cache, so the
  * memory would idle while they compute: the second pass prefetches as many elements as the run it works
@@ -155,17 +155,19 @@ void softmax(const nda_core *core, const nda_args *args)
                     last[i] = x[i];
                 have_last = true;
             }
-            for (x[r - 1] = first; x[r - 1] < first + len;) { /* then this page's part of the row */
+            if (keep) { /* then this page's part of the row, from its kept exps, */
+                softmax_scale(z + off, ex + first, len, (float)(1 / sum), stream);
+                continue;
+            }
+            for (x[r - 1] = first; x[r - 1] < first + len;) { /* or from its exps computed again */
                 int64_t n;
                 const NDT_T *p = nda_elem_read(core, a, x, &n);
                 n = rows_min(n, first + len - x[r - 1]);
                 for (int64_t e = 0; e < n; e += ROW_KEEP) {
                     const int64_t m = rows_min(n - e, ROW_KEEP);
                     double unused[VMATH_BLOCK] = {0};
-                    if (!keep)
-                        softmax_exp(ex, unused, p + e, m, max);
-                    softmax_scale(z + off + x[r - 1] - first + e, keep ? ex + x[r - 1] + e : ex, m, (float)(1 / sum),
-                                  stream);
+                    softmax_exp(ex, unused, p + e, m, max);
+                    softmax_scale(z + off + x[r - 1] - first + e, ex, m, (float)(1 / sum), stream);
                 }
                 x[r - 1] += n;
             }
