@@ -690,8 +690,10 @@ typedef struct loop_ptr {
 
 typedef struct loop_plan {
     int idx;
+    const char *prefix; /* the variant's */
+    unsigned free;      /* the variant's free parameters (NDA_FREE_*): 0 for an exact target */
     const ndg_loop *loop;
-    const nd_layout *l;
+    const nd_layout *l; /* the squeezed layout; at full rank when free (the squeezed rank depends on the shape) */
     bool page_used;
     int nptrs;
     loop_ptr ptrs[NDG_MAX_OPERANDS]; /* [0] is the iterated operand when its pointer is used */
@@ -779,9 +781,9 @@ static int plan_ptr(loop_plan *p, int operand, const char *tensor, int64_t pb)
 
 static loop_plan plan_loop(const ndg_template *t, const ndg_variant *v, int idx)
 {
-    loop_plan p = {.idx = idx, .loop = &t->loops[idx]};
+    loop_plan p = {.idx = idx, .prefix = v->prefix, .free = free_of(v), .loop = &t->loops[idx]};
     const nd_dist *x = &v->target->dist[p.loop->operand];
-    p.l = free_of(v) ? &x->layout : &x->squeezed; /* the squeezed rank depends on the shape */
+    p.l = p.free ? &x->layout : &x->squeezed;
     for (int i = 0; i < t->ncalls; ++i) {
         const ndg_call *c = &t->calls[i];
         if (c->loop != idx)
@@ -799,21 +801,21 @@ static loop_plan plan_loop(const ndg_template *t, const ndg_variant *v, int idx)
     return p;
 }
 
-/* Whether dim i of the loop nest needs a loop: its extent is not the constant 1. An unsharded dim
- * spans T pages, a sharded one S (or fewer, at an uneven edge, which needs S > 1). */
-static bool outer_loop(const nd_layout *l, int i)
-{
-    return (l->grid[i] == 1 ? l->pages[i] : l->shard[i]) != 1;
-}
-
 /*
  * The loop nest of one nda_iter loop, planned before it is printed: every extent, origin and pointer
  * as a folded expression, so a dim of one page has no loop, a core with one shard slot has an `if`
  * instead of a loop over slots, and the innermost loop disappears when it runs once (unless the body
  * says `continue`, which needs it).
+ *
+ * One printer for both kinds of target. An exact target's layout fields are literals; a pattern target
+ * (the shape at run time: p->free set) reads the tensor pages, the shard grid, their strides, the shard
+ * count and shards per core from the run-time layout L (and the core count, when the grid is free too),
+ * at full rank, while shard extents, in-shard strides, shard pages and page bytes stay literals (every
+ * fixed set fixes the shard). nest_field picks which, and the folded expressions do the rest: a field
+ * that is a literal folds as before, one read at run time is printed.
  */
 typedef struct nest {
-    char self[64], nslots[64], slot[64], shard[64];
+    char self[64], nslots[64], slot[64], shard[64], L[64];
     ex nslots_ex;                 /* shard slots of a core holding any */
     bool one_slot;                /* nslots is the constant 1: an if, not a loop */
     ex shard_ex, q[ND_MAX_RANK], extent[ND_MAX_RANK];
@@ -822,20 +824,54 @@ typedef struct nest {
     bool inner_loop;              /* the last dim's loop is printed */
 } nest;
 
-static void plan_nest(const char *P, const loop_plan *p, nest *m)
+/* Layout field `name` (dim i, or -1 for a scalar field) of the nest's operand: its value, a literal, or
+ * for a pattern target the run-time layout's field. */
+static ex nest_field(const loop_plan *p, const nest *m, const char *name, int i, int64_t value)
+{
+    if (!p->free)
+        return ex_k(value);
+    ex e = {.prec = 0};
+    if (i < 0)
+        ex_fmt(e.s, sizeof e.s, "%s->%s", m->L, name);
+    else
+        ex_fmt(e.s, sizeof e.s, "%s->%s[%d]", m->L, name, i);
+    return e;
+}
+
+/* The extent of dim i in the shard at grid coordinate q: the shard's S pages, fewer at the last shard
+ * along the dim when S does not divide its T pages; constant where it cannot vary. */
+static ex nest_extent(const loop_plan *p, int i, char *name, size_t len)
 {
     const nd_layout *l = p->l;
+    long long g = l->grid[i], S = l->shard[i], T = l->pages[i];
+    if (S == 1)
+        return ex_k(1);
+    if (!p->free && (g == 1 || T % S == 0))
+        return ex_k(g == 1 ? T : S);
+    snprintf(name, len, "%se%d_%d", p->prefix, p->idx, i);
+    return ex_name(name);
+}
+
+static void plan_nest(const loop_plan *p, nest *m)
+{
+    const nd_layout *l = p->l;
+    const char *P = p->prefix;
     int n = p->idx, R = l->rank;
     memset(m, 0, sizeof *m);
     snprintf(m->self, sizeof m->self, "%sself%d", P, n);
     snprintf(m->nslots, sizeof m->nslots, "%snslots%d", P, n);
     snprintf(m->shard, sizeof m->shard, "%sshard%d", P, n);
-    long long G = l->num_shards, N = l->ncores, Rc = l->shards_per_core;
-    if (l->strategy == ND_ROUND_ROBIN ? G % N == 0 : G == N * Rc)
-        m->nslots_ex = ex_k(l->strategy == ND_ROUND_ROBIN ? G / N : Rc);
+    snprintf(m->L, sizeof m->L, "%sL%d", P, n);
+    long long G = l->num_shards, Nc = l->ncores, Rc = l->shards_per_core;
+    const ex N = ncores_ex(l, p->free, m->L), per = nest_field(p, m, "shards_per_core", -1, Rc);
+    if (!p->free && (l->strategy == ND_ROUND_ROBIN ? G % Nc == 0 : G == Nc * Rc))
+        m->nslots_ex = ex_k(l->strategy == ND_ROUND_ROBIN ? G / Nc : Rc);
     else {
         m->nslots_ex = ex_name("");
-        nslots_expr(m->nslots_ex.s, sizeof m->nslots_ex.s, l, m->self);
+        if (p->free)
+            nslots_rt(m->nslots_ex.s, sizeof m->nslots_ex.s, l, p->free, m->self, m->L);
+        else
+            nslots_expr(m->nslots_ex.s, sizeof m->nslots_ex.s, l, m->self);
         m->nslots_ex.prec = 3;
     }
     m->one_slot = ex_is(&m->nslots_ex, 1);
@@ -845,45 +881,58 @@ static void plan_nest(const char *P, const loop_plan *p, nest *m)
         slot = ex_name(m->slot);
     }
     const ex self = ex_name(m->self);
-    m->shard_ex = l->strategy == ND_ROUND_ROBIN ? ex_add(self, ex_op(slot, '*', N))
-                                                : ex_add(ex_op(self, '*', Rc), slot);
+    m->shard_ex = l->strategy == ND_ROUND_ROBIN ? ex_add(self, ex_by(slot, '*', N)) : ex_add(ex_by(self, '*', per), slot);
     ex shard = m->shard_ex.prec ? ex_name(m->shard) : m->shard_ex;
-    /* a shard-grid coordinate is needed for the page origin, or for an uneven extent */
+    /* a shard-grid coordinate is needed for the page origin, or for an extent that varies */
     for (int i = 0; i < R; ++i) {
-        long long g = l->grid[i], S = l->shard[i], T = l->pages[i];
-        m->need_q[i] = g > 1 && (p->page_used || T % S != 0);
+        char e[64];
+        m->extent[i] = nest_extent(p, i, e, sizeof e);
+        m->need_q[i] = (p->free || l->grid[i] > 1) && (p->page_used || !m->extent[i].is_const);
         if (m->need_q[i]) {
-            m->q[i] = i == 0 ? ex_op(shard, '/', l->grid_stride[i])
-                             : ex_op(ex_op(shard, '/', l->grid_stride[i]), '%', g);
+            ex q = ex_by(shard, '/', nest_field(p, m, "grid_stride", i, l->grid_stride[i]));
+            m->q[i] = i == 0 ? q : ex_by(q, '%', nest_field(p, m, "grid", i, l->grid[i]));
         }
-        if (g == 1)
-            m->extent[i] = ex_k(T);
-        else if (T % S == 0)
-            m->extent[i] = ex_k(S);
-        else {
-            char e[64];
-            snprintf(e, sizeof e, "%se%d_%d", P, n, i);
-            m->extent[i] = ex_name(e);
-        }
-        if (i + 1 < R && outer_loop(l, i))
+        if (i + 1 < R && !ex_is(&m->extent[i], 1))
             ++m->nrows;
     }
-    m->inner_loop = !ex_is(&m->extent[R - 1], 1) ||
-                    p->loop->continues;
+    m->inner_loop = !ex_is(&m->extent[R - 1], 1) || p->loop->continues;
 }
 
-static void loop_open(ndg_buf *b, const char *P, const loop_plan *p, const nest *m, const char *ind)
+/* The declaration of a varying extent: its shard's pages along dim i, from coordinate q. */
+static void print_extent(ndg_buf *b, const char *in, const loop_plan *p, const nest *m, int i, const ex *q)
+{
+    const nd_layout *l = p->l;
+    long long g = l->grid[i], S = l->shard[i], T = l->pages[i];
+    if (!p->free) {
+        ndg_buf_printf(b, "%sconst int64_t %s = %s == %lld ? %lld : %lld;\n", in, m->extent[i].s, q->s, g - 1,
+                       T - (g - 1) * S, S);
+        return;
+    }
+    ex left = nest_field(p, m, "pages", i, T); /* pages from the shard's first to the tensor's edge */
+    ndg_buf_printf(b, "%sconst int64_t %s = %s - %s < %lld ? %s - %s : %lld;\n", in, m->extent[i].s, left.s,
+                   ex_op(*q, '*', S).s, S, left.s, ex_op(*q, '*', S).s, S);
+}
+
+static void loop_open(ndg_buf *b, const loop_plan *p, const nest *m, const char *ind)
 {
     const nd_layout *l = p->l;
     const ndg_loop *L = p->loop;
+    const char *P = p->prefix;
     int n = p->idx, R = l->rank;
     char in1[80], in2[80];
     snprintf(in1, sizeof in1, "%s    ", ind);
     snprintf(in2, sizeof in2, "%s        ", ind);
-    ndg_buf_printf(b, "{ /* ndgen: the pages of operand %d this core holds: %lld shards of %lld pages on %lld cores, %s */\n",
-                   L->operand, (long long)l->num_shards, (long long)l->shard_pages, (long long)l->ncores,
-                   nd_strategy_name(l->strategy));
+    if (p->free)
+        ndg_buf_printf(b, "{ /* ndgen: the pages of operand %d this core holds: shards of %lld pages on %s cores, %s; "
+                          "the shape at run time */\n", L->operand, (long long)l->shard_pages,
+                       p->free & NDA_FREE_GRID ? "the run-time" : ex_k(l->ncores).s, nd_strategy_name(l->strategy));
+    else
+        ndg_buf_printf(b, "{ /* ndgen: the pages of operand %d this core holds: %lld shards of %lld pages on %lld cores, "
+                          "%s */\n", L->operand, (long long)l->num_shards, (long long)l->shard_pages,
+                       (long long)l->ncores, nd_strategy_name(l->strategy));
     ndg_buf_printf(b, "%sconst int64_t %s = (%s)->owner_of[(%s)->id];\n", in1, m->self, L->tensor_expr, L->core_expr);
+    if (p->free)
+        ndg_buf_printf(b, "%sconst nd_layout *const %s = &(%s)->dist->layout;\n", in1, m->L, L->tensor_expr);
     for (int i = 0; i < p->nptrs; ++i) {
         const loop_ptr *q = &p->ptrs[i];
         if (!m->one_slot)
@@ -914,16 +963,16 @@ static void loop_open(ndg_buf *b, const char *P, const loop_plan *p, const nest 
             ndg_buf_printf(b, "%sconst int64_t %s = %s;\n", in2, name, q[i].s);
             q[i] = ex_name(name);
         }
-        if (!m->extent[i].is_const) {
-            long long g = l->grid[i], S = l->shard[i], T = l->pages[i];
-            ndg_buf_printf(b, "%sconst int64_t %s = %s == %lld ? %lld : %lld;\n", in2, m->extent[i].s, q[i].s, g - 1,
-                           T - (g - 1) * S, S);
-        }
+        if (!m->extent[i].is_const)
+            print_extent(b, in2, p, m, i, &q[i]);
     }
     ex origin = ex_k(0); /* again, from the named coordinates */
-    for (int i = 0; i < R; ++i)
+    for (int i = 0; i < R; ++i) {
+        ex stride = nest_field(p, m, "page_stride", i, l->page_stride[i]); /* the shard's first page, q * S away */
         if (m->need_q[i] && p->page_used)
-            origin = ex_add(origin, ex_op(q[i], '*', l->shard[i] * l->page_stride[i]));
+            origin = ex_add(origin, stride.is_const ? ex_op(q[i], '*', l->shard[i] * stride.k)
+                                                    : ex_by(ex_op(q[i], '*', l->shard[i]), '*', stride));
+    }
     if (p->page_used && origin.prec && m->nrows) {
         char name[64];
         snprintf(name, sizeof name, "%sorigin%d", P, n);
@@ -945,13 +994,13 @@ static void loop_open(ndg_buf *b, const char *P, const loop_plan *p, const nest 
     snprintf(pad, sizeof pad, "%s", in2);
     ex row_page = ex_k(0), row_off = ex_k(0);
     for (int i = 0; i + 1 < R; ++i) {
-        if (!outer_loop(l, i))
+        if (ex_is(&m->extent[i], 1))
             continue; /* one row in this dim: its coordinate is 0 */
         char c[64];
         snprintf(c, sizeof c, "%sc%d_%d", P, n, i);
         ndg_buf_printf(b, "%sfor (int64_t %s = 0; %s < %s; ++%s) {\n", pad, c, c, m->extent[i].s, c);
         strncat(pad, "    ", sizeof pad - strlen(pad) - 1);
-        row_page = ex_add(row_page, ex_op(ex_name(c), '*', l->page_stride[i]));
+        row_page = ex_add(row_page, ex_by(ex_name(c), '*', nest_field(p, m, "page_stride", i, l->page_stride[i])));
         row_off = ex_add(row_off, ex_op(ex_name(c), '*', l->shard_stride[i]));
     }
     if (p->page_used)
@@ -975,118 +1024,6 @@ static void loop_open(ndg_buf *b, const char *P, const loop_plan *p, const nest 
     char c[64];
     snprintf(c, sizeof c, "%sc%d_%d", P, n, R - 1);
     ndg_buf_printf(b, "%sfor (int64_t %s = 0; %s < %s; ++%s", pad, c, c, m->extent[R - 1].s, c);
-    if (p->page_used)
-        ndg_buf_printf(b, ", ++%spage%d", P, n);
-    for (int i = 0; i < p->nptrs; ++i)
-        ndg_buf_printf(b, ", %sptr%d_%d += %lld", P, n, p->ptrs[i].operand, (long long)p->ptrs[i].pb);
-    ndg_buf_printf(b, ") {");
-}
-
-/* The loop nest for a pattern target, at full rank: the core's slots and each shard's grid position,
- * extents and origin come from the run-time layout once per shard; the in-shard walk has constant
- * strides (and the page id the run-time tensor strides), a dim whose shard is one page has no loop, and
- * each extent is at most the constant shard extent (shorter only at an uneven edge). */
-static void plan_nest_rt(const loop_plan *p, nest *m)
-{
-    const nd_layout *l = p->l;
-    memset(m, 0, sizeof *m);
-    for (int i = 0; i + 1 < l->rank; ++i)
-        m->nrows += l->shard[i] > 1;
-    m->inner_loop = l->shard[l->rank - 1] > 1 || p->loop->continues;
-}
-
-static void loop_open_rt(ndg_buf *b, const char *P, const loop_plan *p, const nest *m, const char *ind,
-                         unsigned free)
-{
-    const nd_layout *l = p->l;
-    const ndg_loop *Lp = p->loop;
-    int n = p->idx, R = l->rank;
-    long long SP = l->shard_pages;
-    char in1[80], in2[80], L[64], self[64], slot[64], shard[64], cores[64];
-    snprintf(in1, sizeof in1, "%s    ", ind);
-    snprintf(in2, sizeof in2, "%s        ", ind);
-    snprintf(L, sizeof L, "%sL%d", P, n);
-    snprintf(self, sizeof self, "%sself%d", P, n);
-    snprintf(slot, sizeof slot, "%sslot%d", P, n);
-    snprintf(shard, sizeof shard, "%sshard%d", P, n);
-    ex N = ncores_ex(l, free, L);
-    snprintf(cores, sizeof cores, free & NDA_FREE_GRID ? "the run-time cores" : "%lld cores", (long long)l->ncores);
-    ndg_buf_printf(b, "{ /* ndgen: the pages of operand %d this core holds: shards of %lld pages on %s, %s; "
-                      "the shape at run time */\n", Lp->operand, SP, cores, nd_strategy_name(l->strategy));
-    ndg_buf_printf(b, "%sconst int64_t %s = (%s)->owner_of[(%s)->id];\n", in1, self, Lp->tensor_expr, Lp->core_expr);
-    ndg_buf_printf(b, "%sconst nd_layout *const %s = &(%s)->dist->layout;\n", in1, L, Lp->tensor_expr);
-    for (int i = 0; i < p->nptrs; ++i) {
-        const loop_ptr *q = &p->ptrs[i];
-        ndg_buf_printf(b, "%suint8_t *const %sbase%d_%d = %s < 0 ? NULL : (%s)->base[%s];\n", in1, P, n, q->operand,
-                       self, q->tensor, self);
-        if (q->read)
-            ndg_buf_printf(b, "%sint64_t %sreads%d_%d = 0;\n", in1, P, n, q->operand);
-        if (q->write)
-            ndg_buf_printf(b, "%sint64_t %swrites%d_%d = 0;\n", in1, P, n, q->operand);
-    }
-    char nslots[1024]; /* room for eleven 63-character names: GCC -O3 checks it (format-truncation) */
-    nslots_rt(nslots, sizeof nslots, l, free, self, L);
-    ndg_buf_printf(b, "%sconst int64_t %snslots%d = %s < 0 ? 0 : %s;\n", in1, P, n, self, nslots);
-    ndg_buf_printf(b, "%sfor (int64_t %s = 0; %s < %snslots%d; ++%s) {\n", in1, slot, slot, P, n, slot);
-    if (l->strategy == ND_ROUND_ROBIN)
-        ndg_buf_printf(b, "%sconst int64_t %s = %s + %s;\n", in2, shard, self, ex_by(ex_name(slot), '*', N).s);
-    else
-        ndg_buf_printf(b, "%sconst int64_t %s = %s * %s->shards_per_core + %s;\n", in2, shard, self, L, slot);
-    ndg_buf_printf(b, "%s(void)%s;\n", in2, shard);
-    char origin[1024] = "0";
-    size_t on = 1;
-    for (int i = 0; i < R; ++i) {
-        long long S = l->shard[i];
-        if (!p->page_used && S == 1)
-            continue; /* neither an origin nor an extent needs this dim's shard position */
-        if (i == 0)
-            ndg_buf_printf(b, "%sconst int64_t %sq%d_%d = %s / %s->grid_stride[0];\n", in2, P, n, i, shard, L);
-        else
-            ndg_buf_printf(b, "%sconst int64_t %sq%d_%d = %s / %s->grid_stride[%d] %% %s->grid[%d];\n", in2, P, n, i,
-                           shard, L, i, L, i);
-        if (S > 1)
-            ndg_buf_printf(b, "%sconst int64_t %se%d_%d = %s->pages[%d] - %sq%d_%d * %lld < %lld ? %s->pages[%d] - "
-                              "%sq%d_%d * %lld : %lld;\n", in2, P, n, i, L, i, P, n, i, S, S, L, i, P, n, i, S, S);
-        if (p->page_used)
-            on += (size_t)snprintf(origin + on, sizeof origin - on, " + %sq%d_%d * %lld * %s->page_stride[%d]", P, n,
-                                   i, S, L, i);
-    }
-    for (int i = 0; i < p->nptrs; ++i)
-        ndg_buf_printf(b, "%suint8_t *const %sshardp%d_%d = %sbase%d_%d + %s;\n", in2, P, n, p->ptrs[i].operand, P, n,
-                       p->ptrs[i].operand, ex_op(ex_name(slot), '*', SP * p->ptrs[i].pb).s);
-    char pad[128];
-    snprintf(pad, sizeof pad, "%s", in2);
-    char row_page[1024] = "";
-    size_t rn = 0;
-    ex row_off = ex_k(0);
-    for (int i = 0; i + 1 < R; ++i) {
-        if (l->shard[i] == 1)
-            continue;
-        char c[64];
-        snprintf(c, sizeof c, "%sc%d_%d", P, n, i);
-        ndg_buf_printf(b, "%sfor (int64_t %s = 0; %s < %se%d_%d; ++%s) {\n", pad, c, c, P, n, i, c);
-        strncat(pad, "    ", sizeof pad - strlen(pad) - 1);
-        rn += (size_t)snprintf(row_page + rn, sizeof row_page - rn, " + %s * %s->page_stride[%d]", c, L, i);
-        row_off = ex_add(row_off, ex_op(ex_name(c), '*', l->shard_stride[i]));
-    }
-    if (p->page_used)
-        ndg_buf_printf(b, "%sint64_t %spage%d = %s%s;\n", pad, P, n, origin, row_page);
-    for (int i = 0; i < p->nptrs; ++i) {
-        const loop_ptr *q2 = &p->ptrs[i];
-        ex off = ex_op(row_off, '*', q2->pb);
-        ndg_buf_printf(b, "%suint8_t *%sptr%d_%d = %sshardp%d_%d%s%s;\n", pad, P, n, q2->operand, P, n, q2->operand,
-                       ex_is(&off, 0) ? "" : " + ", ex_is(&off, 0) ? "" : off.s);
-    }
-    if (!m->inner_loop) {
-        ndg_buf_printf(b, "%s{ /* one page: no loop */", pad);
-        return;
-    }
-    char c[64];
-    snprintf(c, sizeof c, "%sc%d_%d", P, n, R - 1);
-    if (l->shard[R - 1] > 1)
-        ndg_buf_printf(b, "%sfor (int64_t %s = 0; %s < %se%d_%d; ++%s", pad, c, c, P, n, R - 1, c);
-    else
-        ndg_buf_printf(b, "%sfor (int64_t %s = 0; %s < 1; ++%s", pad, c, c, c);
     if (p->page_used)
         ndg_buf_printf(b, ", ++%spage%d", P, n);
     for (int i = 0; i < p->nptrs; ++i)
@@ -1394,18 +1331,12 @@ static int collect_edits(const ndg_template *t, const ndg_variant *v, edit **out
         const ndg_loop *L = &t->loops[i];
         loop_plan p = plan_loop(t, v, i);
         nest m;
-        if (free_of(v))
-            plan_nest_rt(&p, &m);
-        else
-            plan_nest(v->prefix, &p, &m);
+        plan_nest(&p, &m);
         char ind[64];
         indent_at(t, L->start, ind, sizeof ind);
         e[n].start = L->start;
         e[n].end = L->body_start + 1; /* the body's '{' is printed with the loop header */
-        if (free_of(v))
-            loop_open_rt(&e[n++].text, v->prefix, &p, &m, ind, free_of(v));
-        else
-            loop_open(&e[n++].text, v->prefix, &p, &m, ind);
+        loop_open(&e[n++].text, &p, &m, ind);
         e[n].start = e[n].end = L->body_end;
         loop_close(&e[n++].text, v->prefix, &p, &m, ind);
     }
