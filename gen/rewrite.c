@@ -70,13 +70,18 @@ typedef struct ex {
     int prec;
 } ex;
 
-/* snprintf into a fixed buffer; long text is cut (expressions stay far shorter than the buffer). */
+/* snprintf into a fixed buffer. Expressions stay far shorter than their buffers; one that did not fit
+ * would be cut into wrong code, so ndgen says so and exits instead. */
 __attribute__((format(printf, 3, 4))) static void ex_fmt(char *out, size_t len, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(out, len, fmt, ap);
+    int n = vsnprintf(out, len, fmt, ap);
     va_end(ap);
+    if (n < 0 || (size_t)n >= len) {
+        fprintf(stderr, "ndgen: internal error: a generated expression needs %d bytes, more than its %zu\n", n, len);
+        exit(1);
+    }
 }
 
 static ex ex_k(int64_t k)
@@ -136,30 +141,6 @@ static ex ex_add(ex a, ex b)
     return e;
 }
 
-/* Shards a core holds, with self the name of its index: constant when shards divide evenly. */
-static void nslots_expr(char *out, size_t len, const nd_layout *l, const char *self)
-{
-    long long G = l->num_shards, N = l->ncores, R = l->shards_per_core;
-    if (l->strategy == ND_ROUND_ROBIN && G % N == 0)
-        snprintf(out, len, "%lld", G / N);
-    else if (l->strategy == ND_ROUND_ROBIN)
-        snprintf(out, len, "%lld + (%s < %lld)", G / N, self, G % N);
-    else if (G == N * R)
-        snprintf(out, len, "%lld", R);
-    else
-        snprintf(out, len, "(%s * %lld >= %lld ? 0 : %lld - %s * %lld < %lld ? %lld - %s * %lld : %lld)", self, R, G,
-                 G, self, R, R, G, self, R, R);
-}
-
-/* Shard in slot `slot` of core `self`. */
-static void shard_expr(char *out, size_t len, const nd_layout *l, const char *self, const char *slot)
-{
-    if (l->strategy == ND_ROUND_ROBIN)
-        snprintf(out, len, "%s + %s * %lld", self, slot, (long long)l->ncores);
-    else
-        snprintf(out, len, "%s * %lld + %s", self, (long long)l->shards_per_core, slot);
-}
-
 /* ---------------------------------------------------------------- per-operand helpers */
 
 typedef struct operand_ctx {
@@ -171,13 +152,15 @@ typedef struct operand_ctx {
     unsigned free;      /* a partial target: NDA_FREE_* bits of the parameters read at run time; 0 exact */
 } operand_ctx;
 
-/* ---------------------------------------------------------------- partial targets: shape at run time
+/* ---------------------------------------------------------------- layout fields: literals or run time
  *
- * With the shape left to run time (NDA_FIXED_SETS: every partial set leaves it), the squeezed rank
- * depends on the shape, so these helpers work on the full-rank layout, whose rank is fixed: shard
+ * Exact targets and pattern targets share one printer per helper and one loop-nest printer. With the
+ * shape left to run time (NDA_FIXED_SETS: every partial set leaves it), the squeezed rank depends on
+ * the shape, so a pattern target's code works on the full-rank layout, whose rank is fixed: shard
  * extents S, in-shard strides, shard pages and page bytes are literals; tensor pages, shard grid, their
  * strides, shard count and shards per core are read from the descriptor (t->dist->layout), and so is
- * the core count when the grid is free too (else a literal). Divisions by S are by constants. */
+ * the core count when the grid is free too (else a literal). Divisions by S are by constants. Each
+ * printer asks layout_field for the fields of the second kind and folds what comes back. */
 
 /* The number of cores of the operand's copy: a literal, or read from layout L when the grid is free. */
 static ex ncores_ex(const nd_layout *l, unsigned free, const char *L)
@@ -189,13 +172,70 @@ static ex ncores_ex(const nd_layout *l, unsigned free, const char *L)
     return e;
 }
 
-static void rt_head(const operand_ctx *o)
+/* Layout field `name` (of dim i, or a whole-layout field when i < 0) that a pattern target reads at run
+ * time (pages, grid, grid_stride, page_stride, num_shards, shards_per_core): its value as a literal for an
+ * exact target (free == 0), else the field of the layout named L. */
+static ex layout_field(unsigned free, const char *L, const char *name, int i, int64_t value)
 {
-    ndg_buf_printf(o->b, "    const nd_layout *const L = &t->dist->layout;\n    (void)L;\n");
+    if (!free)
+        return ex_k(value);
+    ex e = {.prec = 0};
+    if (i < 0)
+        ex_fmt(e.s, sizeof e.s, "%s->%s", L, name);
+    else
+        ex_fmt(e.s, sizeof e.s, "%s->%s[%d]", L, name, i);
+    return e;
+}
+
+/* Shards core `self` holds, as C text: a literal when shards divide evenly, else from the shard count
+ * (literals, or read from layout L at run time). */
+static void nslots_text(char *out, size_t len, const nd_layout *l, unsigned free, const char *self, const char *L)
+{
+    const ex G = layout_field(free, L, "num_shards", -1, l->num_shards), N = ncores_ex(l, free, L),
+             R = layout_field(free, L, "shards_per_core", -1, l->shards_per_core);
+    if (l->strategy == ND_ROUND_ROBIN) {
+        const ex rem = ex_by(G, '%', N);
+        if (ex_is(&rem, 0))
+            ex_fmt(out, len, "%s", ex_by(G, '/', N).s);
+        else
+            ex_fmt(out, len, "%s + (%s < %s)", ex_by(G, '/', N).s, self, rem.s);
+    } else if (!free && l->num_shards == l->ncores * l->shards_per_core) {
+        ex_fmt(out, len, "%s", R.s);
+    } else {
+        ex_fmt(out, len, "(%s * %s >= %s ? 0 : %s - %s * %s < %s ? %s - %s * %s : %s)", self, R.s, G.s, G.s, self,
+                 R.s, R.s, G.s, self, R.s, R.s);
+    }
+}
+
+/* Shard in slot `slot` of core `self`. */
+static ex shard_of(const nd_layout *l, unsigned free, const char *L, ex self, ex slot)
+{
+    if (l->strategy == ND_ROUND_ROBIN)
+        return ex_add(self, ex_by(slot, '*', ncores_ex(l, free, L)));
+    return ex_add(ex_by(self, '*', layout_field(free, L, "shards_per_core", -1, l->shards_per_core)), slot);
+}
+
+/* The layout a helper works on: the squeezed one of an exact target, the full-rank one of a pattern
+ * target (its squeezed rank depends on the shape). */
+static const nd_layout *helper_layout(const operand_ctx *o) { return o->free ? &o->d->layout : o->l; }
+
+/* A helper's first lines: the run-time layout L of a pattern target; else the tensor is unused. */
+static void helper_head(const operand_ctx *o)
+{
+    if (o->free)
+        ndg_buf_printf(o->b, "    const nd_layout *const L = &t->dist->layout;\n    (void)L;\n");
+    else
+        ndg_buf_printf(o->b, "    (void)t;\n");
+}
+
+/* Field `name` of the helper's layout (see layout_field). */
+static ex helper_field(const operand_ctx *o, const char *name, int i, int64_t value)
+{
+    return layout_field(o->free, "L", name, i, value);
 }
 
 /* Adds page coordinate `c` (a variable) of dim i to the shard number `shard` and the in-shard position
- * `in`, dividing by the constant shard extent. */
+ * `in` of helper_elem_read_rt, dividing by the constant shard extent. */
 static void loc_dim_rt(const operand_ctx *o, int i)
 {
     const nd_layout *l = &o->d->layout;
@@ -219,82 +259,6 @@ static void loc_rt(const operand_ctx *o, char *out, size_t len)
                  ex_op(ex_by(ex_name("shard"), '/', N), '*', SP).s);
     else
         snprintf(out, len, "(nd_loc){shard / L->shards_per_core, shard %% L->shards_per_core * %lld + in}", SP);
-}
-
-static void helper_locate_rt(const operand_ctx *o)
-{
-    const nd_layout *l = &o->d->layout;
-    ndg_buf_printf(o->b, "static inline nd_loc %slocate_%d(const nda_tensor *t, int64_t page)\n{\n", o->P, o->k);
-    rt_head(o);
-    ndg_buf_printf(o->b, "    int64_t shard = 0, in = 0, c;\n");
-    for (int i = l->rank - 1; i >= 0; --i) {
-        if (i > 0)
-            ndg_buf_printf(o->b, "    c = page %% L->pages[%d];\n    page /= L->pages[%d];\n", i, i);
-        else
-            ndg_buf_printf(o->b, "    c = page;\n");
-        loc_dim_rt(o, i);
-    }
-    char loc[1024];
-    loc_rt(o, loc, sizeof loc);
-    ndg_buf_printf(o->b, "    return %s;\n}\n", loc);
-}
-
-static void helper_page_coord_rt(const operand_ctx *o)
-{
-    int r = o->d->layout.rank;
-    ndg_buf_printf(o->b, "static inline void %spage_coord_%d(const nda_tensor *t, int64_t page, int64_t *coord)\n{\n",
-                   o->P, o->k);
-    rt_head(o);
-    for (int i = r - 1; i > 0; --i)
-        ndg_buf_printf(o->b, "    coord[%d] = page %% L->pages[%d];\n    page /= L->pages[%d];\n", i, i, i);
-    ndg_buf_printf(o->b, "    coord[0] = page;\n}\n");
-}
-
-static void helper_page_id_rt(const operand_ctx *o)
-{
-    int r = o->d->layout.rank;
-    ndg_buf_printf(o->b, "static inline int64_t %spage_id_%d(const nda_tensor *t, const int64_t *coord)\n{\n", o->P, o->k);
-    rt_head(o);
-    ndg_buf_printf(o->b, "    return coord[%d]", r - 1); /* the last page stride is 1 */
-    for (int i = r - 2; i >= 0; --i)
-        ndg_buf_printf(o->b, " + coord[%d] * L->page_stride[%d]", i, i);
-    ndg_buf_printf(o->b, ";\n}\n");
-}
-
-/* Shards core `self` holds, from the run-time shard count: "L" names the full-rank layout. */
-static void nslots_rt(char *out, size_t len, const nd_layout *l, unsigned free, const char *self, const char *L)
-{
-    ex N = ncores_ex(l, free, L), G = ex_name("");
-    ex_fmt(G.s, sizeof G.s, "%s->num_shards", L);
-    if (l->strategy == ND_ROUND_ROBIN)
-        snprintf(out, len, "%s + (%s < %s)", ex_by(G, '/', N).s, self, ex_by(G, '%', N).s);
-    else
-        snprintf(out, len, "(%s->num_shards - %s * %s->shards_per_core <= 0 ? 0 : %s->num_shards - %s * "
-                           "%s->shards_per_core < %s->shards_per_core ? %s->num_shards - %s * %s->shards_per_core : "
-                           "%s->shards_per_core)", L, self, L, L, self, L, L, L, self, L, L);
-}
-
-static void helper_shard_count_rt(const operand_ctx *o)
-{
-    char nslots[1024];
-    nslots_rt(nslots, sizeof nslots, &o->d->layout, o->free, "self", "L");
-    ndg_buf_printf(o->b, "static inline int64_t %sshard_count_%d(const nda_core *core, const nda_tensor *t)\n{\n",
-                   o->P, o->k);
-    rt_head(o);
-    ndg_buf_printf(o->b, "    const int64_t self = t->index_of[core->id];\n    return self < 0 ? 0 : %s;\n}\n", nslots);
-}
-
-static void helper_shard_id_rt(const operand_ctx *o)
-{
-    const nd_layout *l = &o->d->layout;
-    ndg_buf_printf(o->b, "static inline int64_t %sshard_id_%d(const nda_core *core, const nda_tensor *t, int64_t slot)\n{\n",
-                   o->P, o->k);
-    rt_head(o);
-    ndg_buf_printf(o->b, "    const int64_t self = t->index_of[core->id];\n");
-    if (l->strategy == ND_ROUND_ROBIN)
-        ndg_buf_printf(o->b, "    return self + %s;\n}\n", ex_by(ex_name("slot"), '*', ncores_ex(l, o->free, "L")).s);
-    else
-        ndg_buf_printf(o->b, "    return self * L->shards_per_core + slot;\n}\n");
 }
 
 static void helper_dim_rt(const operand_ctx *o)
@@ -328,7 +292,7 @@ static void helper_elem_read_rt(const operand_ctx *o)
     ndg_buf_printf(o->b,
         "static inline const void *%selem_read_%d(const nda_core *core, const nda_tensor *t, const int64_t *coord, int64_t *run)\n{\n",
         o->P, o->k);
-    rt_head(o);
+    helper_head(o);
     ndg_buf_printf(o->b,
         "    const int64_t to_page_end = %s, to_edge = t->dist->spec.shape[%d] - %s;\n"
         "    *run = to_page_end < to_edge ? to_page_end : to_edge;\n    int64_t shard = 0, in = 0, c;\n",
@@ -347,16 +311,15 @@ static void helper_elem_read_rt(const operand_ctx *o)
         "    ndstat_reads(core, local, !local, %lld);\n    return t->base[l.core] + %s;\n}\n", loc, pb, off.s);
 }
 
-/* The helpers above replace these kinds' for a partial target (the others use only fixed parameters),
- * with the kinds whose helpers they call. */
+/* The helpers above replace these kinds' for a partial target, with the kinds whose helpers they call:
+ * the dims come from the descriptor, and an element's address is found without its page id (which would
+ * divide by the run-time tensor pages). Every other helper serves both kinds of target (helper_field). */
 static const struct {
     ndg_call_kind kind;
     void (*emit)(const operand_ctx *);
     unsigned needs;
 } rt_helpers[] = {
-    {NDG_LOCATE, helper_locate_rt, 0},     {NDG_PAGE_COORD, helper_page_coord_rt, 0},
-    {NDG_PAGE_ID, helper_page_id_rt, 0},   {NDG_SHARD_COUNT, helper_shard_count_rt, 0},
-    {NDG_SHARD_ID, helper_shard_id_rt, 0}, {NDG_DIM, helper_dim_rt, 0},
+    {NDG_DIM, helper_dim_rt, 0},
     {NDG_ELEM_READ, helper_elem_read_rt, 0},
 };
 
@@ -369,21 +332,25 @@ static int rt_helper(unsigned free, ndg_call_kind kind)
     return -1;
 }
 
+/* A page's core and offset from its id: its coordinate in each dim that is sharded or split (a dim of one
+ * page, known only for an exact target, has coordinate 0), then its shard and its place in the shard. */
 static void helper_locate(const operand_ctx *o)
 {
-    const nd_layout *l = o->l;
+    const nd_layout *l = helper_layout(o);
     ex shard = ex_k(0), in = ex_k(0);
     const ex page = ex_name("page");
     bool page_used = false;
-    ndg_buf_printf(o->b, "static inline nd_loc %slocate_%d(const nda_tensor *t, int64_t page)\n{\n    (void)t;\n", o->P,
-                   o->k);
+    ndg_buf_printf(o->b, "static inline nd_loc %slocate_%d(const nda_tensor *t, int64_t page)\n{\n", o->P, o->k);
+    helper_head(o);
     for (int i = 0; i < l->rank; ++i) {
-        bool sharded = l->grid[i] > 1, split = l->shard[i] > 1;
+        bool sharded = o->free || l->grid[i] > 1, split = l->shard[i] > 1;
         if (!sharded && !split)
             continue; /* a dim of one page: coordinate 0 */
-        ex c = i == 0 ? ex_op(page, '/', l->page_stride[0])
-               : i == l->rank - 1 ? ex_op(page, '%', l->pages[i])
-                                  : ex_op(ex_op(page, '/', l->page_stride[i]), '%', l->pages[i]);
+        const ex stride = helper_field(o, "page_stride", i, l->page_stride[i]),
+                 pages = helper_field(o, "pages", i, l->pages[i]);
+        ex c = i == 0 ? ex_by(page, '/', stride)
+               : i == l->rank - 1 ? ex_by(page, '%', pages)
+                                  : ex_by(ex_by(page, '/', stride), '%', pages);
         page_used = true;
         if (c.prec) { /* named, as it is used twice */
             char name[16];
@@ -392,7 +359,8 @@ static void helper_locate(const operand_ctx *o)
             c = ex_name(name);
         }
         if (sharded)
-            shard = ex_add(shard, ex_op(ex_op(c, '/', l->shard[i]), '*', l->grid_stride[i]));
+            shard = ex_add(shard, ex_by(ex_op(c, '/', l->shard[i]), '*',
+                                        helper_field(o, "grid_stride", i, l->grid_stride[i])));
         if (split)
             in = ex_add(in, ex_op(sharded ? ex_op(c, '%', l->shard[i]) : c, '*', l->shard_stride[i]));
     }
@@ -402,43 +370,55 @@ static void helper_locate(const operand_ctx *o)
         ndg_buf_printf(o->b, "    const int64_t shard = %s;\n", shard.s);
         shard = ex_name("shard");
     }
-    long long N = l->ncores, R = l->shards_per_core, SP = l->shard_pages;
+    const ex N = ncores_ex(l, o->free, "L"), R = helper_field(o, "shards_per_core", -1, l->shards_per_core);
+    const long long SP = l->shard_pages;
     ex core, offset;
     if (l->strategy == ND_ROUND_ROBIN) {
-        core = ex_op(shard, '%', N);
-        offset = ex_add(ex_op(ex_op(shard, '/', N), '*', SP), in);
+        core = ex_by(shard, '%', N);
+        offset = ex_add(ex_op(ex_by(shard, '/', N), '*', SP), in);
     } else {
-        core = ex_op(shard, '/', R);
-        offset = ex_add(ex_op(ex_op(shard, '%', R), '*', SP), in);
+        core = ex_by(shard, '/', R);
+        offset = ex_add(ex_op(ex_by(shard, '%', R), '*', SP), in);
     }
     ndg_buf_printf(o->b, "    return (nd_loc){%s, %s};\n}\n", core.s, offset.s);
 }
 
+/* Page coordinates are at the tensor's full rank, row-major: page / page_stride[i] % pages[i]. */
 static void helper_page_coord(const operand_ctx *o)
 {
-    const nd_layout *l = &o->d->layout; /* page coordinates are at the tensor's full rank */
-    ndg_buf_printf(o->b, "static inline void %spage_coord_%d(const nda_tensor *t, int64_t page, int64_t *coord)\n{\n"
-                         "    (void)t;\n", o->P, o->k);
+    const nd_layout *l = &o->d->layout;
+    ndg_buf_printf(o->b, "static inline void %spage_coord_%d(const nda_tensor *t, int64_t page, int64_t *coord)\n{\n",
+                   o->P, o->k);
+    helper_head(o);
     const ex page = ex_name("page");
-    int64_t below = 1; /* pages in the dims after i */
+    assert(l->page_stride[l->rank - 1] == 1);
     for (int i = l->rank - 1; i > 0; --i) {
-        ndg_buf_printf(o->b, "    coord[%d] = %s;\n", i, ex_op(ex_op(page, '/', below), '%', l->pages[i]).s);
-        below *= l->pages[i];
+        ex stride = i == l->rank - 1 ? ex_k(1) : helper_field(o, "page_stride", i, l->page_stride[i]);
+        ndg_buf_printf(o->b, "    coord[%d] = %s;\n", i,
+                       ex_by(ex_by(page, '/', stride), '%', helper_field(o, "pages", i, l->pages[i])).s);
     }
-    ndg_buf_printf(o->b, "    coord[0] = %s;\n}\n", ex_op(page, '/', below).s);
+    ndg_buf_printf(o->b, "    coord[0] = %s;\n}\n", ex_by(page, '/', helper_field(o, "page_stride", 0, l->page_stride[0])).s);
 }
 
+/* The page id of page coordinates: their sum weighted by the page strides, the last of which is 1. */
 static void helper_page_id(const operand_ctx *o)
 {
     const nd_layout *l = &o->d->layout;
+    assert(l->page_stride[l->rank - 1] == 1);
     sum id = {0};
     for (int i = 0; i < l->rank; ++i) {
         char c[32];
         snprintf(c, sizeof c, "coord[%d]", i);
-        term(&id, c, l->page_stride[i]);
+        ex stride = i == l->rank - 1 ? ex_k(1) : helper_field(o, "page_stride", i, l->page_stride[i]);
+        if (stride.is_const)
+            term(&id, c, stride.k);
+        else
+            sum_add(&id, "%s * %s", c, stride.s);
     }
-    ndg_buf_printf(o->b, "static inline int64_t %spage_id_%d(const nda_tensor *t, const int64_t *coord)\n{\n"
-                         "    (void)t;\n    return %s;\n}\n", o->P, o->k, sum_text(&id));
+    ndg_buf_printf(o->b, "static inline int64_t %spage_id_%d(const nda_tensor *t, const int64_t *coord)\n{\n", o->P,
+                   o->k);
+    helper_head(o);
+    ndg_buf_printf(o->b, "    return %s;\n}\n", sum_text(&id));
 }
 
 static void helper_self(const operand_ctx *o)
@@ -484,19 +464,23 @@ static void helper_page_write(const operand_ctx *o)
 
 static void helper_shard_count(const operand_ctx *o)
 {
-    char nslots[256];
-    nslots_expr(nslots, sizeof nslots, o->l, "self");
-    ndg_buf_printf(o->b, "static inline int64_t %sshard_count_%d(const nda_core *core, const nda_tensor *t)\n{\n"
-                         "    const int64_t self = t->index_of[core->id];\n    return self < 0 ? 0 : %s;\n}\n",
-                   o->P, o->k, nslots);
+    char nslots[1024]; /* room for eleven 63-character names: GCC -O3 checks it (format-truncation) */
+    nslots_text(nslots, sizeof nslots, helper_layout(o), o->free, "self", "L");
+    ndg_buf_printf(o->b, "static inline int64_t %sshard_count_%d(const nda_core *core, const nda_tensor *t)\n{\n",
+                   o->P, o->k);
+    if (o->free)
+        helper_head(o);
+    ndg_buf_printf(o->b, "    const int64_t self = t->index_of[core->id];\n    return self < 0 ? 0 : %s;\n}\n", nslots);
 }
 
 static void helper_shard_id(const operand_ctx *o)
 {
-    char shard[128];
-    shard_expr(shard, sizeof shard, o->l, "self", "slot");
-    ndg_buf_printf(o->b, "static inline int64_t %sshard_id_%d(const nda_core *core, const nda_tensor *t, int64_t slot)\n{\n"
-                         "    const int64_t self = t->index_of[core->id];\n    return %s;\n}\n", o->P, o->k, shard);
+    ndg_buf_printf(o->b, "static inline int64_t %sshard_id_%d(const nda_core *core, const nda_tensor *t, int64_t slot)\n{\n",
+                   o->P, o->k);
+    if (o->free)
+        helper_head(o);
+    ndg_buf_printf(o->b, "    const int64_t self = t->index_of[core->id];\n    return %s;\n}\n",
+                   shard_of(helper_layout(o), o->free, "L", ex_name("self"), ex_name("slot")).s);
 }
 
 static void helper_page_bytes(const operand_ctx *o)
@@ -811,7 +795,7 @@ static loop_plan plan_loop(const ndg_template *t, const ndg_variant *v, int idx)
  * (the shape at run time: p->free set) reads the tensor pages, the shard grid, their strides, the shard
  * count and shards per core from the run-time layout L (and the core count, when the grid is free too),
  * at full rank, while shard extents, in-shard strides, shard pages and page bytes stay literals (every
- * fixed set fixes the shard). nest_field picks which, and the folded expressions do the rest: a field
+ * fixed set fixes the shard). layout_field picks which, and the folded expressions do the rest: a field
  * that is a literal folds as before, one read at run time is printed.
  */
 typedef struct nest {
@@ -824,18 +808,10 @@ typedef struct nest {
     bool inner_loop;              /* the last dim's loop is printed */
 } nest;
 
-/* Layout field `name` (dim i, or -1 for a scalar field) of the nest's operand: its value, a literal, or
- * for a pattern target the run-time layout's field. */
+/* Layout field `name` of the nest's operand (see layout_field). */
 static ex nest_field(const loop_plan *p, const nest *m, const char *name, int i, int64_t value)
 {
-    if (!p->free)
-        return ex_k(value);
-    ex e = {.prec = 0};
-    if (i < 0)
-        ex_fmt(e.s, sizeof e.s, "%s->%s", m->L, name);
-    else
-        ex_fmt(e.s, sizeof e.s, "%s->%s[%d]", m->L, name, i);
-    return e;
+    return layout_field(p->free, m->L, name, i, value);
 }
 
 /* The extent of dim i in the shard at grid coordinate q: the shard's S pages, fewer at the last shard
@@ -863,15 +839,11 @@ static void plan_nest(const loop_plan *p, nest *m)
     snprintf(m->shard, sizeof m->shard, "%sshard%d", P, n);
     snprintf(m->L, sizeof m->L, "%sL%d", P, n);
     long long G = l->num_shards, Nc = l->ncores, Rc = l->shards_per_core;
-    const ex N = ncores_ex(l, p->free, m->L), per = nest_field(p, m, "shards_per_core", -1, Rc);
     if (!p->free && (l->strategy == ND_ROUND_ROBIN ? G % Nc == 0 : G == Nc * Rc))
         m->nslots_ex = ex_k(l->strategy == ND_ROUND_ROBIN ? G / Nc : Rc);
     else {
         m->nslots_ex = ex_name("");
-        if (p->free)
-            nslots_rt(m->nslots_ex.s, sizeof m->nslots_ex.s, l, p->free, m->self, m->L);
-        else
-            nslots_expr(m->nslots_ex.s, sizeof m->nslots_ex.s, l, m->self);
+        nslots_text(m->nslots_ex.s, sizeof m->nslots_ex.s, l, p->free, m->self, m->L);
         m->nslots_ex.prec = 3;
     }
     m->one_slot = ex_is(&m->nslots_ex, 1);
@@ -881,7 +853,7 @@ static void plan_nest(const loop_plan *p, nest *m)
         slot = ex_name(m->slot);
     }
     const ex self = ex_name(m->self);
-    m->shard_ex = l->strategy == ND_ROUND_ROBIN ? ex_add(self, ex_by(slot, '*', N)) : ex_add(ex_by(self, '*', per), slot);
+    m->shard_ex = shard_of(l, p->free, m->L, self, slot);
     ex shard = m->shard_ex.prec ? ex_name(m->shard) : m->shard_ex;
     /* a shard-grid coordinate is needed for the page origin, or for an extent that varies */
     for (int i = 0; i < R; ++i) {

@@ -104,7 +104,12 @@ static int make_dists(const nda_kernel_entry *e, const int64_t *sizes, uint64_t 
 static void one_entry_case(const nda_kernel_entry *e, uint64_t *rng, char *desc)
 {
     int64_t sizes[256] = {0};
-    int rank = (int)strlen(e->indices[e->noperands - 1]); /* "..." is rank 3 here too */
+    int rank = (int)strlen(e->indices[e->noperands - 1]);
+    nd_dist out;
+    int ogx, ogy;
+    nd_error oerr;
+    if (strcmp(e->indices[e->noperands - 1], "...") == 0) /* the rank the target gives it */
+        rank = nd_dist_from_signature(e->signatures[e->noperands - 1], &out, &ogx, &ogy, &oerr) ? 3 : out.spec.rank;
     for (int c = 0; c < 256; ++c) /* rows past 256 elements, edges uneven, shapes below one shard */
         sizes[c] = rng_range(rng, 1, rng_range(rng, 0, 3) ? (rank > 2 ? 150 : 600) : 40);
     if (rank > 2)

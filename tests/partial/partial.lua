@@ -62,5 +62,8 @@ op {
     { ["in"] = { shape = { 300, 200 }, shard = { 64, 40 }, page = { 1, 40 }, grid = "2x2" },
       out = { shape = { 300, 200 }, shard = { 100, 200 }, page = { 1, 40 }, grid = "3x1", strategy = "contiguous" },
       fixed = "shard" },
+    { ["in"] = { shape = { 300, 200 }, shard = { 64, 200 }, page = { 1, 40 }, grid = "2x2" }, -- one shard across
+      out = { shape = { 300, 200 }, shard = { 100, 40 }, page = { 1, 40 }, grid = "3x1", strategy = "contiguous" },
+      fixed = "pattern" }, -- at the example, more at wider shapes: every page lookup must use dim 1's shard
   },
 }
