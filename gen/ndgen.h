@@ -302,6 +302,8 @@ typedef struct ndg_emitted {
     char **inputs;
 } ndg_emitted;
 
+/* Binds each op of spec to its template (bind.c): tmpl[i] is op i's, analyzed with the op's parameters. */
+int ndg_bind_ops(ndg_spec *spec, ndg_analyzer *a, const ndg_template **tmpl, nd_error *err);
 int ndg_emit_spec(ndg_spec *spec, ndg_analyzer *a, const char *out_path, const ndg_emit_options *o,
                   ndg_emitted *out, nd_error *err);
 void ndg_emitted_abort(ndg_emitted *e);

@@ -1,5 +1,5 @@
 /*
- * show.h - ndgen show's renderers (show.c, show_svg.c, show_mesh.c). Work is bounded by what is
+ * show.h - ndgen show's renderers (show_text.c, show_svg.c, show_mesh.c). Work is bounded by what is
  * asked: per-core counts come from closed forms (nd_layout_core_shards, nd_layout_data_pages), and a
  * list longer than NDG_SHOW_LIMIT entries (pages, shards, cores, a copy's cores) is summarized, unless
  * --all asks for every entry however long that takes.
