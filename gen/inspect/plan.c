@@ -119,9 +119,7 @@ static void chunk(const dev_axis *axes, int na, int64_t n, int64_t v, int64_t *l
         *hi = n;
         return;
     }
-    int64_t k = ways(axes, na), c = (n + k - 1) / k, q = piece(axes, na, v);
-    *lo = q * c < n ? q * c : n;
-    *hi = *lo + c < n ? *lo + c : n;
+    nd_chunk_range(n, ways(axes, na), piece(axes, na, v), lo, hi); /* the runtime's rule */
 }
 
 static bool is_split(const placed *p, int d)

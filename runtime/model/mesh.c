@@ -352,12 +352,19 @@ static const char *dim_label(const nd_sharding *sh, int d, char *buf, size_t len
     return buf;
 }
 
-/* Shard extent of dim d: ceil(n / ways), which must hold whole pages. */
-/* Piece i of n split k ways by torch.chunk: ceil(n / k) each, the last ones short or empty. */
+void nd_chunk_range(int64_t n, int64_t k, int64_t q, int64_t *lo, int64_t *hi)
+{
+    int64_t c = ceil_div(n, k);
+    *lo = c * q < n ? c * q : n;
+    *hi = *lo + c < n ? *lo + c : n;
+}
+
+/* The size of piece i of n split k ways (nd_chunk_range). */
 static int64_t chunk(int64_t n, int64_t k, int64_t i)
 {
-    int64_t c = ceil_div(n, k), lo = c * i < n ? c * i : n;
-    return (c * (i + 1) < n ? c * (i + 1) : n) - lo;
+    int64_t lo, hi;
+    nd_chunk_range(n, k, i, &lo, &hi);
+    return hi - lo;
 }
 
 /* Piece j (major first) of n split by axes a[0..m) one after another, each chunking the piece the ones
@@ -446,6 +453,8 @@ int nd_sharding_check_splits(const nd_sharding *sh, const int64_t *shape, nd_spl
     return 0;
 }
 
+/* Shard extent of dim d: ceil(n / ways), piece 0's of nd_chunk_range (the ND distribution deals the
+ * pieces as equal shards), which must hold whole pages. */
 static int shard_extent(const nd_sharding *sh, const nd_dist_spec *s, int d, int64_t *out, nd_error *err)
 {
     char label[64];

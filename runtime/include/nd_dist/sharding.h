@@ -67,6 +67,10 @@ typedef struct nd_sharding {
 /* Devices in the mesh, and pieces dim d is split into. */
 int64_t nd_sharding_devices(const nd_sharding *sh);
 int64_t nd_sharding_ways(const nd_sharding *sh, int dim);
+/* The one chunk rule of every split of a dim, the runtime's equal shards and the planner's blocks alike
+ * (torch.chunk's): piece q of an extent n split k ways (n >= 0, k >= 1, 0 <= q < k) is [lo, hi) =
+ * [q * ceil(n / k), (q + 1) * ceil(n / k)) clipped to n, so the last pieces may be short or empty. */
+void nd_chunk_range(int64_t n, int64_t k, int64_t q, int64_t *lo, int64_t *hi);
 /* Copies (product of Replicate and Partial axes) and partial sums (product of Partial axes). */
 int64_t nd_sharding_copies(const nd_sharding *sh);
 int64_t nd_sharding_parts(const nd_sharding *sh);
