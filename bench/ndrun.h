@@ -337,7 +337,7 @@ int nr_bench_main(int argc, char **argv);
 int nr_bench_contract_main(int argc, char **argv);
 /* suite_procs.c: ndrun bench --processes, the multi-process family (under mpirun or alone). */
 int nr_bench_procs_main(int argc, char **argv);
-/* Opens the kernel libraries (the bundled one by default), with the JIT when s->jit. */
+/* libraries.c: opens the kernel libraries (the bundled one by default), with the JIT when s->jit. */
 int nr_open_kernels(const nr_settings *s, nd_kernels **out, nd_error *err);
 /* nr_parse_option plus --kernels, --spec-dir and --template-dir. */
 int nr_parse_common(int argc, char **argv, int *i, nr_case *c, nr_settings *s, nd_error *err);

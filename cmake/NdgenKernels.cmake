@@ -119,10 +119,24 @@ function(ndgen_add_kernels target)
     list(APPEND sources ${parts} ${out}.stamp) # the stamp as a source ties the command to the target
     list(APPEND names ${name})
   endforeach()
+  # The flags the kernels compile with (warnings aside), recorded in the registry: the JIT compiles
+  # specializations of the library's ops with them unless its caller gives others, so both are the
+  # same code.
+  string(TOUPPER "${CMAKE_BUILD_TYPE}" build_type)
+  string(REGEX REPLACE " +" " " kernel_cflags "${CMAKE_C_FLAGS} ${CMAKE_C_FLAGS_${build_type}} ${NDGEN_KERNEL_CFLAGS}")
+  string(STRIP "${kernel_cflags}" kernel_cflags)
+  set(record_cflags "")
+  if(kernel_cflags)
+    set(record_cflags --kernel-cflags "${kernel_cflags}")
+  endif()
+  # Make reruns a command when its inputs change, not its text: the flags live in a file written only
+  # when they change, which the registry depends on.
+  file(CONFIGURE OUTPUT ${outdir}/kernel_cflags.txt CONTENT "${kernel_cflags}\n")
   add_custom_command(OUTPUT ${outdir}/registry.c.stamp
     BYPRODUCTS ${outdir}/registry.c
-    COMMAND ndgen::ndgen registry --output ${outdir}/registry.c --stamp ${outdir}/registry.c.stamp ${names}
-    DEPENDS ndgen::ndgen
+    COMMAND ndgen::ndgen registry --output ${outdir}/registry.c --stamp ${outdir}/registry.c.stamp ${record_cflags}
+            ${names}
+    DEPENDS ndgen::ndgen ${outdir}/kernel_cflags.txt
     COMMENT "ndgen: registry of ${target}"
     VERBATIM)
 

@@ -41,6 +41,8 @@ static const char generate_help[] =
     "  --fixed SET           with --target: the parameters that kernel fixes: all (default), pattern (all but\n"
     "                        the shape), shard (all but the shape and the grid); see docs/partial.md\n"
     "  --library             also write the library's root registry into the output (one SPEC)\n"
+    "  --kernel-cflags FLAGS with --library: the flags the kernels are compiled with, recorded for the JIT,\n"
+    "                        which compiles specializations of the library's ops with them by default\n"
     "  --specialized-only    leave out the generic kernels: for a library loaded beside one that has\n"
     "                        them, as the JIT's are (they cost most of its compile time)\n"
     "  --no-line             omit the #line directives that point back to the templates\n"
@@ -55,16 +57,19 @@ static const char generate_help[] =
     "then the stamp), so nothing is written on error. Only regular files or new names are replaced.\n";
 
 static const char registry_help[] =
-    "usage: ndgen registry --output FILE [--stamp FILE] SPEC_NAME...\n"
+    "usage: ndgen registry --output FILE [--stamp FILE] [--kernel-cflags FLAGS] SPEC_NAME...\n"
     "\n"
     "Writes the root registry of a kernel library built from the named specs (file names without\n"
     "folder or .lua): the symbol nda_kernel_registry the runtime looks up after dlopen. --stamp FILE\n"
-    "is touched after every successful run, as with ndgen generate.\n";
+    "is touched after every successful run, as with ndgen generate. --kernel-cflags FLAGS records the\n"
+    "flags the library's kernels are compiled with: the JIT compiles specializations of its ops with\n"
+    "them unless its caller gives other flags (at most 4096 bytes; they should name no folder of this\n"
+    "machine, or the registry would differ wherever the tree lives).\n";
 
 enum { OPT_OUTPUT = 256, OPT_OUTPUT_DIR, OPT_TEMPLATES, OPT_SPEC_DIR, OPT_INCLUDE, OPT_RESOURCE, OPT_DEPFILE,
        OPT_NO_LINE, OPT_STATS, OPT_STAMP, OPT_HELP, OPT_OP, OPT_DTYPES, OPT_TARGET, OPT_LIBRARY, OPT_SPEC_MEMORY, OPT_SPEC_SECONDS,
        OPT_PARTS, OPT_INSTALLED_SPEC_DIR, OPT_INSTALLED_TEMPLATE_DIR, OPT_RELOCATABLE, OPT_FIXED,
-       OPT_SPECIALIZED_ONLY, OPT_PREFIX_MAP };
+       OPT_SPECIALIZED_ONLY, OPT_PREFIX_MAP, OPT_KERNEL_CFLAGS };
 
 static const struct option longopts[] = {
     {"output", required_argument, NULL, OPT_OUTPUT},     {"output-dir", required_argument, NULL, OPT_OUTPUT_DIR},
@@ -82,6 +87,7 @@ static const struct option longopts[] = {
     {"relocatable", no_argument, NULL, OPT_RELOCATABLE}, {"fixed", required_argument, NULL, OPT_FIXED},
     {"specialized-only", no_argument, NULL, OPT_SPECIALIZED_ONLY},
     {"prefix-map", required_argument, NULL, OPT_PREFIX_MAP},
+    {"kernel-cflags", required_argument, NULL, OPT_KERNEL_CFLAGS},
     {NULL, 0, NULL, 0},
 };
 
@@ -147,6 +153,15 @@ static int parse_options(int argc, char **argv, gen_opts *o, int *status)
             break;
         }
         case OPT_LIBRARY: o->emit.library = true; break;
+        case OPT_KERNEL_CFLAGS:
+            if (strlen(optarg) > NDG_MAX_CFLAGS) {
+                fprintf(stderr, "ndgen generate: --kernel-cflags: %zu bytes, more than %d\n", strlen(optarg),
+                        NDG_MAX_CFLAGS);
+                *status = 2;
+                return -1;
+            }
+            o->emit.kernel_cflags = optarg;
+            break;
         case OPT_SPECIALIZED_ONLY: o->emit.specialized_only = true; break;
         case OPT_PREFIX_MAP:
             if (!strchr(optarg, '=') || optarg[0] == '=' || o->emit.nprefix_maps == NDG_MAX_PREFIX_MAPS) {
@@ -257,6 +272,8 @@ static int check_outputs(const gen_opts *o, int nspecs, nd_error *err)
         return nd_fail(err, "%s: needs --op NAME", o->dtypes ? "--dtypes" : "--target");
     if (o->fixed && !o->ntargets)
         return nd_fail(err, "--fixed %s: needs --target, one per operand", o->fixed);
+    if (o->emit.kernel_cflags && !o->emit.library)
+        return nd_fail(err, "--kernel-cflags: needs --library (the flags are recorded in the library's root)");
     return 0;
 }
 
@@ -414,7 +431,7 @@ int ndg_generate_main(int argc, char **argv)
 
 int ndg_registry_main(int argc, char **argv)
 {
-    const char *output = NULL, *stamp = NULL;
+    const char *output = NULL, *stamp = NULL, *cflags = NULL;
     nd_error err;
     int opt;
     opterr = 0;
@@ -428,6 +445,15 @@ int ndg_registry_main(int argc, char **argv)
             stamp = optarg;
             continue;
         }
+        if (opt == OPT_KERNEL_CFLAGS) {
+            if (strlen(optarg) > NDG_MAX_CFLAGS) {
+                fprintf(stderr, "ndgen registry: --kernel-cflags: %zu bytes, more than %d\n", strlen(optarg),
+                        NDG_MAX_CFLAGS);
+                return 2;
+            }
+            cflags = optarg;
+            continue;
+        }
         if (opt != OPT_OUTPUT) {
             fprintf(stderr, "ndgen registry: %s: unknown option; see ndgen registry --help\n", argv[optind - 1]);
             return 2;
@@ -439,7 +465,7 @@ int ndg_registry_main(int argc, char **argv)
         return 2;
     }
     const char *outs[] = {output, stamp}, *what[] = {"--output", "--stamp"};
-    if (ndf_check_clobber(outs, what, 2, NULL, 0, &err) || ndg_emit_registry(output, argv + optind, argc - optind, &err) ||
+    if (ndf_check_clobber(outs, what, 2, NULL, 0, &err) || ndg_emit_registry(output, argv + optind, argc - optind, cflags, &err) ||
         (stamp && ndf_touch(stamp, &err))) {
         fprintf(stderr, "ndgen registry: %s\n", err.msg);
         return 1;

@@ -270,7 +270,7 @@ typedef struct ndg_variant {
 int ndg_rewrite(ndg_buf *out, const ndg_template *t, const ndg_variant *v, nd_error *err);
 
 /* ---- emit.c: stage 4, one C file per spec (or per part of a spec), plus its depfile. */
-enum { NDG_MAX_PARTS = 64, NDG_MAX_PREFIX_MAPS = 16 };
+enum { NDG_MAX_PARTS = 64, NDG_MAX_PREFIX_MAPS = 16, NDG_MAX_CFLAGS = 4096 /* bytes of --kernel-cflags */ };
 
 typedef struct ndg_emit_options {
     bool line_directives;
@@ -288,6 +288,7 @@ typedef struct ndg_emit_options {
     bool relocatable;                /* record only the installed folders: no absolute path */
     int nprefix_maps;                /* --prefix-map OLD=NEW: paths shown in comments and #line */
     const char *const *prefix_maps;
+    const char *kernel_cflags;       /* --library: the kernels' compile flags, recorded in the root; or NULL */
 } ndg_emit_options;
 
 /* One spec's outputs, written and closed but not yet in place: ndg_emit_spec prepares them, and the
@@ -311,8 +312,9 @@ void ndg_emitted_abort(ndg_emitted *e);
  * with its ".c" replaced by ".<i>.c" (eltwise.c: eltwise.1.c ... eltwise.<n>.c). Kernels are dealt to the
  * parts in order, balanced by size; part 1 also holds the spec's registry group. */
 void ndg_part_path(char *out, size_t len, const char *out_path, int i, int n);
-/* The library's root registry: one group per spec name. */
-int ndg_emit_registry(const char *out_path, char *const *spec_names, int n, nd_error *err);
+/* The library's root registry: one group per spec name, and the flags its kernels are compiled with
+ * (NULL: not recorded), which the JIT compiles their specializations with by default. */
+int ndg_emit_registry(const char *out_path, char *const *spec_names, int n, const char *cflags, nd_error *err);
 /* A C identifier from a spec file name. */
 void ndg_c_name(char *out, size_t len, const char *name);
 /* s as the inside of a C string literal ("\\", "\"", control characters escaped). */

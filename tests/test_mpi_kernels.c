@@ -15,6 +15,10 @@
  * an elementwise op, every page of another node holding an input element (broadcast) of an output
  * element the process writes, found element by element; with batched gets, one get per such process. Configurations in which a core would write another node's
  * memory are refused.
+ *
+ * With NDGEN_MPI_STATS_ROOT=r (statistics gathered into process r alone), process r holds every core's
+ * statistics and every process's share, and does the comparisons above; every other process holds
+ * its own cores' entries and its own share, and zeros for the rest.
  */
 #define _DEFAULT_SOURCE /* setenv, unsetenv, strdup */
 #include <math.h>
@@ -26,6 +30,10 @@
 #include "testutil.h"
 
 static int rank, nprocs, node_size; /* node_size: the emulated nodes' size, nprocs for one node */
+static int stats_root = -1;         /* NDGEN_MPI_STATS_ROOT: where statistics are gathered; -1 everywhere */
+
+/* Whether this process holds every core's statistics and every process's share. */
+static bool all_stats(void) { return stats_root < 0 || rank == stats_root; }
 
 static int node_of(int r) { return r / node_size; }
 static int64_t passed;
@@ -406,6 +414,11 @@ static void check_staged(const setup *s, const nda_kernel_entry *e, const double
 {
     bool batched = !getenv("NDGEN_MPI_GETS") || strcmp(getenv("NDGEN_MPI_GETS"), "batched") == 0;
     for (int p = 0; p < nprocs; ++p) {
+        if (!all_stats() && p != rank) { /* another process's share is not gathered here */
+            CHECK(pp[p].staged_bytes == 0 && pp[p].node_bytes == 0 && pp[p].gets == 0 && pp[p].total.pages_written == 0,
+                  "process %d's share is in process %d, not only in process %d", p, rank, stats_root);
+            continue;
+        }
         read_count want = count_read_set(e, s, s->n - e->noutputs, sc, nsc, p);
         CHECK(pp[p].node == node_of(p) && pp[p].staged_bytes == want.other && pp[p].node_bytes == want.node &&
                   (!batched || pp[p].gets == want.sources) && (want.sources > 0) == (pp[p].gets > 0),
@@ -433,6 +446,17 @@ static result run(nd_kernels *k, setup *s, const nda_kernel_entry *e, const doub
     r.ncores = ls.ncores;
     r.stats = malloc((size_t)ls.ncores * sizeof *r.stats);
     memcpy(r.stats, ls.per_core, (size_t)ls.ncores * sizeof *r.stats);
+    if (!all_stats()) { /* only this process's cores' entries are here */
+        nd_mpi_proc_stats mine[64];
+        if (nd_mpi_nprocs(s->dev) <= 64 && nd_mpi_launch_procs(s->dev, mine, nd_mpi_nprocs(s->dev), &err) == 0)
+            for (int64_t c = 0; c < ls.ncores; ++c) {
+                bool own = c >= mine[rank].core_lo && c < mine[rank].core_hi;
+                static const nda_stats zero;
+                CHECK(own || memcmp(&ls.per_core[c], &zero, sizeof zero) == 0,
+                      "core %lld's statistics are in process %d, not only in process %d", (long long)c, rank,
+                      stats_root);
+            }
+    }
     /* the job's totals are the per-core sums, and the per-process shares add up to them */
     nd_mpi_proc_stats pp[64];
     if (nd_mpi_nprocs(s->dev) <= 64 && nd_mpi_launch_procs(s->dev, pp, nd_mpi_nprocs(s->dev), &err) == 0) {
@@ -623,7 +647,7 @@ static void check_entry(nd_kernels *k, const nda_kernel_entry *e, uint64_t seed)
     write_inputs(&m, parts, seed);
     result mg = run(k, &m, e, sc, nsc, ND_VARIANT_GENERIC), ms = run(k, &m, e, sc, nsc, ND_VARIANT_SPECIALIZED);
     CHECK(!mg.specialized && ms.specialized, "variants picked wrongly");
-    if (rank == 0 && mg.out && ms.out) {
+    if (rank == (stats_root < 0 ? 0 : stats_root) && mg.out && ms.out) {
         CHECK(make_setup(e, false, &l, &err) == 0, "%s", err.msg);
         write_inputs(&l, parts, seed);
         result lg = run(k, &l, e, sc, nsc, ND_VARIANT_GENERIC), ls = run(k, &l, e, sc, nsc, ND_VARIANT_SPECIALIZED);
@@ -707,8 +731,8 @@ static void check_partial_then_all_reduce(nd_kernels *k)
              nd_run(&(nd_launch_desc){.device = dev, .kernels = k, .op = "matmul",
                                       .tensors = (nd_tensor *[]){ta, tb, tp}, .ntensors = 3, .variant = ND_VARIANT_AUTO,
                                       .stats = &st}, &err);
-        CHECK(rc == 0 && st.total.remote_bytes_read == 0, "matmul: %s (remote bytes %lld)", rc ? err.msg : "",
-              (long long)st.total.remote_bytes_read);
+        CHECK(rc == 0 && (!all_stats() || st.total.remote_bytes_read == 0), "matmul: %s (remote bytes %lld)",
+              rc ? err.msg : "", (long long)st.total.remote_bytes_read);
         rc = rc || nd_run(&(nd_launch_desc){.device = dev, .kernels = k, .op = "all_reduce",
                                             .tensors = (nd_tensor *[]){tp, tr}, .ntensors = 2, .variant = var,
                                             .stats = &st}, &err) ||
@@ -716,13 +740,15 @@ static void check_partial_then_all_reduce(nd_kernels *k)
         CHECK(rc == 0, "%s", err.msg);
         CHECK(rc || memcmp(got, want, sizeof got) == 0, "A @ B after all_reduce differs from the plain product");
         /* each core reads the P-1 other parts of its whole block: (P-1)*B per core */
-        CHECK(rc || st.total.remote_bytes_read == P * (P - 1) * M * N * 4, "all_reduce read %lld remote bytes, want %d",
+        CHECK(rc || !all_stats() || st.total.remote_bytes_read == P * (P - 1) * M * N * 4,
+              "all_reduce read %lld remote bytes, want %d",
               (long long)st.total.remote_bytes_read, P * (P - 1) * M * N * 4);
         nd_mpi_proc_stats pp[8];
         CHECK(nd_mpi_launch_procs(dev, pp, nprocs, &err) == 0, "%s", err.msg);
         for (int p = 0; p < nprocs; ++p) /* several cores per process: kernels do not say whose pages they read */
-            CHECK(pp[p].total.remote_bytes_read == (pp[p].core_hi - pp[p].core_lo) * (P - 1) * M * N * 4 &&
-                      pp[p].other_process_bytes_read == (nprocs == 1 ? 0 : -1),
+            CHECK((!all_stats() && p != rank) ||
+                      (pp[p].total.remote_bytes_read == (pp[p].core_hi - pp[p].core_lo) * (P - 1) * M * N * 4 &&
+                       pp[p].other_process_bytes_read == (nprocs == 1 ? 0 : -1)),
                   "process %d: %lld remote bytes, %lld of other processes", p, (long long)pp[p].total.remote_bytes_read,
                   (long long)pp[p].other_process_bytes_read);
     }
@@ -915,8 +941,11 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
     const char *ns = getenv("NDGEN_MPI_NODE_SIZE");
     node_size = ns && atoi(ns) > 0 ? atoi(ns) : nprocs;
+    const char *sr = getenv("NDGEN_MPI_STATS_ROOT");
+    stats_root = sr && *sr && nprocs > 1 ? atoi(sr) : -1; /* one process: the plain device, every statistic */
     if (rank == 0)
-        printf("test_mpi_kernels: %d processes in nodes of %d\n", nprocs, node_size);
+        printf("test_mpi_kernels: %d processes in nodes of %d, statistics gathered into %s %d\n", nprocs, node_size,
+               stats_root < 0 ? "every process of" : "process", stats_root < 0 ? nprocs : stats_root);
     nd_kernels *k = NULL;
     nd_error err;
     if (argc != 2 || nd_kernels_open(&k, &err) || nd_kernels_load(k, argv[1], &err)) {

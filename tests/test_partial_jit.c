@@ -10,11 +10,17 @@
  *    through: the loaded kernel is not taken, and the JIT builds another (a second library);
  *  - with the JIT off, such a launch falls through to the generic kernel;
  *  - every result equals the generic kernel's and a plain sum, bit for bit, with equal statistics.
+ * And the JIT's compile flags: the library's registry records the flags its kernels were built with
+ * (each word of NDGEN_KERNEL_CFLAGS, which CTest passes as $NDGEN_TEST_KERNEL_CFLAGS, is among them); a
+ * JIT given no flags compiles with exactly those words, and one given its own with those (the compiler
+ * is a wrapper that logs its arguments).
  * Usage: test_partial_jit LIB NDGEN SPEC_DIR TEMPLATE_DIR INCLUDE_DIR CFLAGS LDFLAGS [seed]
  */
 #define _DEFAULT_SOURCE /* mkdtemp */
 #include <dirent.h>
+#include <dlfcn.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include "device_setup.h"
 #include "nd_runtime.h"
@@ -184,6 +190,92 @@ static void run_set(const set_case *sc, const char *dir)
     nd_kernels_close(k);
 }
 
+/* Whether every blank-separated word of words is a whole word of line. */
+static bool has_words(const char *line, const char *words)
+{
+    char w[4096];
+    for (const char *p = words; *p;) {
+        while (*p == ' ')
+            ++p;
+        size_t n = strcspn(p, " ");
+        if (n == 0)
+            break;
+        snprintf(w, sizeof w, " %.*s ", (int)n, p);
+        char padded[16384];
+        snprintf(padded, sizeof padded, " %s ", line);
+        padded[strcspn(padded, "\n")] = ' ';
+        if (!strstr(padded, w))
+            return false;
+        p += n;
+    }
+    return true;
+}
+
+/* The compile command the wrapper logged (the line naming -shared), or "" when none. */
+static void logged_compile(const char *log, char *line, size_t len)
+{
+    FILE *f = fopen(log, "r");
+    line[0] = '\0';
+    char buf[16384];
+    while (f && fgets(buf, sizeof buf, f))
+        if (strstr(buf, " -shared"))
+            snprintf(line, len, "%s", buf);
+    if (f)
+        fclose(f);
+}
+
+/* One JIT build of a 32x64-shard add in a fresh cache, with cflags (NULL: the library's), through a
+ * compiler that logs its arguments: the compile line. */
+static void build_logged(char *const *words, const char *cflags, char *line, size_t len)
+{
+    char dir[] = "/tmp/ndgen-jit-flags-XXXXXX", wrapper[256], logpath[256], cmd[1024];
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        exit(1);
+    }
+    snprintf(wrapper, sizeof wrapper, "%s/logcc", dir);
+    snprintf(logpath, sizeof logpath, "%s/log", dir);
+    FILE *f = fopen(wrapper, "w");
+    const char *cc = getenv("CC") && getenv("CC")[0] ? getenv("CC") : "cc";
+    if (!f || fprintf(f, "#!/bin/sh\necho \"$@\" >> '%s'\nexec %s \"$@\"\n", logpath, cc) < 0 || fclose(f) ||
+        chmod(wrapper, 0700)) {
+        perror(wrapper);
+        exit(1);
+    }
+    td_jit_config(&cfg, words, dir);
+    cfg.cc = wrapper;
+    cfg.cflags = cflags;
+    nd_kernels *k = open_kernels("pattern", true);
+    outcome o = add_case(k, 300, 200, 2, 2, ND_ROUND_ROBIN);
+    expect(&o, ND_JIT_BUILT, "pattern", cflags ? "flags given: built" : "the library's flags: built");
+    nd_kernels_close(k);
+    logged_compile(logpath, line, len);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "test_partial_jit: could not remove %s\n", dir);
+}
+
+static void check_flags(char *const *words)
+{
+    void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    const nda_kernel_library *reg = h ? dlsym(h, "nda_kernel_registry") : NULL;
+    const char *want = getenv("NDGEN_TEST_KERNEL_CFLAGS");
+    const char *rec = reg && reg->cflags ? reg->cflags : "";
+    CHECK(reg && reg->cflags && want && has_words(rec, want), "the registry records flags \"%s\", want every word of "
+          "NDGEN_KERNEL_CFLAGS \"%s\"", rec, want ? want : "(unset)");
+    passed += reg && reg->cflags && want && has_words(rec, want);
+    char line[16384];
+    build_logged(words, NULL, line, sizeof line);
+    CHECK(line[0] && has_words(line, rec), "a JIT given no flags compiled with \"%s\", not the library's \"%s\"", line,
+          rec);
+    passed += line[0] && has_words(line, rec);
+    build_logged(words, "-O1 -DNDGEN_TEST_FLAGS_MARK=1", line, sizeof line);
+    CHECK(has_words(line, "-O1 -DNDGEN_TEST_FLAGS_MARK=1"), "a JIT given flags compiled with \"%s\"", line);
+    passed += has_words(line, "-O1 -DNDGEN_TEST_FLAGS_MARK=1");
+    if (h)
+        dlclose(h);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 8) {
@@ -220,6 +312,7 @@ int main(int argc, char **argv)
         if (system(cmd) != 0)
             fprintf(stderr, "test_partial_jit: could not remove %s\n", dir);
     }
+    check_flags(argv + 2);
     nd_device_close(dev);
     return test_finish(passed);
 }

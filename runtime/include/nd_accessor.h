@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever nda_tensor, nda_core, nda_args, the registry or the kernel signature change. */
-#define NDA_ABI_VERSION 10u
+#define NDA_ABI_VERSION 11u
 
 /* Per-core traffic of one launch; padded to a cache line so cores on different threads never share. */
 typedef struct nda_stats {
@@ -293,6 +293,9 @@ typedef struct nda_kernel_library {
     const char *generator_version;
     int ngroups;
     const nda_kernel_group *const *groups;
+    const char *cflags;              /* the compile flags its kernels were built with (ndgen registry
+                                        --kernel-cflags), which on-demand specializations of its ops take
+                                        unless the JIT's caller gives its own; NULL: not recorded */
 } nda_kernel_library;
 
 /* ---------------------------------------------------------------- traffic statistics */

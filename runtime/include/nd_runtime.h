@@ -162,15 +162,18 @@ typedef struct nd_jit_config {
     const char *cc;          /* the C compiler: an executable's path, or words split at blanks ("cc -m64");
                                 run directly, never through a shell */
     const char *cflags;      /* split at blanks, no quoting; -Werror and -Werror=... are dropped, but for the
-                                warnings that are always bugs (NDGEN_KERNEL_ERRORS) */
+                                warnings that are always bugs (NDGEN_KERNEL_ERRORS). NULL: the flags the op's
+                                library records its kernels were compiled with (ndgen registry
+                                --kernel-cflags), so a specialization is the same code as the prebuilt
+                                kernels; "-O3" for a library that records none */
     const char *ldflags;     /* after the source, such as the nd_dist library generic kernels call */
     double lock_wait;        /* seconds to wait for another process building the same entry, then the
                                 generic kernel runs; (0, 86400] */
 } nd_jit_config;
 
-/* cc from $CC (else "cc"), cflags "-O3" (as the bundled library's, but for its -march=native, which a
- * caller adds for this machine: ndrun does, and the cache then keys kernels by the CPU), lock_wait from $NDGEN_JIT_LOCK_WAIT (else 300; text that is
- * not a number in range gives NaN, which nd_jit_create refuses by name); everything else unset. */
+/* cc from $CC (else "cc"), cflags NULL (each library's own: with -march=native, as the bundled library's
+ * by default, the cache keys kernels by the CPU), lock_wait from $NDGEN_JIT_LOCK_WAIT (else 300; text
+ * that is not a number in range gives NaN, which nd_jit_create refuses by name); everything else unset. */
 void nd_jit_config_init(nd_jit_config *cfg);
 /* $NDGEN_CACHE_DIR, else $XDG_CACHE_HOME/ndgen, else $HOME/.cache/ndgen (each when set and not empty):
  * 0. When none is set, 1 and "": no persistent cache (give NULL or "" as cache_dir). -1: too long. */

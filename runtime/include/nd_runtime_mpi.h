@@ -87,12 +87,20 @@ typedef struct nd_mpi_config {
                              ranks [0, k), [k, 2k), ... (within the real nodes), to run the cross-node
                              path on one machine */
     nd_mpi_gets gets;
+    int stats_root;       /* where a launch's statistics are gathered. -1: into every process
+                             (MPI_Allgatherv), each then holding every core's, as one process does. r >= 0:
+                             into process r alone (MPI_Gatherv), the one that asks for them: the others'
+                             per_core hold their own cores' entries (the rest 0) and their totals their
+                             own cores', and nd_mpi_launch_procs their own process's entry; a launch then
+                             moves every core's statistics to one process instead of to each */
 } nd_mpi_config;
 
-/* ND_MPI_BANKS_BY_CORE, fence_timeout 120 seconds, the real nodes, batched gets. The environment
- * variables NDGEN_MPI_NODE_SIZE (a number), NDGEN_MPI_GETS ("batched" or "page") and
- * NDGEN_MPI_FENCE_TIMEOUT (seconds), when set, give node_size, gets and fence_timeout instead (an unreadable value makes nd_device_open_mpi refuse, naming it), so
- * that programs passing NULL or these defaults run over emulated nodes unchanged. */
+/* ND_MPI_BANKS_BY_CORE, fence_timeout 120 seconds, the real nodes, batched gets, statistics in every
+ * process (stats_root -1). The environment variables NDGEN_MPI_NODE_SIZE (a number), NDGEN_MPI_GETS
+ * ("batched" or "page"), NDGEN_MPI_FENCE_TIMEOUT (seconds) and NDGEN_MPI_STATS_ROOT (a rank, or -1),
+ * when set, give node_size, gets, fence_timeout and stats_root instead (an unreadable value makes
+ * nd_device_open_mpi refuse, naming it), so that programs passing NULL or these defaults run over
+ * emulated nodes unchanged. */
 void nd_mpi_config_init(nd_mpi_config *mcfg);
 
 /*
@@ -140,7 +148,9 @@ typedef struct nd_mpi_proc_stats {
     double stage_seconds;             /* the fetching, from the first get to the flush */
 } nd_mpi_proc_stats;
 
-/* per_proc[0..nd_mpi_nprocs) from the device's last launch (every process has every entry). */
+/* per_proc[0..nd_mpi_nprocs) from the device's last launch: every entry, in every process; with a
+ * stats_root, every entry in that process and in each other only its own (the rest hold their cores'
+ * range and node, and zeros). */
 int nd_mpi_launch_procs(const nd_device *dev, nd_mpi_proc_stats *per_proc, int nprocs, nd_error *err);
 
 /*

@@ -1,6 +1,6 @@
 /*
- * mesh.c - mesh-level shardings: their invariants, their einshard text, and the ND distribution with
- * copies that places one over a core list.
+ * mesh.c - mesh-level shardings: their invariants, their mesh and einshard text, and the ND distribution
+ * with copies that places one over a core list.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -150,21 +150,16 @@ int nd_sharding_check(const nd_sharding *sh, nd_error *err)
     return 0;
 }
 
-int nd_sharding_parse(const char *einshard, const char *pspec, const char *placements, const char *mesh, int rank,
-                      int64_t devices, nd_sharding *out, nd_error *err)
+int nd_mesh_format(const nd_sharding *sh, char *buf, size_t len)
 {
-    if (!!einshard + !!pspec + !!placements != 1)
-        return nd_fail(err, "sharding: give one of einshard, pspec and placements");
-    if (einshard && mesh)
-        return nd_fail(err, "mesh %s: an einshard expression states its own mesh", mesh);
-    if (einshard)
-        return nd_einshard_parse(einshard, rank, devices, out, err);
-    if (!mesh)
-        return nd_fail(err, "%s: a %s needs a mesh, such as dp=2,tp=4", pspec ? pspec : placements,
-                       pspec ? "PartitionSpec" : "placements list");
-    if (nd_mesh_parse(mesh, out, err))
-        return -1;
-    return pspec ? nd_pspec_parse(pspec, rank, out, err) : nd_placements_parse(placements, rank, out, err);
+    int n = 0;
+    char name[ND_MESH_NAME + 8];
+    if (len)
+        buf[0] = '\0'; /* a mesh of no axes prints as "" */
+    for (int i = 0; i < sh->naxes; ++i)
+        nd_appendf(buf, len, &n, "%s%s=%lld", i ? "," : "", nd_mesh_axis_name(sh, i, name, sizeof name),
+                   (long long)sh->axes[i].size);
+    return n;
 }
 
 /* ---------------------------------------------------------------- einshard text */

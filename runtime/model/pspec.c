@@ -1,7 +1,7 @@
 /*
- * pspec.c - the JAX and PyTorch notations of a sharding: meshes ("dp=2,tp=4"), PartitionSpecs
- * ("P('dp', None, unreduced={'tp'})") and DTensor placements ("[Shard(0), Partial(sum)]"), parsed and
- * printed. Parse errors name the column.
+ * pspec.c - the JAX and PyTorch notations of a sharding: meshes ("dp=2,tp=4", printed by mesh.c),
+ * PartitionSpecs ("P('dp', None, unreduced={'tp'})") and DTensor placements ("[Shard(0), Partial(sum)]"),
+ * parsed and printed. Parse errors name the column.
  */
 #include <ctype.h>
 #include <stdarg.h>
@@ -183,18 +183,6 @@ int nd_mesh_parse(const char *text, nd_sharding *out, nd_error *err)
     if (nd_sharding_devices(out) > (1 << 30))
         return nd_fail(err, "mesh '%s': more than 2^30 devices", text);
     return 0;
-}
-
-int nd_mesh_format(const nd_sharding *sh, char *buf, size_t len)
-{
-    int n = 0;
-    char name[ND_MESH_NAME + 8];
-    if (len)
-        buf[0] = '\0'; /* a mesh of no axes prints as "" */
-    for (int i = 0; i < sh->naxes; ++i)
-        nd_appendf(buf, len, &n, "%s%s=%lld", i ? "," : "", nd_mesh_axis_name(sh, i, name, sizeof name),
-                   (long long)sh->axes[i].size);
-    return n;
 }
 
 /* Every axis Replicate, no dim split: the state a PartitionSpec or placements start from. */

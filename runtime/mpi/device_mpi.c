@@ -12,6 +12,7 @@
  * second MPI_Win_sync keeps this process's later loads after it.
  */
 #include <stdio.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +22,7 @@
 #include "mpi_internal.h"
 
 /* Unreadable environment values, which check_local refuses by name. */
-enum { NODE_SIZE_UNREADABLE = -1, GETS_UNREADABLE = -1 };
+enum { NODE_SIZE_UNREADABLE = -1, GETS_UNREADABLE = -1, STATS_ROOT_UNREADABLE = -2 };
 
 /* The longest fence wait accepted, in seconds: a day. Longer (or infinite) is a job that hangs without a
  * word when a process dies. */
@@ -33,7 +34,9 @@ void nd_mpi_config_init(nd_mpi_config *mcfg)
     mcfg->fence_timeout = 120.0;
     mcfg->node_size = 0;
     mcfg->gets = ND_MPI_GETS_BATCHED;
-    const char *k = getenv("NDGEN_MPI_NODE_SIZE"), *g = getenv("NDGEN_MPI_GETS"), *f = getenv("NDGEN_MPI_FENCE_TIMEOUT");
+    mcfg->stats_root = -1;
+    const char *k = getenv("NDGEN_MPI_NODE_SIZE"), *g = getenv("NDGEN_MPI_GETS"), *f = getenv("NDGEN_MPI_FENCE_TIMEOUT"),
+               *s = getenv("NDGEN_MPI_STATS_ROOT");
     if (f && *f) { /* seconds; unreadable, or out of (0, a day] ("inf" included): NaN, which check_local
                     * refuses by name */
         char *end;
@@ -45,29 +48,15 @@ void nd_mpi_config_init(nd_mpi_config *mcfg)
         long v = strtol(k, &end, 10);
         mcfg->node_size = *end || v < 0 || v > 1 << 30 ? NODE_SIZE_UNREADABLE : (int)v;
     }
+    if (s && *s) { /* a rank or -1; unreadable: STATS_ROOT_UNREADABLE, which check_local refuses by name */
+        char *end;
+        long v = strtol(s, &end, 10);
+        mcfg->stats_root = *end || v < -1 || v > INT_MAX - 1 ? STATS_ROOT_UNREADABLE : (int)v;
+    }
     if (g && *g)
         mcfg->gets = strcmp(g, "batched") == 0 ? ND_MPI_GETS_BATCHED
                      : strcmp(g, "page") == 0  ? ND_MPI_GETS_PER_PAGE
                                                : (nd_mpi_gets)GETS_UNREADABLE;
-}
-
-double nd_mpi_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-void nd_mpi_die(const nd_mpi_ctx *c, const char *call, int rc)
-{
-    char text[MPI_MAX_ERROR_STRING] = "";
-    int len = 0;
-    MPI_Error_string(rc, text, &len);
-    fprintf(stderr, "ndgen mpi: process %d of %d: %s failed: %s; ending the job\n", c->procs.rank,
-            c->procs.nranks, call, text);
-    fflush(stderr);
-    MPI_Abort(c->comm, 1);
-    abort(); /* MPI_Abort does not return */
 }
 
 /* How long a process whose fence timed out waits for each other process's board: one that does not
@@ -220,17 +209,34 @@ static void fence_ctx(nd_mpi_ctx *c, nd_fence_call call)
 
 static void fence(nd_device *dev, nd_fence_call call) { fence_ctx(dev->procs->ctx, call); }
 
+/* The launch's per-core statistics and every process's share, into every process or into stats_root
+ * alone (its own cores' entries are in place: the launch zeroed every core's and ran its own). */
 static void gather(nd_device *dev, double own_seconds)
 {
     nd_mpi_ctx *c = dev->procs->ctx;
-    int rc = MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, dev->stats, c->stat_counts, c->stat_displs,
-                            MPI_BYTE, c->comm);
-    if (rc != MPI_SUCCESS)
-        nd_mpi_die(c, "MPI_Allgatherv of the launch statistics", rc);
+    int rc, root = c->stats_root;
     c->mine.seconds = own_seconds;
-    rc = MPI_Allgather(&c->mine, sizeof c->mine, MPI_BYTE, c->shares, sizeof c->mine, MPI_BYTE, c->comm);
+    if (root < 0) {
+        rc = MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, dev->stats, c->stat_counts, c->stat_displs, MPI_BYTE,
+                            c->comm);
+        if (rc != MPI_SUCCESS)
+            nd_mpi_die(c, "MPI_Allgatherv of the launch statistics", rc);
+        rc = MPI_Allgather(&c->mine, sizeof c->mine, MPI_BYTE, c->shares, sizeof c->mine, MPI_BYTE, c->comm);
+    } else {
+        bool at_root = c->procs.rank == root;
+        const uint8_t *own = (const uint8_t *)dev->stats + c->stat_displs[c->procs.rank];
+        rc = MPI_Gatherv(at_root ? MPI_IN_PLACE : own, c->stat_counts[c->procs.rank], MPI_BYTE, dev->stats, c->stat_counts,
+                         c->stat_displs, MPI_BYTE, root, c->comm);
+        if (rc != MPI_SUCCESS)
+            nd_mpi_die(c, "MPI_Gatherv of the launch statistics", rc);
+        if (!at_root) { /* every other process's share is not here: zeros, as its cores' entries are */
+            memset(c->shares, 0, (size_t)c->procs.nranks * sizeof *c->shares);
+            c->shares[c->procs.rank] = c->mine;
+        }
+        rc = MPI_Gather(&c->mine, sizeof c->mine, MPI_BYTE, c->shares, sizeof c->mine, MPI_BYTE, root, c->comm);
+    }
     if (rc != MPI_SUCCESS)
-        nd_mpi_die(c, "MPI_Allgather of the launch times and gets", rc);
+        nd_mpi_die(c, root < 0 ? "MPI_Allgather of the launch times and gets" : "MPI_Gather of the launch times and gets", rc);
     memset(&c->mine, 0, sizeof c->mine);
 }
 
@@ -272,13 +278,13 @@ static void close_procs(nd_device_procs *p)
 
 /* The settings every process must share, for comparing them. */
 typedef struct shared_cfg {
-    int64_t grid_x, grid_y, l1_bytes, dram_banks, dram_bank_bytes, banks, node_size, gets;
+    int64_t grid_x, grid_y, l1_bytes, dram_banks, dram_bank_bytes, banks, node_size, gets, stats_root;
 } shared_cfg;
 
 static int check_same(nd_mpi_ctx *c, const nd_device_config *cfg, const nd_mpi_config *m, nd_error *err)
 {
     shared_cfg mine = {cfg->grid_x, cfg->grid_y,  cfg->l1_bytes, cfg->dram_banks, cfg->dram_bank_bytes,
-                       m->banks,    m->node_size, m->gets};
+                       m->banks,    m->node_size, m->gets,     m->stats_root};
     int n = c->procs.nranks;
     shared_cfg *all = malloc((size_t)n * sizeof *all);
     int ok = all != NULL, everywhere;
@@ -293,13 +299,14 @@ static int check_same(nd_mpi_ctx *c, const nd_device_config *cfg, const nd_mpi_c
             shared_cfg o = all[r];
             free(all);
             return nd_fail(err, "device over %d processes: process %d asks for grid %lldx%lld, L1 %lld, %lld banks of "
-                                "%lld, bank map %lld, node size %lld, gets %lld, but process %d for grid %dx%d, L1 "
-                                "%lld, %d banks of %lld, bank map %d, node size %d, gets %d: every process must give "
-                                "the same device", n, r, (long long)o.grid_x, (long long)o.grid_y,
-                           (long long)o.l1_bytes, (long long)o.dram_banks, (long long)o.dram_bank_bytes,
-                           (long long)o.banks, (long long)o.node_size, (long long)o.gets, c->procs.rank, cfg->grid_x,
-                           cfg->grid_y, (long long)cfg->l1_bytes, cfg->dram_banks, (long long)cfg->dram_bank_bytes,
-                           (int)m->banks, m->node_size, (int)m->gets);
+                                "%lld, bank map %lld, node size %lld, gets %lld, statistics root %lld, but process %d "
+                                "for grid %dx%d, L1 %lld, %d banks of %lld, bank map %d, node size %d, gets %d, "
+                                "statistics root %d: every process must give the same device", n, r,
+                           (long long)o.grid_x, (long long)o.grid_y, (long long)o.l1_bytes, (long long)o.dram_banks,
+                           (long long)o.dram_bank_bytes, (long long)o.banks, (long long)o.node_size, (long long)o.gets,
+                           (long long)o.stats_root, c->procs.rank, cfg->grid_x, cfg->grid_y, (long long)cfg->l1_bytes,
+                           cfg->dram_banks, (long long)cfg->dram_bank_bytes, (int)m->banks, m->node_size, (int)m->gets,
+                           m->stats_root);
         }
     free(all);
     return 0;
@@ -342,22 +349,6 @@ static int make_map(nd_mpi_ctx *c, const nd_device_config *cfg, nd_mpi_bank_map 
     for (int r = 0; r < n; ++r)
         c->seg_bytes[r] = nd_mpi_lay_segment(c, cfg, r, NULL, NULL, NULL);
     return 0;
-}
-
-int64_t nd_mpi_lay_segment(const nd_mpi_ctx *c, const nd_device_config *cfg, int r, uint8_t *seg, uint8_t **l1,
-                           uint8_t **banks)
-{
-    int64_t at = 0;
-    for (int64_t i = c->core_lo[r]; i < c->core_lo[r + 1]; ++i, at += cfg->l1_bytes)
-        if (l1)
-            l1[i] = seg + at;
-    for (int b = 0; b < cfg->dram_banks; ++b)
-        if (c->rank_of_bank[b] == r) {
-            if (banks)
-                banks[b] = seg + at;
-            at += cfg->dram_bank_bytes;
-        }
-    return at;
 }
 
 /* The nodes: the real shared-memory split, cut into blocks of node_size ranks when emulating. Nodes
@@ -511,7 +502,7 @@ static bool agree(const nd_mpi_ctx *c, bool ok)
 }
 
 /* The settings this process gives, checked before anything collective happens. */
-static int check_local(const nd_device_config *cfg, const nd_mpi_config *m, nd_error *err)
+static int check_local(const nd_device_config *cfg, const nd_mpi_config *m, int nranks, nd_error *err)
 {
     if (nd_device_check_config(cfg, err))
         return -1;
@@ -531,6 +522,10 @@ static int check_local(const nd_device_config *cfg, const nd_mpi_config *m, nd_e
         return nd_fail(err, "device over MPI: gets %d (NDGEN_MPI_GETS '%s'): expected ND_MPI_GETS_BATCHED "
                             "(\"batched\") or ND_MPI_GETS_PER_PAGE (\"page\")", (int)m->gets,
                        getenv("NDGEN_MPI_GETS") ? getenv("NDGEN_MPI_GETS") : "");
+    if (m->stats_root < -1 || m->stats_root >= nranks)
+        return nd_fail(err, "device over MPI: stats_root %d (NDGEN_MPI_STATS_ROOT '%s'): expected -1 (every process) "
+                            "or a process of the %d", m->stats_root,
+                       getenv("NDGEN_MPI_STATS_ROOT") ? getenv("NDGEN_MPI_STATS_ROOT") : "", nranks);
     return 0;
 }
 
@@ -555,6 +550,7 @@ int nd_device_open_mpi(const nd_device_config *cfg, const nd_mpi_config *mcfg, M
     c->gets = m.gets;
     c->shm = c->comm = MPI_COMM_NULL;
     c->fence_timeout = m.fence_timeout;
+    c->stats_root = m.stats_root;
     c->procs = (nd_device_procs){.fence = fence, .gather = gather, .close = close_procs, .ctx = c};
     uint8_t **l1 = NULL, **banks = NULL;
     if (MPI_Comm_dup(comm, &c->comm) != MPI_SUCCESS) {
@@ -565,7 +561,7 @@ int nd_device_open_mpi(const nd_device_config *cfg, const nd_mpi_config *mcfg, M
     MPI_Comm_rank(c->comm, &c->procs.rank);
     MPI_Comm_size(c->comm, &size);
     c->procs.nranks = size;
-    bool mine_ok = check_local(cfg, &m, err) == 0; /* every process learns whether all settings are valid */
+    bool mine_ok = check_local(cfg, &m, size, err) == 0; /* every process learns whether all settings are valid */
     if (!agree(c, mine_ok)) {
         close_procs(&c->procs);
         return mine_ok ? nd_fail(err, "device over MPI: another process gave invalid settings (its own error says "

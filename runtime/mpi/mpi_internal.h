@@ -36,6 +36,7 @@ typedef struct nd_mpi_ctx {
     uint8_t *mirror;             /* the other nodes' segments, in rank order; NULL on one node */
     size_t mirror_bytes;
     int *stat_counts, *stat_displs; /* bytes of nda_stats per process, for the gather */
+    int stats_root;              /* where statistics are gathered: -1 every process, else that rank */
     nd_mpi_share mine;           /* this process's share of the launch under way */
     nd_mpi_share *shares;        /* [nranks]: every process's share of the last launch */
 } nd_mpi_ctx;
@@ -43,11 +44,15 @@ typedef struct nd_mpi_ctx {
 /* The board's words per process: its fence count, the call (2 * nd_call + end) and the call's key. */
 enum { ND_MPI_BOARD_FENCES, ND_MPI_BOARD_CALL, ND_MPI_BOARD_KEY, ND_MPI_BOARD_WORDS };
 
-/* Seconds on a monotonic clock. */
+/* ctx_mpi.c: seconds on a monotonic clock. */
 double nd_mpi_now(void);
 
-/* Prints which call failed on which process and ends the job (MPI_Abort); never returns. */
+/* ctx_mpi.c: prints which call failed on which process and ends the job (MPI_Abort); never returns. */
 _Noreturn void nd_mpi_die(const nd_mpi_ctx *c, const char *call, int rc);
+/* ctx_mpi.c: sets l1[] and banks[] of process r's cores and banks for its segment at seg (each may be
+ * NULL); returns its bytes. */
+int64_t nd_mpi_lay_segment(const nd_mpi_ctx *c, const nd_device_config *cfg, int r, uint8_t *seg, uint8_t **l1,
+                           uint8_t **banks);
 
 /* stage_mpi.c: over several nodes, the mirror of the other nodes' segments (their cores' l1[] and
  * banks[] pointers set into it), the RMA window over this process's segment `mine`, and staging. */
@@ -56,8 +61,5 @@ int nd_mpi_make_rma(nd_mpi_ctx *c, uint8_t *mine, nd_error *err);
 void nd_mpi_stage(nd_device *dev, const nd_tensor *const *ts, int n, const nd_tensor *out, const nd_read_rule *rule,
                   int64_t copy, bool launch);
 int nd_mpi_check_tensor(const nd_device *dev, const nd_dist *d, nd_error *err);
-/* Sets l1[] and banks[] of process r's cores and banks for its segment at seg; returns its bytes. */
-int64_t nd_mpi_lay_segment(const nd_mpi_ctx *c, const nd_device_config *cfg, int r, uint8_t *seg, uint8_t **l1,
-                           uint8_t **banks);
 
 #endif

@@ -252,7 +252,7 @@ void nd_jit_config_init(nd_jit_config *cfg)
     memset(cfg, 0, sizeof *cfg);
     const char *cc = getenv("CC");
     cfg->cc = cc && cc[0] ? cc : "cc";
-    cfg->cflags = "-O3"; /* GCC 12 at -O2 leaves most of the templates' loops scalar */
+    cfg->cflags = NULL; /* the library's own (nda_kernel_library.cflags), else JIT_DEFAULT_CFLAGS */
     cfg->lock_wait = JIT_LOCK_WAIT;
     const char *w = getenv("NDGEN_JIT_LOCK_WAIT");
     if (w && w[0]) {
@@ -340,7 +340,7 @@ int nd_jit_create(const nd_jit_config *cfg, nd_jit **out, nd_error *err)
         bad = copy_str(&j->cache_dir, cfg->cache_dir && cfg->cache_dir[0] ? cfg->cache_dir : NULL) ||
               copy_str(&j->ndgen, cfg->ndgen) || copy_str(&j->spec_dir, cfg->spec_dir) ||
               copy_str(&j->include_dir, cfg->include_dir) || copy_str(&j->cc, cfg->cc) ||
-              copy_str(&j->cflags, cfg->cflags ? cfg->cflags : "") ||
+              copy_str(&j->cflags, cfg->cflags) ||
               copy_str(&j->ldflags, cfg->ldflags ? cfg->ldflags : "");
         j->lock_wait = cfg->lock_wait;
         for (int i = 0; i < cfg->ntemplate_dirs && !bad; ++i, ++j->ntemplate_dirs)
@@ -604,6 +604,10 @@ static void remove_orphans(const char *dir, const char *key, const char *keep)
 
 /* ---------------------------------------------------------------- one request */
 
+/* The compile flags of a library that records none, when the caller gives none either: GCC 12 at -O2
+ * leaves most of the templates' loops scalar. */
+#define JIT_DEFAULT_CFLAGS "-O3"
+
 enum { JIT_MAX_DIRS = 2 * ND_JIT_MAX_TEMPLATE_DIRS };
 
 typedef struct jit_request {
@@ -616,6 +620,7 @@ typedef struct jit_request {
     char spec_path[PATH_MAX];
     char dir[PATH_MAX];              /* the cache folder, resolved and checked */
     char dtypes[256];
+    const char *cflags;              /* the compile flags: the caller's, else the library's, else the default */
     char key[17];
     struct timespec started;         /* of the build: an input changed since is not cached */
 } jit_request;
@@ -677,8 +682,8 @@ static void make_key(const nd_jit *j, jit_request *r)
     for (int i = 0; i < c->nwords; ++i)
         h = hash_str(h, c->argv[i]);
     h = hash_bytes(hash_str(h, c->real), &c->version, sizeof c->version);
-    h = hash_str(hash_str(h, j->cflags), j->ldflags);
-    if (strstr(j->cflags, "native"))
+    h = hash_str(hash_str(h, r->cflags), j->ldflags);
+    if (strstr(r->cflags, "native"))
         h = hash_cpu(h);
     /* what the environment changes in the compiler's or the generator's output */
     static const char *const env[] = {"CPATH", "C_INCLUDE_PATH", "LIBRARY_PATH", "GCC_EXEC_PREFIX", "COMPILER_PATH",
@@ -1028,11 +1033,11 @@ static int flag_deps(const char *flags, jit_manifest *m)
 }
 
 /* The manifest's inputs: the depfile's files, the generator, the compiler, the files the flags name. */
-static int read_deps(const nd_jit *j, char *const *store, jit_manifest *m)
+static int read_deps(const nd_jit *j, const jit_request *r, char *const *store, jit_manifest *m)
 {
     m->ndeps = 0;
     if (depfile_deps(store[1], store[0], m) || add_dep(m, j->ndgen) || add_dep(m, j->cc_id->real) ||
-        flag_deps(j->cflags, m) || flag_deps(j->ldflags, m))
+        flag_deps(r->cflags, m) || flag_deps(j->ldflags, m))
         return -1;
     for (int i = 0; i < m->ndeps; ++i)
         if (hash_file(m->deps[i].path, &m->deps[i].hash, &m->deps[i].size))
@@ -1087,7 +1092,7 @@ static int publish(const nd_jit *j, const jit_request *r, char *const *store, nd
     int rc = m && text ? 0 : nd_failc(err, ND_ENOMEM, "jit: out of memory");
     if (!rc) {
         snprintf(m->key, sizeof m->key, "%s", r->key);
-        if (read_deps(j, store, m) || hash_file(store[2], &m->lib_hash, &m->lib_size))
+        if (read_deps(j, r, store, m) || hash_file(store[2], &m->lib_hash, &m->lib_size))
             rc = fallback(err, ND_EIO, "jit: op '%s': cannot read back the inputs of what was built (more than %d, or "
                                        "one unreadable)", r->generic->op, JIT_MAX_DEPS);
     }
@@ -1125,7 +1130,7 @@ static int build_in(const nd_jit *j, const jit_request *r, const char *dir, char
     }
     if (inputs_trusted(r, store, err))
         return JIT_FALLBACK;
-    snprintf(flags, sizeof flags, "%s", j->cflags);
+    snprintf(flags, sizeof flags, "%s", r->cflags);
     snprintf(ldflags, sizeof ldflags, "%s", j->ldflags);
     if (cc_argv(j, r, flags, ldflags, store, argv, incs))
         return fallback(err, ND_EINVAL, "jit: op '%s': more than %d compiler words in CC, cflags and ldflags",
@@ -1244,6 +1249,7 @@ int nd_jit_library_at(nd_jit *j, const nda_kernel_entry *generic, const char *sp
     int rc = r && m ? 0 : nd_failc(err, ND_ENOMEM, "jit: out of memory");
     if (!rc) {
         *r = (jit_request){.generic = generic, .spec = spec, .sigs = sigs, .fixed = fixed};
+        r->cflags = j->cflags ? j->cflags : where && where->cflags ? where->cflags : JIT_DEFAULT_CFLAGS;
         for (int i = 0; i < generic->noperands; ++i)
             snprintf(r->dtypes + strlen(r->dtypes), sizeof r->dtypes - strlen(r->dtypes), "%s%s", i ? "," : "",
                      generic->dtypes[i]);

@@ -9,6 +9,7 @@ typedef struct nd_jit_where {
     const char *spec_path;   /* the spec file the library was generated from, resolved; NULL: unknown */
     int ntemplate_dirs;      /* the template folders it was generated with, resolved */
     const char *template_dirs[ND_JIT_MAX_TEMPLATE_DIRS];
+    const char *cflags;      /* the flags the library's kernels were compiled with; NULL: not recorded */
 } nd_jit_where;
 
 /* nd_jit_library, with the spec looked up where the library says it is when the configuration's spec

@@ -52,11 +52,16 @@ static const char *locate(const char *prefix, const char *installed, const char 
 
 /* The group's spec and template folders, found from the library's install prefix (the folder above the
  * library's own folder). */
-static nd_jit_where *where_of(const nda_kernel_group *g, const char *prefix, char (*store)[4096])
+static nd_jit_where *where_of(const nda_kernel_library *lib, const nda_kernel_group *g, const char *prefix,
+                              char (*store)[4096])
 {
     nd_jit_where *w = calloc(1, sizeof *w);
     if (!w)
         return NULL;
+    if (lib->cflags && !(w->cflags = strdup(lib->cflags))) {
+        free(w);
+        return NULL;
+    }
     const char *spec = locate(prefix, g->spec_path_installed, g->spec_path, store[0], sizeof store[0]);
     w->spec_path = spec ? strdup(spec) : NULL;
     for (int i = 0; i < g->ntemplate_dirs && w->ntemplate_dirs < ND_JIT_MAX_TEMPLATE_DIRS; ++i) {
@@ -73,6 +78,7 @@ static void free_where(nd_jit_where *w)
     if (!w)
         return;
     free((char *)w->spec_path);
+    free((char *)w->cflags);
     for (int i = 0; i < w->ntemplate_dirs; ++i)
         free((char *)w->template_dirs[i]);
     free(w);
@@ -218,7 +224,7 @@ static int add_entries_from(nd_kernels *k, const nda_kernel_library *lib, const 
         nd_jit_where **ws = realloc(k->wheres, (size_t)(k->nwheres + 1) * sizeof *ws);
         if (ws)
             k->wheres = ws;
-        nd_jit_where *w = ws ? where_of(grp, prefix, store) : NULL;
+        nd_jit_where *w = ws ? where_of(lib, grp, prefix, store) : NULL;
         if (!w)
             return nd_failc(err, ND_ENOMEM, "%s: out of memory registering kernels", path);
         k->wheres[k->nwheres++] = w;
@@ -462,25 +468,6 @@ typedef struct launch_scalars {
     const double *v;
     int n;
 } launch_scalars;
-
-/* A kernel that fixed scalar values (nda_kernel_entry.scalar_values) serves only launches giving them;
- * when its list is fixed, exactly that many values. Unknown scalars are served only by kernels fixing none. */
-bool nd_kernel_serves_scalars(const nda_kernel_entry *e, const double *v, int n)
-{
-    launch_scalars sc = {v, n};
-    if (!e->nscalar_values)
-        return true;
-    nd_scalars decl;
-    if (sc.n < 0 || nd_scalars_parse(e->scalars, &decl, NULL))
-        return false;
-    int list = nd_scalars_list(&decl), named = list < 0 ? decl.n : list;
-    if (e->nscalar_values > named ? sc.n != e->nscalar_values : sc.n < e->nscalar_values)
-        return false;
-    for (int i = 0; i < e->nscalar_values; ++i) /* to the bit: -0.0 is not 0.0 to a kernel dividing by it */
-        if (!isnan(e->scalar_values[i]) && memcmp(&e->scalar_values[i], &sc.v[i], sizeof(double)) != 0)
-            return false;
-    return true;
-}
 
 /* How many launch scalars a kernel has as constants. */
 static int fixed_count(const nda_kernel_entry *e)

@@ -1,9 +1,11 @@
 /*
- * opcheck.c - a launch's tensors against its op's index notation and dtypes, before any kernel runs.
+ * opcheck.c - a launch's tensors against its op's index notation and dtypes, and a kernel's fixed
+ * scalars against the launch's, before any kernel runs.
  *
  * Dtypes and Partial operands are checked here; shapes against the index notation, and what the
  * template requires, by nd_op_check_shapes (nd_dist), which the generator runs on every target too.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -29,7 +31,7 @@ int nd_op_check(const nda_kernel_entry *e, nd_tensor *const *tensors, int n, nd_
     if (n > ND_MAX_OPERANDS_CHECKED || n != e->noperands)
         return nd_fail(err, "op '%s': %d tensors for %d operands", e->op, n, e->noperands);
     for (int i = 0; i < n; ++i) {
-        d[i] = nd_tensor_dist(tensors[i]);
+        d[i] = &tensors[i]->dist;
         if (strcmp(nd_dtype_name(d[i]->spec.dtype), e->dtypes[i]) != 0)
             return nd_failc(err, ND_ENOENT, "op '%s': operand '%s' is %s, but the op takes %s there", e->op,
                             e->operands[i], nd_dtype_name(d[i]->spec.dtype), e->dtypes[i]);
@@ -99,8 +101,8 @@ int nd_op_check_scalars(const nda_kernel_entry *e, nd_tensor *const *tensors, in
     if (x < 0 || n != e->noperands) /* ndgen checks both; a library built otherwise is refused, not trusted */
         return nd_failc(err, ND_EINVAL, "op '%s': the scalar list '%s' is of '%s', %s", e->op, s.d[list].name,
                         s.d[list].of, x < 0 ? "which is not one of the op's operands" : "but the launch's operands differ in number");
-    return nd_scalars_check_list(&s.d[list], e->op, e->operands[n - 1], &nd_tensor_dist(tensors[x])->spec,
-                                 &nd_tensor_dist(tensors[n - 1])->spec, scalars + list, nscalars - list, err);
+    return nd_scalars_check_list(&s.d[list], e->op, e->operands[n - 1], &tensors[x]->dist.spec,
+                                 &tensors[n - 1]->dist.spec, scalars + list, nscalars - list, err);
 }
 
 int nd_op_scalar_names(const nda_kernel_entry *e, char *buf, size_t len, nd_error *err)
@@ -110,4 +112,22 @@ int nd_op_scalar_names(const nda_kernel_entry *e, char *buf, size_t len, nd_erro
         return -1;
     nd_scalars_names(&s, buf, len);
     return 0;
+}
+
+/* A kernel that fixed scalar values (nda_kernel_entry.scalar_values) serves only launches giving them;
+ * when its list is fixed, exactly that many values. Unknown scalars are served only by kernels fixing none. */
+bool nd_kernel_serves_scalars(const nda_kernel_entry *e, const double *v, int n)
+{
+    if (!e->nscalar_values)
+        return true;
+    nd_scalars decl;
+    if (n < 0 || nd_scalars_parse(e->scalars, &decl, NULL))
+        return false;
+    int list = nd_scalars_list(&decl), named = list < 0 ? decl.n : list;
+    if (e->nscalar_values > named ? n != e->nscalar_values : n < e->nscalar_values)
+        return false;
+    for (int i = 0; i < e->nscalar_values; ++i) /* to the bit: -0.0 is not 0.0 to a kernel dividing by it */
+        if (!isnan(e->scalar_values[i]) && memcmp(&e->scalar_values[i], &v[i], sizeof(double)) != 0)
+            return false;
+    return true;
 }

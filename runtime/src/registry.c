@@ -158,6 +158,8 @@ int nd_registry_check(const nda_kernel_library *lib, const char *path, nd_error 
         (lib->ngroups > 0 && (!lib->groups || !inside(&seg, lib->groups, (size_t)lib->ngroups * sizeof *lib->groups))))
         return nd_fail(err, "%s: the registry's group count (%d) is out of range or its groups lie outside the library",
                        path, lib->ngroups);
+    if (lib->cflags && !text_ok(&seg, lib->cflags))
+        return nd_fail(err, "%s: the registry's kernel flags lie outside the library; regenerate it with ndgen", path);
     for (int g = 0; g < lib->ngroups; ++g) {
         const nda_kernel_group *grp = lib->groups[g];
         const char *why = !grp || !inside(&seg, grp, sizeof *grp) ? "it lies outside the library" : group_problem(&seg, grp);
