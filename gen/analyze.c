@@ -23,6 +23,7 @@
  *   - use no identifier starting with ndk and a digit: those are the generated code's.
  */
 #include <clang-c/Index.h>
+#include <assert.h>
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -135,7 +136,7 @@ typedef struct walk {
     do {                                                                                                           \
         if ((n) == (cap)) {                                                                                        \
             (cap) = (cap) ? 2 * (cap) : 16;                                                                        \
-            (arr) = realloc((arr), (size_t)(cap) * sizeof *(arr));                                                 \
+            (arr) = ndg_realloc((arr), (size_t)(cap) * sizeof *(arr));                                                 \
         }                                                                                                          \
     } while (0)
 
@@ -190,7 +191,7 @@ __attribute__((format(printf, 3, 4))) static int fail_at(walk *w, CXCursor c, co
 static char *spelling(CXCursor c)
 {
     CXString s = clang_getCursorSpelling(c);
-    char *out = strdup(clang_getCString(s));
+    char *out = ndg_strdup(clang_getCString(s));
     clang_disposeString(s);
     return out;
 }
@@ -258,7 +259,7 @@ static char *text_of(const walk *w, CXCursor c)
 {
     unsigned s, e;
     extent(c, &s, &e);
-    return strndup(w->t->text + s, e - s);
+    return ndg_strndup(w->t->text + s, e - s);
 }
 
 /* The variable a plain reference names (through casts and parentheses), or a null cursor. */
@@ -516,7 +517,7 @@ static int scalar_call(walk *w, CXCursor call, ndg_call *c)
     for (size_t i = 1; ok && i + 1 < n; ++i)
         ok = isalnum((unsigned char)lit[i]) || lit[i] == '_';
     if (ok) {
-        c->scalar = strndup(lit + 1, n - 2);
+        c->scalar = ndg_strndup(lit + 1, n - 2);
         c->tensor_expr = text_of(w, clang_Cursor_getArgument(call, 0));
     }
     free(lit);
@@ -647,7 +648,7 @@ static void add_name(char ***list, int *n, int *cap, const char *name)
         if (strcmp((*list)[i], name) == 0)
             return;
     GROW(*list, *n, *cap);
-    (*list)[(*n)++] = strdup(name);
+    (*list)[(*n)++] = ndg_strdup(name);
 }
 
 /* ---------------------------------------------------------------- element types of page data */
@@ -706,7 +707,7 @@ static void macro_ref(walk *w, CXCursor c, const char *name, bool renamed)
 {
     GROW(w->macro_refs, w->nmacro_refs, w->nmacro_refs_cap);
     struct macro_ref *r = &w->macro_refs[w->nmacro_refs++];
-    r->name = strdup(name);
+    r->name = ndg_strdup(name);
     r->renamed = renamed;
     line_col_of(c, &r->line, &r->col);
 }
@@ -824,7 +825,7 @@ static int visit_file_scope(walk *w, CXCursor c)
         else if (def && clang_Cursor_getNumArguments(c) != 2)
             rc = fail_at(w, c, "the kernel takes (const nda_core *core, const nda_args *args)");
         else if (def && !w->t->kernel) {
-            w->t->kernel = strdup(name);
+            w->t->kernel = ndg_strdup(name);
             w->kernel = c;
             w->args = clang_Cursor_getArgument(c, 1);
         }
@@ -871,9 +872,9 @@ static void add_macro(walk *w, CXCursor c, const char *name)
     int cap = w->nmacros_cap;
     GROW(t->macros, t->nmacros, w->nmacros_cap);
     if (cap != w->nmacros_cap)
-        t->macro_at = realloc(t->macro_at, (size_t)w->nmacros_cap * sizeof *t->macro_at);
-    t->macro_at[t->nmacros] = strdup(at);
-    t->macros[t->nmacros++] = strdup(name);
+        t->macro_at = ndg_realloc(t->macro_at, (size_t)w->nmacros_cap * sizeof *t->macro_at);
+    t->macro_at[t->nmacros] = ndg_strdup(at);
+    t->macros[t->nmacros++] = ndg_strdup(name);
 }
 
 static void visit_macro(walk *w, CXCursor c)
@@ -887,7 +888,7 @@ static void visit_macro(walk *w, CXCursor c)
         char real[PATH_MAX];
         GROW(w->hmacros, w->nhmacros, w->nhmacros_cap);
         w->hmacros[w->nhmacros].name = name;
-        w->hmacros[w->nhmacros++].file = strdup(realpath(clang_getCString(file), real) ? real : "");
+        w->hmacros[w->nhmacros++].file = ndg_strdup(realpath(clang_getCString(file), real) ? real : "");
         clang_disposeString(file);
         return;
     }
@@ -906,10 +907,10 @@ static void visit_macro(walk *w, CXCursor c)
     for (int i = 0; i < w->t->nparams && !known; ++i)
         known = strcmp(w->t->params[i].name, name + 4) == 0;
     if (!known) {
-        w->t->params = realloc(w->t->params, (size_t)(w->t->nparams + 1) * sizeof *w->t->params);
+        w->t->params = ndg_realloc(w->t->params, (size_t)(w->t->nparams + 1) * sizeof *w->t->params);
         ndg_tparam *p = &w->t->params[w->t->nparams++];
-        p->name = strdup(name + 4);
-        p->args = strdup("");
+        p->name = ndg_strdup(name + 4);
+        p->args = ndg_strdup("");
         if (clang_Cursor_isMacroFunctionLike(c)) { /* the text after the name, up to its ')' */
             unsigned s, e;
             extent(c, &s, &e);
@@ -917,7 +918,7 @@ static void visit_macro(walk *w, CXCursor c)
             const char *close = memchr(open, ')', e - (unsigned)(open - w->t->text));
             if (close) {
                 free(p->args);
-                p->args = strndup(open, (size_t)(close - open + 1));
+                p->args = ndg_strndup(open, (size_t)(close - open + 1));
             }
         }
     }
@@ -1430,8 +1431,8 @@ static void inclusion(CXFile file, CXSourceLocation *stack, unsigned depth, CXCl
     if (depth == 0 || clang_Location_isInSystemHeader(stack[0]))
         return;
     CXString name = clang_getFileName(file);
-    t->deps = realloc(t->deps, (size_t)(t->ndeps + 1) * sizeof *t->deps);
-    t->deps[t->ndeps++] = strdup(clang_getCString(name));
+    t->deps = ndg_realloc(t->deps, (size_t)(t->ndeps + 1) * sizeof *t->deps);
+    t->deps[t->ndeps++] = ndg_strdup(clang_getCString(name));
     clang_disposeString(name);
 }
 
@@ -1508,6 +1509,8 @@ static void sort_renames(ndg_template *t)
         if (n == 0 || t->renames[n - 1].at != t->renames[i].at)
             t->renames[n++] = t->renames[i];
     t->nrenames = n;
+    for (int i = 1; i < n; ++i) /* in offset order, none inside another: rewrite.c applies them in turn */
+        assert(t->renames[i - 1].at + t->renames[i - 1].len <= t->renames[i].at);
 }
 
 static int parse(ndg_analyzer *a, const char *path, ndg_template *t, nd_error *err)
@@ -1595,18 +1598,16 @@ int ndg_analyzer_open(const char *include_dir, const char *resource_dir, int nte
     char real[PATH_MAX];
     if (!realpath(include_dir, real))
         return nd_fail(err, "--include %s: no such folder", include_dir);
-    ndg_analyzer *a = calloc(1, sizeof *a);
-    if (!a)
-        return nd_fail(err, "analyzer: out of memory");
+    ndg_analyzer *a = ndg_calloc(1, sizeof *a);
     a->index = clang_createIndex(0, 0);
-    a->include_dir = strdup(include_dir);
+    a->include_dir = ndg_strdup(include_dir);
     size_t n = strlen(real);
-    a->include_real = malloc(n + 2);
+    a->include_real = ndg_malloc(n + 2);
     snprintf(a->include_real, n + 2, "%s/", real);
-    a->resource_dir = resource_dir ? strdup(resource_dir) : NULL;
-    a->dirs = calloc((size_t)(ntemplate_dirs ? ntemplate_dirs : 1), sizeof *a->dirs);
+    a->resource_dir = resource_dir ? ndg_strdup(resource_dir) : NULL;
+    a->dirs = ndg_calloc((size_t)(ntemplate_dirs ? ntemplate_dirs : 1), sizeof *a->dirs);
     for (int i = 0; i < ntemplate_dirs; ++i)
-        a->dirs[a->ndirs++] = strdup(template_dirs[i]);
+        a->dirs[a->ndirs++] = ndg_strdup(template_dirs[i]);
     *out = a;
     return 0;
 }
@@ -1682,21 +1683,21 @@ static int lookup(ndg_analyzer *a, const char *real, const char *defines, const 
 static int analyze(ndg_analyzer *a, const char *path, const char *real, char *defines, const ndg_template *defaults,
                    const ndg_template **out, nd_error *err)
 {
-    ndg_template *t = calloc(1, sizeof *t);
-    t->path = strdup(real);
+    ndg_template *t = ndg_calloc(1, sizeof *t);
+    t->path = ndg_strdup(real);
     t->defines = defines;
     if (defaults) { /* parameters are what the template declares, whatever this set hides with #ifndef */
-        t->params = calloc((size_t)(defaults->nparams ? defaults->nparams : 1), sizeof *t->params);
+        t->params = ndg_calloc((size_t)(defaults->nparams ? defaults->nparams : 1), sizeof *t->params);
         for (int i = 0; i < defaults->nparams; ++i, ++t->nparams) {
-            t->params[i].name = strdup(defaults->params[i].name);
-            t->params[i].args = strdup(defaults->params[i].args);
+            t->params[i].name = ndg_strdup(defaults->params[i].name);
+            t->params[i].args = ndg_strdup(defaults->params[i].args);
         }
     }
     if (read_file(path, &t->text, &t->len, err) || parse(a, path, t, err)) {
         template_free(t);
         return -1;
     }
-    a->templates = realloc(a->templates, (size_t)(a->ntemplates + 1) * sizeof *a->templates);
+    a->templates = ndg_realloc(a->templates, (size_t)(a->ntemplates + 1) * sizeof *a->templates);
     a->templates[a->ntemplates++] = t;
     *out = t;
     return 0;
@@ -1711,7 +1712,7 @@ int ndg_template_get(ndg_analyzer *a, const char *path, const ndg_op *op, const 
     if (!S_ISREG(st.st_mode))
         return nd_fail(err, "%s:1: the template is not a regular file", path);
     const ndg_template *defaults;
-    if (!lookup(a, real, "", &defaults) && analyze(a, path, real, strdup(""), NULL, &defaults, err))
+    if (!lookup(a, real, "", &defaults) && analyze(a, path, real, ndg_strdup(""), NULL, &defaults, err))
         return -1;
     if (!op) {
         *out = defaults;

@@ -79,8 +79,8 @@ static int add_param(const ndg_spec *spec, ndg_op *op, const char *name, const c
     if (op->nparams == NDG_MAX_PARAMS)
         return nd_fail(err, "%s:%d: op '%s': more than %d parameters with the element types", spec->path, op->line,
                        op->name, NDG_MAX_PARAMS);
-    op->params[op->nparams].name = strdup(name);
-    op->params[op->nparams++].value = strdup(value);
+    op->params[op->nparams].name = ndg_strdup(name);
+    op->params[op->nparams++].value = ndg_strdup(value);
     return 0;
 }
 

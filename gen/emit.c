@@ -235,14 +235,14 @@ static void collect_includes(const ndg_template *t, unsigned head, char ***list,
         size_t j = skip_blank(t->text, head, i);
         if (j >= head || !include_line(t->text, head, j, &eol))
             break;
-        char *line = strndup(t->text + j, eol - j);
+        char *line = ndg_strndup(t->text + j, eol - j);
         bool seen = false;
         for (int k = 0; k < *n && !seen; ++k)
             seen = strcmp((*list)[k], line) == 0;
         if (seen) {
             free(line);
         } else {
-            *list = realloc(*list, (size_t)(*n + 1) * sizeof **list);
+            *list = ndg_realloc(*list, (size_t)(*n + 1) * sizeof **list);
             (*list)[(*n)++] = line;
         }
         i = eol + 1;
@@ -635,14 +635,8 @@ static void no_newline(const char *path, void *bad)
 static void add_input(const char *path, void *emitted)
 {
     ndg_emitted *e = emitted;
-    char **grown = realloc(e->inputs, (size_t)(e->ninputs + 1) * sizeof *grown);
-    char *copy = strdup(path);
-    if (!grown || !copy) {
-        fprintf(stderr, "ndgen: out of memory\n");
-        exit(1); /* text.c's policy: exit with a message rather than write an unchecked output */
-    }
-    e->inputs = grown;
-    e->inputs[e->ninputs++] = copy;
+    e->inputs = ndg_realloc(e->inputs, (size_t)(e->ninputs + 1) * sizeof *e->inputs);
+    e->inputs[e->ninputs++] = ndg_strdup(path);
 }
 
 static int write_depfile(ndf_output *out, const char *path, const char *stamp, const char *out_path, int nparts,
@@ -762,15 +756,15 @@ void ndg_part_path(char *out, size_t len, const char *out_path, int i, int n)
 int ndg_emit_spec(ndg_spec *spec, ndg_analyzer *a, const char *out_path, const ndg_emit_options *o,
                   ndg_emitted *out, nd_error *err)
 {
-    const ndg_template **tmpl = calloc((size_t)spec->nops, sizeof *tmpl);
-    unsigned *heads = calloc((size_t)spec->nops, sizeof *heads);
+    const ndg_template **tmpl = ndg_calloc((size_t)spec->nops, sizeof *tmpl);
+    unsigned *heads = ndg_calloc((size_t)spec->nops, sizeof *heads);
     int nvs = 0, nparts = o->parts > 1 ? o->parts : 1;
     int first = o->specialized_only ? 0 : -1; /* the first target of each op; -1, its generic kernel */
     for (int i = 0; i < spec->nops; ++i)
         nvs += spec->ops[i].ntargets - first;
-    vref *vs = calloc((size_t)nvs + 1, sizeof *vs);
-    unsigned (*ranges)[2] = calloc((size_t)nvs + 1, sizeof *ranges);
-    int *bounds = calloc((size_t)nparts + 1, sizeof *bounds); /* part p holds variants [bounds[p-1], bounds[p]) */
+    vref *vs = ndg_calloc((size_t)nvs + 1, sizeof *vs);
+    unsigned (*ranges)[2] = ndg_calloc((size_t)nvs + 1, sizeof *ranges);
+    int *bounds = ndg_calloc((size_t)nparts + 1, sizeof *bounds); /* part p holds variants [bounds[p-1], bounds[p]) */
     nvs = 0;
     for (int i = 0; i < spec->nops; ++i)
         for (int t = first; t < spec->ops[i].ntargets; ++t)
@@ -787,7 +781,7 @@ int ndg_emit_spec(ndg_spec *spec, ndg_analyzer *a, const char *out_path, const n
     bounds[nparts] = nvs;
     if (!rc && nparts > 1) {
         ndg_buf m = {0};
-        size_t *end = calloc((size_t)nvs, sizeof *end);
+        size_t *end = ndg_calloc((size_t)nvs, sizeof *end);
         for (int g = 0; g < nvs && !rc; ++g) {
             rc = build_text(&m, spec, tmpl, heads, vs, nvs, g, g + 1, 0, nparts, out_path, o, ranges, err) < 0;
             end[g] = (g ? end[g - 1] : 0) + m.len;

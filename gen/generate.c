@@ -313,12 +313,8 @@ static int check_clobber(spec_run *runs, int n, const gen_opts *o, nd_error *err
     int nout = 1, nin = 0;
     for (int i = 0; i < n; ++i)
         nout += runs[i].out.nparts + 1, nin += runs[i].out.ninputs;
-    const char **outs = calloc((size_t)nout, sizeof *outs), **what = calloc((size_t)nout, sizeof *what);
-    char **ins = calloc((size_t)nin + 1, sizeof *ins);
-    if (!outs || !what || !ins) {
-        free(outs), free(what), free(ins);
-        return nd_fail(err, "out of memory");
-    }
+    const char **outs = ndg_calloc((size_t)nout, sizeof *outs), **what = ndg_calloc((size_t)nout, sizeof *what);
+    char **ins = ndg_calloc((size_t)nin + 1, sizeof *ins);
     int k = 0, m = 0;
     for (int i = 0; i < n; ++i) {
         for (int p = 0; p < runs[i].out.nparts; ++p, ++k) {
@@ -406,7 +402,7 @@ int ndg_generate_main(int argc, char **argv)
     o.emit.installed_template_dirs = o.installed_template_dirs;
     int nspecs = argc - optind;
     double t0 = now_ms();
-    spec_run *runs = calloc((size_t)(nspecs > 0 ? nspecs : 1), sizeof *runs);
+    spec_run *runs = ndg_calloc((size_t)(nspecs > 0 ? nspecs : 1), sizeof *runs);
     int rc = check_outputs(&o, nspecs, &err) ||
              ndg_analyzer_open(o.include, o.resource_dir[0] ? o.resource_dir : NULL, o.env.ntemplate_dirs,
                                o.env.template_dirs, &a, &err);

@@ -224,6 +224,13 @@ typedef struct ndg_buf {
     int lines; /* newlines written so far */
 } ndg_buf;
 
+/* The generator's one allocation path (text.c): memory, or a message and exit(1); never NULL. */
+void *ndg_malloc(size_t bytes);
+void *ndg_calloc(size_t count, size_t size);
+void *ndg_realloc(void *p, size_t bytes);
+char *ndg_strdup(const char *s);
+char *ndg_strndup(const char *s, size_t n);
+
 void ndg_buf_put(ndg_buf *b, const char *s, size_t n);
 void ndg_buf_printf(ndg_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ndg_buf_free(ndg_buf *b);

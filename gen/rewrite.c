@@ -1282,7 +1282,7 @@ static int fold_edits(const ndg_template *t, const ndg_variant *v, const ndg_cal
 static int collect_edits(const ndg_template *t, const ndg_variant *v, edit **out)
 {
     int n = 0;
-    edit *e = calloc((size_t)(2 * t->ncalls + 2 * t->nloops + t->nrenames + t->nscalar_refs + 1), sizeof *e);
+    edit *e = ndg_calloc((size_t)(2 * t->ncalls + 2 * t->nloops + t->nrenames + t->nscalar_refs + 1), sizeof *e);
     for (int i = 0; i < t->nrenames; ++i)
         rename_edit(t, v, &t->renames[i], &e[n++]);
     if (!v->target)
@@ -1337,8 +1337,11 @@ static int emit_body(ndg_buf *out, const ndg_template *t, const ndg_variant *v, 
     int n = collect_edits(t, v, &e), rc = 0;
     unsigned pos = v->body_start; /* the head before it is the file's (emit.c), and holds no edit */
     for (int i = 0; i < n && !rc; ++i) {
-        if (e[i].start < pos)
-            continue; /* inside the edit before, which replaced it */
+        assert(e[i].start <= e[i].end && e[i].end <= t->len);
+        if (e[i].start < pos) {
+            assert(e[i].end <= pos); /* edits never overlap but by containment (the file comment) */
+            continue;                /* inside the edit before, which replaced it */
+        }
         const int m = macro_named(t, e[i].text.data, e[i].text.len);
         if (m >= 0) {
             int line, col;

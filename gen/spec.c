@@ -588,7 +588,7 @@ static int get_string(ctx *c, int t, const char *key, bool required, char **out)
         lua_pop(c->L, 1);
         return FAIL(c, "field '%s' holds a NUL character", key);
     }
-    *out = strdup(text);
+    *out = ndg_strdup(text);
     lua_pop(c->L, 1);
     return 0;
 }
@@ -751,7 +751,7 @@ static int set_field(ctx *c, int which, nd_dist_flags *f, char **texts)
         free(b.data);
         return -1;
     }
-    texts[which] = b.data ? b.data : strdup("");
+    texts[which] = b.data ? b.data : ndg_strdup("");
     nd_dist_flags_set(f, which, texts[which]);
     return 0;
 }
@@ -847,7 +847,7 @@ static int convert_operands(ctx *c, int t, const char *key, bool output, ndg_op 
         free(dtype);
         o->output = output;
         if (!rc && !o->index)
-            o->index = strdup("...");
+            o->index = ndg_strdup("...");
         if (!rc)
             rc = check_index(c, o);
         ++op->noperands;
@@ -914,8 +914,8 @@ static int convert_params(ctx *c, int t, ndg_op *op)
             if (!rc)
                 rc = check_c_line(c, name, value);
             if (!rc) {
-                op->params[op->nparams].name = strdup(name);
-                op->params[op->nparams].value = strdup(value);
+                op->params[op->nparams].name = ndg_strdup(name);
+                op->params[op->nparams].value = ndg_strdup(value);
                 ++op->nparams;
             }
         }
@@ -1083,11 +1083,7 @@ static int convert_targets(ctx *c, int t, ndg_op *op)
         lua_pop(L, 1);
         return rc;
     }
-    op->targets = calloc((size_t)(n ? n : 1), sizeof *op->targets);
-    if (!op->targets) {
-        lua_pop(L, 1);
-        return FAIL(c, "out of memory for %d targets", n);
-    }
+    op->targets = ndg_calloc((size_t)(n ? n : 1), sizeof *op->targets);
     size_t len = strlen(c->where);
     for (int i = 1; i <= n && !rc; ++i) {
         snprintf(c->where + len, sizeof c->where - len, "target %d: ", i);
@@ -1122,7 +1118,7 @@ static int check_scalars(ctx *c, ndg_op *op)
     char text[1024];
     nd_scalars_text(&op->decl, text, sizeof text);
     free(op->scalars);
-    op->scalars = op->decl.n ? strdup(text) : NULL;
+    op->scalars = op->decl.n ? ndg_strdup(text) : NULL;
     return 0;
 }
 
@@ -1214,7 +1210,7 @@ static int resolve_template(ctx *c, const char *name, const ndg_spec_env *env, n
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", env->template_dirs[i], name);
         if (access(path, R_OK) == 0) {
-            op->template_path = strdup(path);
+            op->template_path = ndg_strdup(path);
             return 0;
         }
     }
@@ -1244,7 +1240,7 @@ static int resolve_source(ctx *c, const char *name, const ndg_spec_env *env, cha
             if (!realpath(path, dir) || strncmp(real, dir, strlen(dir)) != 0 || real[strlen(dir)] != '/')
                 return FAIL(c, "reference source '%s': it resolves to %s, outside the folder %s it was found in", name,
                             real, path);
-            *out = strdup(real);
+            *out = ndg_strdup(real);
             return 0;
         }
     }
@@ -1316,7 +1312,7 @@ static int convert_reference(ctx *c, int t, const ndg_spec_env *env, ndg_op *op)
         if (outputs != 1 || op->noperands > 4)
             return FAIL(c, "reference \"elementwise\": needs one output and at most 3 inputs, not %d and %d", outputs,
                         op->noperands - outputs);
-        op->reference = strdup("elementwise");
+        op->reference = ndg_strdup("elementwise");
         op->reads = NDA_READS_POINTWISE; /* out[e] = EXPR(inputs at e), by construction */
         return 0;
     }
@@ -1379,13 +1375,13 @@ static char *spec_name(const char *path)
     size_t n = strlen(base);
     if (n > 4 && strcmp(base + n - 4, ".lua") == 0)
         n -= 4;
-    return strndup(base, n);
+    return ndg_strndup(base, n);
 }
 
 static char *dir_of(const char *path)
 {
     const char *slash = strrchr(path, '/');
-    return slash ? strndup(path, (size_t)(slash - path)) : strdup(".");
+    return slash ? ndg_strndup(path, (size_t)(slash - path)) : ndg_strdup(".");
 }
 
 /* The error on top of the stack, after a failed protected call with status rc. */
@@ -1439,12 +1435,10 @@ static int collect(lua_State *L, const ndg_spec_env *env, ndg_spec *out, nd_erro
 {
     lua_getfield(L, LUA_REGISTRYINDEX, REG_DEPS);
     out->ndeps = (int)lua_rawlen(L, -1);
-    out->deps = calloc((size_t)out->ndeps + 1, sizeof *out->deps);
-    if (!out->deps)
-        return nd_fail(err, "%s: out of memory for the list of %d files the spec read", out->path, out->ndeps);
+    out->deps = ndg_calloc((size_t)out->ndeps + 1, sizeof *out->deps);
     for (int i = 0; i < out->ndeps; ++i) {
         lua_rawgeti(L, -1, i + 1);
-        out->deps[i] = strdup(lua_tostring(L, -1));
+        out->deps[i] = ndg_strdup(lua_tostring(L, -1));
         lua_pop(L, 1);
     }
     lua_pop(L, 1);
@@ -1452,9 +1446,7 @@ static int collect(lua_State *L, const ndg_spec_env *env, ndg_spec *out, nd_erro
     int n = (int)lua_rawlen(L, -1);
     if (n == 0)
         return nd_fail(err, "%s:1: the spec declares no op; call op{name = ..., template = ..., ...}", out->path);
-    out->ops = calloc((size_t)n, sizeof *out->ops); /* n <= MAX_OPS (lua_op) */
-    if (!out->ops)
-        return nd_fail(err, "%s: out of memory for %d ops", out->path, n);
+    out->ops = ndg_calloc((size_t)n, sizeof *out->ops); /* n <= MAX_OPS (lua_op) */
     for (int i = 1; i <= n; ++i) {
         lua_rawgeti(L, -1, i);
         lua_rawgeti(L, -1, 2);
@@ -1499,7 +1491,7 @@ int ndg_spec_load(const char *path, const ndg_spec_env *env, ndg_spec *out, nd_e
     sandbox sb = {0, env->memory_limit ? env->memory_limit : NDG_SPEC_MEMORY_DEFAULT, false, 0,
                   monotonic_now() + seconds, seconds, false};
     memset(out, 0, sizeof *out);
-    out->path = strdup(path);
+    out->path = ndg_strdup(path);
     out->name = spec_name(path);
     if (strlen(out->name) == 0 || strlen(out->name) > NDG_MAX_NAME) {
         nd_fail(err, "%s:1: the spec's file name gives a %zu-character kernel group name; it must have 1 to %d", path,
@@ -1507,7 +1499,7 @@ int ndg_spec_load(const char *path, const ndg_spec_env *env, ndg_spec *out, nd_e
         ndg_spec_free(out);
         return -1;
     }
-    char *given = env->spec_dir ? strdup(env->spec_dir) : dir_of(path);
+    char *given = env->spec_dir ? ndg_strdup(env->spec_dir) : dir_of(path);
     bool found = realpath(given, dir) != NULL;
     free(given);
     lua_State *L = found ? lua_newstate(limited_alloc, &sb) : NULL;
@@ -1611,9 +1603,7 @@ int ndg_spec_select(ndg_spec *s, const char *op, const char *dtypes, char *const
         return -1;
     if (nsigs > 0) {
         t.fixed = fixed;
-        ndg_target *one = malloc(sizeof *one);
-        if (!one)
-            return nd_fail(err, "%s: out of memory", s->path);
+        ndg_target *one = ndg_malloc(sizeof *one);
         *one = t;
         free(s->ops[keep].targets);
         s->ops[keep].targets = one;

@@ -13,8 +13,55 @@
 
 #include "ndgen.h"
 
-/* Room for more bytes and a NUL. ndgen cannot go on without memory for its output: it says so and
- * exits, rather than write a truncated kernel. */
+/* ---------------------------------------------------------------- the one allocation path
+ *
+ * ndgen cannot go on without memory for what it reads or writes: it says so and exits (1), rather than
+ * write a truncated kernel or dereference NULL. Nothing is in place yet (outputs are put in place only
+ * when every spec succeeded), and the temporary files of the run are removed by the next one. Every
+ * allocation of the generator goes through these, but the Lua state's, which must return NULL to Lua to
+ * enforce --spec-memory (spec.c). */
+static _Noreturn void out_of_memory(size_t bytes)
+{
+    fprintf(stderr, "ndgen: out of memory (%zu bytes)\n", bytes);
+    exit(1);
+}
+
+void *ndg_malloc(size_t bytes)
+{
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p)
+        out_of_memory(bytes);
+    return p;
+}
+
+void *ndg_calloc(size_t count, size_t size)
+{
+    void *p = calloc(count ? count : 1, size ? size : 1);
+    if (!p)
+        out_of_memory(count * size);
+    return p;
+}
+
+void *ndg_realloc(void *p, size_t bytes)
+{
+    void *grown = realloc(p, bytes ? bytes : 1);
+    if (!grown)
+        out_of_memory(bytes);
+    return grown;
+}
+
+char *ndg_strdup(const char *s) { return ndg_strndup(s, strlen(s)); }
+
+char *ndg_strndup(const char *s, size_t n)
+{
+    size_t len = strnlen(s, n);
+    char *p = ndg_malloc(len + 1);
+    memcpy(p, s, len);
+    p[len] = '\0';
+    return p;
+}
+
+/* Room for more bytes and a NUL. */
 static void reserve(ndg_buf *b, size_t more)
 {
     if (b->len + more + 1 <= b->cap)
@@ -22,12 +69,7 @@ static void reserve(ndg_buf *b, size_t more)
     size_t cap = b->cap ? b->cap : 4096;
     while (cap < b->len + more + 1)
         cap *= 2;
-    char *grown = realloc(b->data, cap);
-    if (!grown) {
-        fprintf(stderr, "ndgen: out of memory (a text buffer of %zu bytes)\n", cap);
-        exit(1);
-    }
-    b->data = grown;
+    b->data = ndg_realloc(b->data, cap);
     b->cap = cap;
 }
 

@@ -467,8 +467,8 @@ static bool placement_equal(const placed *a, const placed *b, int64_t devices)
     int64_t pa = ways(a->partial, a->npartial), pb = ways(b->partial, b->npartial);
     if (a->rank != b->rank || pa != pb || (pa > 1 && a->reduce != b->reduce))
         return false;
-    int64_t *label = pa > 1 ? malloc(sizeof *label * (size_t)pa) : NULL; /* a's part -> b's part */
-    bool same = pa <= 1 || label != NULL;
+    int64_t *label = pa > 1 ? ndg_malloc(sizeof *label * (size_t)pa) : NULL; /* a's part -> b's part */
+    bool same = true;
     for (int64_t q = 0; q < pa && label; ++q)
         label[q] = -1;
     for (int64_t v = 0; v < devices && same; ++v) {
@@ -507,8 +507,8 @@ static bool independent(const dev_axis *axes, int n, int64_t devices)
         combos = nd_size_mul(combos, axes[i].size);
     if (combos < 1 || combos > devices || devices % combos)
         return false;
-    int64_t *count = calloc((size_t)combos, sizeof *count);
-    bool ok = count != NULL;
+    int64_t *count = ndg_calloc((size_t)combos, sizeof *count);
+    bool ok = true;
     for (int64_t v = 0; v < devices && ok; ++v)
         ++count[piece(axes, n, v)];
     for (int64_t q = 0; q < combos && ok; ++q)
@@ -660,10 +660,7 @@ static int add_alt(step *s, const char *way, const char *what, const int64_t *in
     }
     if (s->nalts == s->cap) {
         int cap = s->cap ? 2 * s->cap : 16;
-        alt *grown = realloc(s->alts, sizeof *grown * (size_t)cap);
-        if (!grown)
-            return -1;
-        s->alts = grown;
+        s->alts = ndg_realloc(s->alts, sizeof *s->alts * (size_t)cap);
         s->cap = cap;
     }
     alt *a = &s->alts[s->nalts++];
@@ -810,9 +807,7 @@ static int enumerate_ways(step *s, const char *out_letters, const plan_env *env,
         return nd_fail(err, "einsum '%s': %lld ways to combine the inputs' splits over %lld cores, more than ndgen "
                        "plan weighs (%d, and %d way-cores)", s->einsum, (long long)total, (long long)env->devices,
                        MAX_WAYS, MAX_WAY_WORK);
-    int64_t *in = malloc(sizeof *in * (size_t)env->devices * 2);
-    if (!in)
-        return nd_failc(err, ND_ENOMEM, "out of memory");
+    int64_t *in = ndg_malloc(sizeof *in * (size_t)env->devices * 2);
     int rc = 0;
     int pick[MAX_LETTERS] = {0};
     for (int64_t w = 0; w < total && !rc; ++w) {
@@ -1290,11 +1285,7 @@ int ndg_plan_main(int argc, char **argv)
         fprintf(stderr, "ndgen plan: --format %s: expected text or json\n", o.format);
         return 2;
     }
-    step *steps = calloc(PLAN_MAX_STEPS, sizeof *steps);
-    if (!steps) {
-        fputs("ndgen plan: out of memory\n", stderr);
-        return 1;
-    }
+    step *steps = ndg_calloc(PLAN_MAX_STEPS, sizeof *steps);
     rc = setup_env(&o, &env, &err);
     for (int i = 0; i < o.nsteps && !rc; ++i)
         rc = plan_step(&o, &env, steps, i, &next_in, &err);

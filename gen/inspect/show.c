@@ -55,10 +55,10 @@ static void show_longopts(struct option *opts, size_t n)
 static int summarize(const nd_dist *d, bool all, ndg_show *v, nd_error *err)
 {
     const nd_layout *l = &d->squeezed; /* the same placement in fewer dims */
-    int64_t *data = malloc((size_t)l->ncores * sizeof *data);
-    if (!data || nd_layout_data_pages(l, data)) {
+    int64_t *data = ndg_malloc((size_t)l->ncores * sizeof *data);
+    if (nd_layout_data_pages(l, data)) {
         free(data);
-        return nd_fail(err, "--grid: out of memory for the data pages of %lld cores", (long long)l->ncores);
+        return nd_fail(err, "--grid: out of memory counting the data pages of %lld cores", (long long)l->ncores);
     }
     *v = (ndg_show){.d = d, .data_pages = data, .min_shards = INT64_MAX, .min_data = INT64_MAX, .all = all};
     for (int64_t i = 0; i < l->ncores; ++i) {
