@@ -8,6 +8,14 @@
  * tiles, with tile pages. Every operand takes the candidate's split (a reduction's output the split of
  * its kept dims), so no operand's pages move to another core to line up with another's.
  *
+ * An einsum (every operand indexed by letters: matmul, bmm, attention scores, ...) is searched by the
+ * ways its output's letters are split, product N, 2N or 4N as above; each input splits the letters it
+ * shares with the output the same ways and holds the others whole (a contracted letter is never
+ * split, so no output is a pending sum); and each operand is dealt round robin over the grid. Its model
+ * is the busiest core's multiply-adds first (a contraction is bound by them), then its bytes: its output
+ * shards, and for each the block of every input it reads, counted twice when another core holds it
+ * (read there, and crossing to the reader).
+ *
  * The cost model, for the target (cores working at once, each on its own memory): the busiest core's
  * bytes. A core reads and writes what it holds of every operand (padding included: reserved pages are
  * moved too); an output element of a reduction or a softmax reads its whole line along the reduced (last)
@@ -24,11 +32,13 @@
 
 #include "ndrun.h"
 
-enum { TUNE_MAX = 4096, TUNE_TOP_DEFAULT = 4, TUNE_TOP_MAX = 16, TUNE_ARGS = 24, TUNE_ROUNDS_MAX = 1000 };
+enum { TUNE_MAX = 4096, TUNE_TOP_DEFAULT = 4, TUNE_TOP_MAX = 16, TUNE_ARGS = 40, TUNE_ROUNDS_MAX = 1000 };
+enum { TUNE_OPERANDS = 8 };
 
 typedef struct cand {
-    int64_t ways[ND_MAX_RANK], shard[ND_MAX_RANK];
+    int64_t ways[ND_MAX_RANK], shard[ND_MAX_RANK]; /* an einsum: ways and shard of each output letter */
     bool tiles;
+    double flops;      /* an einsum's model, first: the busiest core's multiply-adds (0 for other ops) */
     double bytes;      /* the model: the busiest core's bytes */
     int64_t pages;     /* that core's pages */
     char text[160];    /* "--shard 64,4096 --tile 32x32" */
@@ -54,11 +64,19 @@ typedef struct tune_job {
     bool drops;                /* the output drops the reduced dims (a reduction without keepdims) */
     int ninputs;
     const char *in_name, *out_name; /* the op's first input and its output, as its spec names them */
+    /* an einsum: its operands' letters and names, and each letter's size (the output's letters are the
+     * search's dims: rank and shape above are the output's) */
+    bool einsum;
+    int noperands;
+    const char *letters[TUNE_OPERANDS], *names[TUNE_OPERANDS];
+    int64_t size[128];
     cand *c;
     int n;
 } tune_job;
 
 /* ---------------------------------------------------------------- candidates and the model */
+
+static int einsum_dims(const tune_job *j, const cand *c, int k, int64_t *shape, int64_t *shard);
 
 static void format_dims(char *buf, size_t len, const int64_t *v, int n)
 {
@@ -98,6 +116,18 @@ static void lua_dist(char *buf, size_t len, const tune_job *j, const int64_t *sh
 static void spec_target(char *buf, size_t len, const tune_job *j, const cand *c)
 {
     char in[512], out[512];
+    if (j->einsum) { /* every operand by name */
+        int at = snprintf(buf, len, "{");
+        for (int k = 0; k < j->noperands && at >= 0 && (size_t)at < len; ++k) {
+            int64_t shape[ND_MAX_RANK], shard[ND_MAX_RANK];
+            int rk = einsum_dims(j, c, k, shape, shard);
+            lua_dist(in, sizeof in, j, shape, shard, rk, c->tiles);
+            at += snprintf(buf + at, len - (size_t)at, "%s %s = %s", k ? "," : "", j->names[k], in);
+        }
+        if (at >= 0 && (size_t)at < len)
+            snprintf(buf + at, len - (size_t)at, " }");
+        return;
+    }
     lua_dist(in, sizeof in, j, j->shape, c->shard, j->rank, c->tiles);
     if (!j->o.axes) {
         snprintf(buf, len, "{ all = %s }", in);
@@ -111,6 +141,110 @@ static void spec_target(char *buf, size_t len, const tune_job *j, const cand *c)
     lua_dist(out, sizeof out, j, oshape, oshard, nk, false);
     snprintf(buf, len, "{ %s = %s, %s = %s }", j->in_name, in, j->out_name, out);
 }
+
+/* ---------------------------------------------------------------- einsums */
+
+/* Operand k's shape and shard under candidate c: a letter of the output takes c's shard of it, any
+ * other letter (contracted) its whole size. Returns the operand's rank. */
+static int einsum_dims(const tune_job *j, const cand *c, int k, int64_t *shape, int64_t *shard)
+{
+    const char *out = j->letters[j->noperands - 1], *x = j->letters[k];
+    int r = (int)strlen(x);
+    for (int i = 0; i < r; ++i) {
+        const char *at = strchr(out, x[i]);
+        shape[i] = j->size[(unsigned char)x[i]];
+        shard[i] = at ? c->shard[at - out] : shape[i];
+    }
+    return r;
+}
+
+/* Input k's shard index for the output shard at coordinates q (one per output letter): its letters
+ * that the output has, row-major over their ways, in its own letter order. */
+static int64_t einsum_input_shard(const tune_job *j, const cand *c, int k, const int64_t *q)
+{
+    const char *out = j->letters[j->noperands - 1];
+    int64_t idx = 0;
+    for (const char *p = j->letters[k]; *p; ++p) {
+        const char *at = strchr(out, *p);
+        if (at)
+            idx = idx * c->ways[at - out] + q[at - out];
+    }
+    return idx;
+}
+
+/* The model of an einsum candidate (the file comment), over every output shard: each on core s mod N,
+ * its inputs' blocks on their own shards' cores. */
+static void einsum_predict(const tune_job *j, cand *c)
+{
+    const int nout = j->noperands - 1, r = j->rank;
+    int64_t shards = 1, out_elems = 1, contracted = 1;
+    for (int d = 0; d < r; ++d)
+        shards *= c->ways[d], out_elems *= c->shard[d];
+    for (int l = 'a'; l <= 'z'; ++l) /* letters of the inputs the output lacks: summed over whole */
+        if (j->size[l] && !strchr(j->letters[nout], l))
+            contracted *= j->size[l];
+    double block[TUNE_OPERANDS];
+    int64_t pages[TUNE_OPERANDS];
+    for (int k = 0; k <= nout; ++k) {
+        int64_t shape[ND_MAX_RANK], shard[ND_MAX_RANK], e = 1;
+        int rk = einsum_dims(j, c, k, shape, shard);
+        for (int i = 0; i < rk; ++i)
+            e *= shard[i];
+        block[k] = (double)e * (double)j->elem;
+        pages[k] = e / (c->tiles ? 32 * 32 : shard[rk - 1]);
+    }
+    double *flops = calloc((size_t)j->cores, sizeof *flops), *bytes = calloc((size_t)j->cores, sizeof *bytes);
+    int64_t *held = calloc((size_t)j->cores, sizeof *held);
+    c->flops = c->bytes = 0;
+    c->pages = 0;
+    for (int64_t s = 0; flops && bytes && held && s < shards; ++s) {
+        int64_t q[ND_MAX_RANK], rest = s, core = s % j->cores;
+        for (int d = r - 1; d >= 0; --d)
+            q[d] = rest % c->ways[d], rest /= c->ways[d];
+        flops[core] += (double)out_elems * (double)contracted;
+        bytes[core] += block[nout];
+        held[core] += pages[nout];
+        for (int k = 0; k < nout; ++k) {
+            bool local = einsum_input_shard(j, c, k, q) % j->cores == core;
+            bytes[core] += local ? block[k] : 2 * block[k];
+            held[core] += pages[k];
+        }
+    }
+    for (int64_t i = 0; flops && bytes && held && i < j->cores; ++i) {
+        c->flops = flops[i] > c->flops ? flops[i] : c->flops;
+        c->bytes = bytes[i] > c->bytes ? bytes[i] : c->bytes;
+        c->pages = held[i] > c->pages ? held[i] : c->pages;
+    }
+    if (!flops || !bytes || !held) /* out of memory: ranked last, not guessed */
+        c->flops = c->bytes = INFINITY;
+    free(flops);
+    free(bytes);
+    free(held);
+}
+
+/* "i=2,j=1": the ways of each output letter. */
+static void einsum_ways_text(char *buf, size_t len, const tune_job *j, const int64_t *ways)
+{
+    int at = 0;
+    buf[0] = '\0';
+    for (int d = 0; d < j->rank && at >= 0 && (size_t)at < len; ++d)
+        at += snprintf(buf + at, len - (size_t)at, "%s%c=%lld", d ? "," : "", j->letters[j->noperands - 1][d],
+                       (long long)ways[d]);
+}
+
+/* Whether every operand's shard holds whole 32x32 tiles over its last two dims. */
+static bool einsum_whole_tiles(const tune_job *j, const cand *c)
+{
+    for (int k = 0; k < j->noperands; ++k) {
+        int64_t shape[ND_MAX_RANK], shard[ND_MAX_RANK];
+        int rk = einsum_dims(j, c, k, shape, shard);
+        if (rk < 2 || shard[rk - 1] % 32 || shard[rk - 2] % 32)
+            return false;
+    }
+    return true;
+}
+
+/* ---------------------------------------------------------------- other ops */
 
 /* The model's bytes and pages for the busiest core (the file comment). */
 static void predict(const tune_job *j, cand *c)
@@ -158,6 +292,15 @@ static void enumerate(tune_job *j, int d, int64_t *ways, int64_t product)
                 if (k >= j->rank - 2)
                     whole_tiles &= c.shard[k] % 32 == 0;
             }
+            if (j->einsum) {
+                if (tiles && !einsum_whole_tiles(j, &c))
+                    continue;
+                einsum_predict(j, &c);
+                einsum_ways_text(dims, sizeof dims, j, c.ways);
+                snprintf(c.text, sizeof c.text, "--split %s%s", dims, c.tiles ? " --tile 32x32" : "");
+                j->c[j->n++] = c;
+                continue;
+            }
             int kept = 0; /* an output without the reduced dims holds tiles only at rank 2 or more */
             for (int k = 0; k < j->rank; ++k)
                 kept += !(j->drops && j->reduced[k]);
@@ -179,6 +322,8 @@ static void enumerate(tune_job *j, int d, int64_t *ways, int64_t product)
 static int by_model(const void *a, const void *b)
 {
     const cand *x = a, *y = b;
+    if (x->flops != y->flops)
+        return x->flops < y->flops ? -1 : 1;
     if (x->bytes != y->bytes)
         return x->bytes < y->bytes ? -1 : 1;
     if (x->pages != y->pages)
@@ -198,6 +343,22 @@ static int pick_also(tune_job *j, const char *text, nd_error *err)
     if (colon && !tiles)
         return nd_fail(err, "--also %s: expected SHARD or SHARD:tile, such as 64,1024:tile", text);
     snprintf(dims, sizeof dims, "%.*s", colon ? (int)(colon - text) : (int)strlen(text), text);
+    if (j->einsum) { /* the ways of each output letter, as the candidates print them */
+        for (int i = 0; i < j->n; ++i) {
+            char w[128];
+            einsum_ways_text(w, sizeof w, j, j->c[i].ways);
+            if (j->c[i].tiles == tiles && strcmp(w, dims) == 0) {
+                j->c[i].picked = true;
+                return 0;
+            }
+        }
+        char example[128];
+        einsum_ways_text(example, sizeof example, j, j->c[0].ways);
+        return nd_failc(err, ND_EREFUSED, "--also %s: not a candidate: give the ways of each output letter as the "
+                                          "candidates print them, such as %s, their product %lld, %lld or %lld%s",
+                        text, example, (long long)j->cores, (long long)(2 * j->cores), (long long)(4 * j->cores),
+                        tiles ? ", every operand holding whole 32x32 tiles" : "");
+    }
     if (nd_parse_dims("--also", dims, shard, &rank, err))
         return -1;
     for (int i = 0; rank == j->rank && i < j->n; ++i)
@@ -223,6 +384,18 @@ static int case_of(const tune_job *j, const cand *c, nr_case *out, nd_error *err
     a[n++] = "--op", a[n++] = j->o.op, a[n++] = "--shape", a[n++] = j->o.shape, a[n++] = "--grid", a[n++] = j->o.grid;
     if (j->o.dtype)
         a[n++] = "--dtype", a[n++] = j->o.dtype;
+    if (j->einsum) { /* each operand its own shard */
+        for (int k = 0; k < j->noperands; ++k) {
+            int64_t shape[ND_MAX_RANK], shard[ND_MAX_RANK];
+            int rk = einsum_dims(j, c, k, shape, shard);
+            format_dims(text[k], sizeof text[k], shard, rk);
+            a[n++] = "--operand", a[n++] = j->names[k], a[n++] = "--shard", a[n++] = text[k];
+            if (c->tiles)
+                a[n++] = "--tile", a[n++] = "32x32";
+        }
+        a[n] = NULL;
+        return nr_case_from_args(c->text, a, n, out, err);
+    }
     format_dims(text[0], sizeof text[0], c->shard, j->rank);
     a[n++] = "--shard", a[n++] = text[0];
     if (c->tiles)
@@ -324,10 +497,14 @@ static void report_text(FILE *fp, const tune_job *j, int top, int win, bool tie)
 {
     fprintf(fp, "%s %s %s on %s: %d candidates, the model's best %d %s\n", j->o.op, j->o.dtype ? j->o.dtype : "f32",
             j->o.shape, j->o.grid, j->n, top, j->o.predict_only ? "listed (--predict-only: none timed)" : "timed");
-    fprintf(fp, "rank  candidate                              model: busiest core    pages   measured (median, 95%%)\n");
+    fprintf(fp, "rank  candidate                              model: busiest core%s    pages   measured (median, 95%%)\n",
+            j->einsum ? "'s multiply-adds and" : "");
     for (int i = 0; i < (j->o.predict_only ? top : j->n < top ? j->n : top); ++i) {
         const cand *c = &j->c[i];
-        fprintf(fp, "%4d  %-38s %12.0f bytes %8lld", i + 1, c->text, c->bytes, (long long)c->pages);
+        fprintf(fp, "%4d  %-38s ", i + 1, c->text);
+        if (j->einsum)
+            fprintf(fp, "%14.0f MAC ", c->flops);
+        fprintf(fp, "%12.0f bytes %8lld", c->bytes, (long long)c->pages);
         if (!isnan(c->median))
             fprintf(fp, "   %9.3f ms +-%.0f%%", c->median * 1e3, c->half * 100);
         fprintf(fp, "%s%s\n", c->picked ? "  (--also)" : "", i == win && !isnan(c->median) ? "  <- chosen" : "");
@@ -335,8 +512,19 @@ static void report_text(FILE *fp, const tune_job *j, int top, int win, bool tie)
     if (!j->o.predict_only)
         fprintf(fp, "%s\n", tie ? "the fastest medians' intervals overlap (or are not tight): a tie within noise, "
                                   "broken by the model" : "the chosen candidate is fastest beyond noise");
-    fprintf(fp, "target: ndrun compare --op %s --shape %s --grid %s %s\n", j->o.op, j->o.shape, j->o.grid,
-            j->c[win].text);
+    if (j->einsum) {
+        fprintf(fp, "target: ndrun compare --op %s --shape %s --grid %s", j->o.op, j->o.shape, j->o.grid);
+        for (int k = 0; k < j->noperands; ++k) {
+            int64_t shape[ND_MAX_RANK], shard[ND_MAX_RANK];
+            char dims[128];
+            format_dims(dims, sizeof dims, shard, einsum_dims(j, &j->c[win], k, shape, shard));
+            fprintf(fp, " --operand %s --shard %s%s", j->names[k], dims, j->c[win].tiles ? " --tile 32x32" : "");
+        }
+        fputc('\n', fp);
+    } else {
+        fprintf(fp, "target: ndrun compare --op %s --shape %s --grid %s %s\n", j->o.op, j->o.shape, j->o.grid,
+                j->c[win].text);
+    }
     char lua[1200];
     spec_target(lua, sizeof lua, j, &j->c[win]);
     fprintf(fp, "spec target: %s\n", lua);
@@ -353,6 +541,8 @@ static void report_json(FILE *fp, const void *ctx)
         spec_target(lua, sizeof lua, j, c);
         fprintf(fp, "    {\"candidate\": \"%s\", \"spec_target\": ", c->text);
         nr_json_str(fp, lua);
+        if (j->einsum)
+            fprintf(fp, ", \"model_multiply_adds\": %.0f", c->flops);
         fprintf(fp, ", \"model_bytes\": %.0f, \"pages\": %lld, \"picked\": %s", c->bytes, (long long)c->pages,
                 c->picked ? "true" : "false");
         if (!isnan(c->median))
@@ -374,7 +564,10 @@ static const char tune_usage[] =
     "cores' share of a reduced line counted twice; then its pages), and the best --top are built and timed\n"
     "in interleaved rounds as ndrun compare times them: the fastest median wins, a tie within the 95%\n"
     "intervals going to the model. Ops: those whose operands share the input's dims (elementwise,\n"
-    "softmax) and reductions (--axes); einsums are not searched yet.\n"
+    "softmax), reductions (--axes), and einsums of two inputs (matmul, bmm, scores, ...: --shape gives one\n"
+    "size per index letter, as ndrun compare reads it; the output's letters are split, each input splits\n"
+    "the letters it shares with the output alike and holds the rest whole; the model ranks the busiest\n"
+    "core's multiply-adds first, then its bytes).\n"
     "\n"
     "Options:\n"
     "  --op NAME         the op (required)\n"
@@ -384,7 +577,8 @@ static const char tune_usage[] =
     "  --dtype T         every operand's dtype (default f32)\n"
     "  --top K           candidates to time, 1 to 16 (default 4)\n"
     "  --repeats N       at least N rounds (default 8, the fewest with a 95% interval)\n"
-    "  --also SHARD[:tile]  time this distribution too (one you picked, such as 64,1024 or 64,1024:tile)\n"
+    "  --also SHARD[:tile]  time this distribution too (one you picked, such as 64,1024 or 64,1024:tile;\n"
+    "                    for an einsum the ways of its output letters, such as i=2,j=1)\n"
     "  --predict-only    rank by the model alone; time nothing\n"
     "  --json-out FILE   the ranked list as JSON (whole or not at all)\n"
     "  --threads N, --cache-dir DIR: as ndrun compare\n";
@@ -438,7 +632,42 @@ static int parse(int argc, char **argv, tune_job *j, nd_error *err)
     return 0;
 }
 
-/* The op's kind, from its registry entry: operands sharing the input's dims, or a reduction. */
+/* An einsum: its letters, each letter's size from --shape (one per letter, in order of first appearance
+ * over the operands, as ndrun compare reads it), and the output's letters as the search's dims. */
+static int setup_einsum(tune_job *j, const nda_kernel_entry *e, nd_error *err)
+{
+    char letters[64] = "";
+    int64_t given[ND_MAX_RANK * 2];
+    int n = 0;
+    if (j->o.axes)
+        return nd_fail(err, "--axes: op '%s' is an einsum, whose letters say what it sums", j->o.op);
+    if (e->noperands > TUNE_OPERANDS)
+        return nd_failc(err, ND_EREFUSED, "--op %s: %d operands; ndrun tune searches einsums of at most %d",
+                        j->o.op, e->noperands, TUNE_OPERANDS);
+    j->einsum = true;
+    j->noperands = e->noperands;
+    for (int k = 0; k < e->noperands; ++k) {
+        j->letters[k] = e->indices[k];
+        j->names[k] = e->operands[k];
+        for (const char *p = e->indices[k]; *p; ++p)
+            if (!strchr(letters, *p))
+                strncat(letters, p, 1);
+    }
+    if (nd_parse_dims("--shape", j->o.shape, given, &n, err))
+        return -1;
+    if ((size_t)n != strlen(letters))
+        return nd_fail(err, "--shape %s: op '%s' (%s,%s->%s) needs one size per index letter, %s, in that order",
+                       j->o.shape, j->o.op, e->indices[0], e->indices[1], e->indices[2], letters);
+    for (int i = 0; i < n; ++i)
+        j->size[(unsigned char)letters[i]] = given[i];
+    j->rank = (int)strlen(j->letters[e->noperands - 1]);
+    for (int d = 0; d < j->rank; ++d)
+        j->shape[d] = j->size[(unsigned char)j->letters[e->noperands - 1][d]];
+    return 0;
+}
+
+/* The op's kind, from its registry entry: an einsum, operands sharing the input's dims, or a
+ * reduction. */
 static int setup_job(tune_job *j, nd_kernels *k, nd_error *err)
 {
     nd_dtype t = ND_F32;
@@ -456,14 +685,16 @@ static int setup_job(tune_job *j, nd_kernels *k, nd_error *err)
         return nd_failc(err, ND_ENOENT, "--op %s: no such op in the kernel libraries", j->o.op);
     j->in_name = e->operands[0];
     j->out_name = e->operands[e->noperands - 1];
-    for (int i = 0; i < e->noperands; ++i)
-        if (!e->indices || strcmp(e->indices[i], "..."))
-            return nd_failc(err, ND_EREFUSED, "--op %s: its operands are indexed by letters (an einsum); ndrun tune "
-                                              "searches ops whose operands share the input's dims, and reductions",
-                            j->o.op);
     if (e->noutputs != 1)
         return nd_failc(err, ND_EREFUSED, "--op %s: ndrun tune searches ops with one output", j->o.op);
     j->ninputs = e->noperands - 1;
+    if (e->indices && nr_named_indices(e))
+        return setup_einsum(j, e, err);
+    for (int i = 0; i < e->noperands; ++i)
+        if (!e->indices || strcmp(e->indices[i], "..."))
+            return nd_failc(err, ND_EREFUSED, "--op %s: its operands are indexed by letters but not as an einsum of "
+                                              "two inputs; ndrun tune searches einsums, ops whose operands share the "
+                                              "input's dims, and reductions", j->o.op);
     bool reduce = e->reads == NDA_READS_AXES;
     if (reduce != (j->o.axes != NULL))
         return nd_fail(err, reduce ? "--op %s: a reduction: give --axes" : "--op %s: --axes is for reductions",

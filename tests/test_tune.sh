@@ -34,21 +34,30 @@ brute() {
   done | sort
 }
 
+# model_matches NAME NFIELDS FIELDS WANT TUNE-ARGS...: ndrun tune --predict-only's ranked list, each
+# candidate with the jq FIELDS (NFIELDS numbers), against the brute force's lines in WANT, and its first
+# against the least of them (by the fields in order)
+model_matches() {
+  local name=$1 k=$2 fields=$3 want=$4
+  shift 4
+  if ! "$ndrun" tune --predict-only --top 16 --json-out "$tmp/$name.json" "$@" >"$tmp/out" 2>"$tmp/err"; then
+    bad "$name: exit $?: $(head -c 300 "$tmp/err")"; return
+  fi
+  jq -r ".ranked[] | \"\\(.candidate) $fields\"" "$tmp/$name.json" | sort >"$tmp/got"
+  if cmp -s "$want" "$tmp/got"; then ok; else bad "$name: candidates and model differ from the brute force:
+$(diff "$want" "$tmp/got" | head -10)"; fi
+  local least first
+  least=$(awk -v k="$k" '{s = $(NF - k + 1); for (i = NF - k + 2; i <= NF; ++i) s = s " " $i; print s}' "$want" |
+          sort -n -k1,1 -k2,2 | head -1)
+  first=$(jq -r ".ranked[0] | \"$fields\"" "$tmp/$name.json")
+  [ "$first" = "$least" ] && ok || bad "$name: the first ranked has $first, the least is $least"
+}
+
 check_model() { # NAME SHAPE0 SHAPE1 GRID CORES KIND ARGS...
   local name=$1 d0=$2 d1=$3 grid=$4 n=$5 kind=$6
   shift 6
-  if ! "$ndrun" tune --shape "$d0,$d1" --grid "$grid" --predict-only --top 16 --json-out "$tmp/$name.json" "$@" \
-       >"$tmp/out" 2>"$tmp/err"; then
-    bad "$name: exit $?: $(head -c 300 "$tmp/err")"; return
-  fi
-  brute "$d0" "$d1" "$n" "$kind" >"$tmp/want"
-  jq -r '.ranked[] | "\(.candidate) \(.model_bytes)"' "$tmp/$name.json" | sort >"$tmp/got"
-  if cmp -s "$tmp/want" "$tmp/got"; then ok; else bad "$name: candidates and model bytes differ from the brute force:
-$(diff "$tmp/want" "$tmp/got" | head -10)"; fi
-  local min first
-  min=$(awk '{print $NF}' "$tmp/want" | sort -n | head -1)
-  first=$(jq -r '.ranked[0].model_bytes' "$tmp/$name.json")
-  [ "$first" = "$min" ] && ok || bad "$name: the first ranked has $first bytes, the least is $min"
+  brute "$d0" "$d1" "$n" "$kind" >"$tmp/want.$name"
+  model_matches "$name" 1 '\(.model_bytes)' "$tmp/want.$name" --shape "$d0,$d1" --grid "$grid" "$@"
 }
 
 check_model add_96x64 96 64 2x2 4 add --op add
@@ -56,6 +65,43 @@ check_model add_64x96 64 96 4x1 4 add --op add
 check_model reduce_64x96 64 96 2x1 2 reduce1 --op reduce_sum --axes 1
 check_model reduce_40x24 40 24 3x1 3 reduce1 --op reduce_sum --axes 1
 check_model softmax_64x96 64 96 2x2 4 softmax --op softmax
+
+# An einsum, matmul ik,kj->ij: every (wi, wj) with wi <= I, wj <= J and wi * wj one of N, 2N, 4N; output
+# shard s (row-major over wi x wj) on core s mod N; each core's multiply-adds are si * sj * K per shard,
+# its bytes the output block, a's block (si x K, a's shard qi on core qi mod N) and b's (K x sj, b's
+# shard qj on core qj mod N), each counted twice when another core holds it; the model's pair is the
+# largest multiply-adds and the largest bytes over the cores; 32x32 tiles where a, b and out all hold
+# whole ones.
+brute_matmul() { # I K J CORES
+  local I=$1 K=$2 J=$3 n=$4 wi wj
+  for ((wi = 1; wi <= I; ++wi)); do
+    for ((wj = 1; wj <= J; ++wj)); do
+      local p=$((wi * wj))
+      ((p == n || p == 2 * n || p == 4 * n)) || continue
+      local si=$(((I + wi - 1) / wi)) sj=$(((J + wj - 1) / wj)) c s
+      local -a fl=() by=()
+      for ((c = 0; c < n; ++c)); do fl[c]=0 by[c]=0; done
+      for ((s = 0; s < p; ++s)); do
+        local core=$((s % n)) qi=$((s / wj)) qj=$((s % wj)) a=$((si * K * 4)) b=$((K * sj * 4))
+        ((qi % n == core)) || a=$((2 * a))
+        ((qj % n == core)) || b=$((2 * b))
+        fl[core]=$((fl[core] + si * sj * K)) by[core]=$((by[core] + si * sj * 4 + a + b))
+      done
+      local mf=0 mb=0
+      for ((c = 0; c < n; ++c)); do ((fl[c] > mf)) && mf=${fl[c]}; ((by[c] > mb)) && mb=${by[c]}; done
+      echo "--split i=$wi,j=$wj $mf $mb"
+      if ((si % 32 == 0 && sj % 32 == 0 && K % 32 == 0)); then echo "--split i=$wi,j=$wj --tile 32x32 $mf $mb"; fi
+    done
+  done | sort
+}
+check_einsum() { # NAME I K J GRID CORES
+  local name=$1 I=$2 K=$3 J=$4 grid=$5 n=$6
+  brute_matmul "$I" "$K" "$J" "$n" >"$tmp/want.$name"
+  model_matches "$name" 2 '\(.model_multiply_adds) \(.model_bytes)' "$tmp/want.$name" --op matmul --shape "$I,$K,$J" \
+    --grid "$grid"
+}
+check_einsum matmul_64x32x96 64 32 96 2x2 4
+check_einsum matmul_40x64x24 40 64 24 3x1 3
 
 # measured: the model's best 2 timed, the chosen one marked, its median in the JSON; ndgen tune runs it
 if "$ndgen" tune --op add --shape 256,256 --grid 2x1 --top 2 --repeats 3 --json-out "$tmp/m.json" >"$tmp/out" 2>"$tmp/err" &&
@@ -101,6 +147,25 @@ spec_roundtrip red 'op {
   inputs = { { name = "a", dtype = "bf16", index = "..." } }, outputs = { { name = "out", dtype = "bf16", index = "..." } },' \
   "bf16 shape=512,512 page=1,${shard#*,} shard=$shard cores=(0,0)-(1,0) row_major round_robin l1" \
   "bf16 shape=512 page=${shard%,*} shard=${shard%,*} cores=(0,0)-(1,0) row_major round_robin l1"
+"$ndrun" tune --op matmul --shape 256,128,192 --grid 2x1 --predict-only >"$tmp/mm.out" 2>&1
+flags=$(sed -n 's/^target: .* --grid 2x1 //p' "$tmp/mm.out")
+mm_sig() { # OPERAND SHAPE: its signature from the target line's --operand OPERAND --shard [--tile]
+  local s page
+  s=$(echo "$flags" | sed -n "s/.*--operand $1 --shard \([0-9,]*\).*/\1/p")
+  page="1,${s#*,}"
+  case $flags in *"--tile 32x32"*) page=32,32 ;; esac
+  echo "f32 shape=$2 page=$page shard=$s cores=(0,0)-(1,0) row_major round_robin l1"
+}
+spec_roundtrip mm 'op {
+  name = "matmul", template = "matmul.c", params = {},
+  inputs = { { name = "a", dtype = "f32", index = "ik" }, { name = "b", dtype = "f32", index = "kj" } },
+  outputs = { { name = "out", dtype = "f32", index = "ij" } },' \
+  "$(mm_sig a 256,128)" "$(mm_sig b 128,192)" "$(mm_sig out 256,192)"
+# an einsum measured: the model's best 2 built on demand and timed
+if "$ndrun" tune --op matmul --shape 128,64,96 --grid 2x1 --top 2 --repeats 3 --json-out "$tmp/mmt.json" \
+     >"$tmp/out" 2>"$tmp/err" && grep -q '<- chosen' "$tmp/out" &&
+   jq -e '[.ranked[0:2][] | .median_seconds > 0] == [true, true]' "$tmp/mmt.json" >/dev/null; then ok
+else bad "measured einsum: $(cat "$tmp/out" "$tmp/err" | head -c 600)"; fi
 
 # refused, with the reason
 refuse() { # WANT-RC REGEX ARGS...
@@ -110,7 +175,9 @@ refuse() { # WANT-RC REGEX ARGS...
   local rc=$?
   if [ $rc -eq "$want" ] && grep -qE -- "$re" "$tmp/err"; then ok; else bad "tune $*: exit $rc, $(head -c 300 "$tmp/err")"; fi
 }
-refuse 1 "its operands are indexed by letters \(an einsum\)" --op matmul --shape 64,64,64 --grid 2x1
+refuse 1 "needs one size per index letter, ikj, in that order" --op matmul --shape 64,64 --grid 2x1
+refuse 1 "--axes: op 'matmul' is an einsum" --op matmul --shape 64,64,64 --grid 2x1 --axes 1
+refuse 1 "--also i=3,j=1: not a candidate" --op matmul --shape 64,64,64 --grid 2x1 --also i=3,j=1 --predict-only
 refuse 1 "--axes is for reductions" --op add --shape 64,64 --grid 2x1 --axes 1
 refuse 1 "a reduction: give --axes" --op reduce_sum --shape 64,64 --grid 2x1
 refuse 1 "--axes 2: expected distinct dims of the rank-2 input" --op reduce_sum --shape 64,64 --grid 2x1 --axes 2
