@@ -371,6 +371,26 @@ static int pick_also(tune_job *j, const char *text, nd_error *err)
                     tiles ? ", holding whole 32x32 tiles" : "");
 }
 
+/* The timed set holds the model's best of each page kind: a template's speed depends on the page kind
+ * in ways the byte model does not see (matmul 2048 on 2x1 cores: 130 to 140 ms with 32x32 tiles, 88 to
+ * 89 with rows; scores 2,8,512,64,512: 11 ms with tiles, 3.9 with rows), so measurement decides. When
+ * the top `top` (2 or more) hold one kind, the best candidate of the other moves in as the last. */
+static void both_page_kinds(tune_job *j, int top)
+{
+    if (top < 2)
+        return;
+    bool kind[2] = {false, false};
+    for (int i = 0; i < top; ++i)
+        kind[j->c[i].tiles] = true;
+    for (int i = top; i < j->n && !(kind[0] && kind[1]); ++i)
+        if (!kind[j->c[i].tiles]) {
+            cand x = j->c[i];
+            memmove(&j->c[top], &j->c[top - 1], (size_t)(i - top + 1) * sizeof *j->c);
+            j->c[top - 1] = x;
+            kind[x.tiles] = true;
+        }
+}
+
 /* ---------------------------------------------------------------- measurement */
 
 /* Candidate c as an ndrun case: the op over the grid, every operand split as c (a reduction's output by
@@ -753,6 +773,8 @@ int nr_tune_main(int argc, char **argv)
     for (int a = 0; !rc && a < j.o.nalso; ++a)
         rc = pick_also(&j, j.o.also[a], &err);
     int top = j.o.top < j.n ? j.o.top : j.n, win = 0;
+    if (!rc)
+        both_page_kinds(&j, top);
     for (int i = top; i < j.n; ++i) /* the user's picks are timed too, after the model's best */
         if (j.c[i].picked) {
             cand x = j.c[i];
