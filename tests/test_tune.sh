@@ -161,6 +161,13 @@ spec_roundtrip mm 'op {
   inputs = { { name = "a", dtype = "f32", index = "ik" }, { name = "b", dtype = "f32", index = "kj" } },
   outputs = { { name = "out", dtype = "f32", index = "ij" } },' \
   "$(mm_sig a 256,128)" "$(mm_sig b 128,192)" "$(mm_sig out 256,192)"
+# the timed set holds both page kinds: for these scores the model's three best with tiles would be
+# the first three, and the best with row pages takes the third place
+"$ndrun" tune --op scores --shape 2,2,64,32,64 --grid 2x1 --top 3 --predict-only --json-out "$tmp/kinds.json" \
+  >/dev/null 2>&1
+if jq -e '[.ranked[0:3][] | .candidate | test("tile")] == [true, true, false] and
+          ([.ranked[3:][] | .candidate | test("tile")] | index(true)) != null' "$tmp/kinds.json" >/dev/null
+then ok; else bad "the timed set of scores holds one page kind: $(jq -c '[.ranked[0:4][] | .candidate]' "$tmp/kinds.json")"; fi
 # an einsum measured: the model's best 2 built on demand and timed
 if "$ndrun" tune --op matmul --shape 128,64,96 --grid 2x1 --top 2 --repeats 3 --json-out "$tmp/mmt.json" \
      >"$tmp/out" 2>"$tmp/err" && grep -q '<- chosen' "$tmp/out" &&
