@@ -28,6 +28,18 @@ typedef struct own_files {
         include[PATH_MAX + 64], ldflags[PATH_MAX + 256];
 } own_files;
 
+static int find_own_files(own_files *f, nd_error *err);
+
+int nr_own_ndgen(char *buf, size_t len, nd_error *err)
+{
+    own_files *own = calloc(1, sizeof *own);
+    int rc = own ? find_own_files(own, err) : nd_failc(err, ND_ENOMEM, "out of memory");
+    if (!rc && snprintf(buf, len, "%s", own->ndgen) >= (int)len)
+        rc = nd_fail(err, "ndrun: the path of ndgen is longer than %zu bytes", len);
+    free(own);
+    return rc;
+}
+
 static int find_own_files(own_files *f, nd_error *err)
 {
     char dist[PATH_MAX + 64];

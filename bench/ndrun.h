@@ -339,6 +339,8 @@ int nr_bench_contract_main(int argc, char **argv);
 int nr_bench_procs_main(int argc, char **argv);
 /* libraries.c: opens the kernel libraries (the bundled one by default), with the JIT when s->jit. */
 int nr_open_kernels(const nr_settings *s, nd_kernels **out, nd_error *err);
+/* libraries.c: the ndgen beside ndrun (as installed, or in the build tree). */
+int nr_own_ndgen(char *buf, size_t len, nd_error *err);
 /* nr_parse_option plus --kernels, --spec-dir and --template-dir. */
 int nr_parse_common(int argc, char **argv, int *i, nr_case *c, nr_settings *s, nd_error *err);
 

@@ -25,10 +25,13 @@
  * interleaved rounds, each from flushed caches, as ndrun compare times; the fastest median wins,
  * unless its 95% interval overlaps another's, a tie that the model breaks. The report says which.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "ndrun.h"
 
@@ -48,7 +51,7 @@ typedef struct cand {
 } cand;
 
 typedef struct tune_opts {
-    const char *op, *shape, *grid, *dtype, *axes, *json_out;
+    const char *op, *shape, *grid, *dtype, *axes, *json_out, *svg_out;
     const char *also[TUNE_TOP_MAX]; /* --also SHARD[:tile]: distributions the user picked, timed beside */
     int nalso;
     int top, rounds;
@@ -573,6 +576,50 @@ static void report_json(FILE *fp, const void *ctx)
     fputs("  ]\n}\n", fp);
 }
 
+/* The chosen candidate's output, drawn by ndgen show --format svg into path (ndgen writes it whole or not
+ * at all, through its own safe-write path). */
+static int draw_winner(const tune_job *j, const cand *c, const char *path, nd_error *err)
+{
+    char ndgen[PATH_MAX + 64], shape[160], shard[160];
+    int64_t v[ND_MAX_RANK], s[ND_MAX_RANK];
+    int r;
+    bool tiles = c->tiles;
+    if (nr_own_ndgen(ndgen, sizeof ndgen, err))
+        return -1;
+    if (j->einsum) {
+        r = einsum_dims(j, c, j->noperands - 1, v, s);
+    } else if (j->o.axes) { /* the reduction's output: its kept dims (one element when none) */
+        r = out_dims(j, j->shape, v);
+        out_dims(j, c->shard, s);
+        if (r == 0)
+            v[0] = s[0] = 1, r = 1;
+        tiles = false;
+    } else {
+        r = j->rank;
+        memcpy(v, j->shape, sizeof v), memcpy(s, c->shard, sizeof s);
+    }
+    format_dims(shape, sizeof shape, v, r);
+    format_dims(shard, sizeof shard, s, r);
+    const char *argv[] = {ndgen, "show", "--shape", shape, "--shard", shard, "--grid", j->o.grid,
+                          "--format", "svg", "--output", path, tiles ? "--tile" : NULL, "32x32", NULL, NULL, NULL};
+    if (j->o.dtype) /* after the tile pair, or in its place */
+        argv[tiles ? 14 : 12] = "--dtype", argv[tiles ? 15 : 13] = j->o.dtype;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        execv(ndgen, (char *const *)argv);
+        _exit(127);
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid)
+        return nd_failc(err, ND_ESYS, "--svg-out %s: could not run %s show", path, ndgen);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return nd_fail(err, "--svg-out %s: %s show --shape %s --shard %s --grid %s%s --format svg failed (%s %d)",
+                       path, ndgen, shape, shard, j->o.grid, tiles ? " --tile 32x32" : "",
+                       WIFEXITED(status) ? "exit" : "signal", WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+    return 0;
+}
+
 /* ---------------------------------------------------------------- the command */
 
 static const char tune_usage[] =
@@ -601,6 +648,8 @@ static const char tune_usage[] =
     "                    for an einsum the ways of its output letters, such as i=2,j=1)\n"
     "  --predict-only    rank by the model alone; time nothing\n"
     "  --json-out FILE   the ranked list as JSON (whole or not at all)\n"
+    "  --svg-out FILE    the chosen distribution of the output drawn by ndgen show --format svg (which\n"
+    "                    writes it whole or not at all)\n"
     "  --threads N, --cache-dir DIR: as ndrun compare\n";
 
 static int parse(int argc, char **argv, tune_job *j, nd_error *err)
@@ -611,7 +660,8 @@ static int parse(int argc, char **argv, tune_job *j, nd_error *err)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         const char **slot = !strcmp(a, "--op") ? &o->op : !strcmp(a, "--shape") ? &o->shape
                             : !strcmp(a, "--grid") ? &o->grid : !strcmp(a, "--dtype") ? &o->dtype
-                            : !strcmp(a, "--axes") ? &o->axes : !strcmp(a, "--json-out") ? &o->json_out : NULL;
+                            : !strcmp(a, "--axes") ? &o->axes : !strcmp(a, "--json-out") ? &o->json_out
+                            : !strcmp(a, "--svg-out") ? &o->svg_out : NULL;
         int *num = !strcmp(a, "--top") ? &o->top : !strcmp(a, "--repeats") ? &o->rounds : NULL;
         if (!strcmp(a, "--also")) {
             if (!v || o->nalso == TUNE_TOP_MAX)
@@ -757,8 +807,9 @@ int nr_tune_main(int argc, char **argv)
     }
     ndf_output out;
     memset(&out, 0, sizeof out);
-    const char *paths[] = {j.o.json_out}, *what[] = {"--json-out"};
-    int rc = j.o.json_out && nr_outputs_open(&out, paths, what, 1, &err);
+    const char *paths[] = {j.o.json_out, j.o.svg_out}, *what[] = {"--json-out", "--svg-out"};
+    int rc = ndf_check_clobber(paths, what, 2, NULL, 0, &err);
+    rc = rc || (j.o.json_out && nr_outputs_open(&out, paths, what, 1, &err));
     bool opened = j.o.json_out && !rc;
     rc = rc || nr_open_kernels(&j.s, &k, &err) || setup_job(&j, k, &err);
     int64_t ways[ND_MAX_RANK];
@@ -790,6 +841,8 @@ int nr_tune_main(int argc, char **argv)
         rc = nr_write_file(&out, report_json, &j, &err);
     else if (opened)
         ndf_abort(&out); /* the old file stays */
+    if (!rc && j.o.svg_out)
+        rc = draw_winner(&j, &j.c[win], j.o.svg_out, &err);
     nd_kernels_close(k);
     free(j.c);
     if (rc)

@@ -168,6 +168,10 @@ spec_roundtrip mm 'op {
 if jq -e '[.ranked[0:3][] | .candidate | test("tile")] == [true, true, false] and
           ([.ranked[3:][] | .candidate | test("tile")] | index(true)) != null' "$tmp/kinds.json" >/dev/null
 then ok; else bad "the timed set of scores holds one page kind: $(jq -c '[.ranked[0:4][] | .candidate]' "$tmp/kinds.json")"; fi
+# the chosen distribution drawn: the output's, by ndgen show (its shard in the drawing's title)
+if "$ndrun" tune --op matmul --shape 256,128,192 --grid 2x1 --predict-only --svg-out "$tmp/w.svg" >"$tmp/out" 2>&1 &&
+   head -c 4 "$tmp/w.svg" | grep -q '<svg' && grep -qF 'shard [128,192]' "$tmp/w.svg"; then ok
+else bad "--svg-out: $(head -c 300 "$tmp/out") $(head -c 300 "$tmp/w.svg")"; fi
 # an einsum measured: the model's best 2 built on demand and timed
 if "$ndrun" tune --op matmul --shape 128,64,96 --grid 2x1 --top 2 --repeats 3 --json-out "$tmp/mmt.json" \
      >"$tmp/out" 2>"$tmp/err" && grep -q '<- chosen' "$tmp/out" &&
@@ -191,6 +195,7 @@ refuse 1 "--axes 2: expected distinct dims of the rank-2 input" --op reduce_sum 
 refuse 2 "--top 0: expected a number from 1 to 16" --op add --shape 64,64 --grid 2x1 --top 0
 refuse 2 "ndrun tune chooses the distributions itself" --op add --shape 64,64 --grid 2x1 --shard 32,64
 refuse 2 "--grid: required" --op add --shape 64,64
+refuse 1 "it is also --json-out" --op add --shape 64,64 --grid 2x1 --predict-only --json-out "$tmp/same" --svg-out "$tmp/same"
 mkfifo "$tmp/fifo"
 refuse 1 "it is a named pipe" --op add --shape 64,64 --grid 2x1 --predict-only --json-out "$tmp/fifo"
 
