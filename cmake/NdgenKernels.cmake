@@ -131,7 +131,7 @@ function(ndgen_add_kernels target)
   endif()
   # Make reruns a command when its inputs change, not its text: the flags live in a file written only
   # when they change, which the registry depends on.
-  file(CONFIGURE OUTPUT ${outdir}/kernel_cflags.txt CONTENT "${kernel_cflags}\n")
+  file(CONFIGURE OUTPUT ${outdir}/kernel_cflags.txt CONTENT "${kernel_cflags}\n" @ONLY)
   add_custom_command(OUTPUT ${outdir}/registry.c.stamp
     BYPRODUCTS ${outdir}/registry.c
     COMMAND ndgen::ndgen registry --output ${outdir}/registry.c --stamp ${outdir}/registry.c.stamp ${record_cflags}

@@ -857,7 +857,7 @@ static void registry_text(ndg_buf *b, char *const *spec_names, int n, const char
         ndg_c_name(cname, sizeof cname, spec_names[i]);
         ndg_buf_printf(b, "    &ndk_group_%s,\n", cname);
     }
-    char flags[4 * NDG_MAX_CFLAGS + 3] = "NULL", text[4 * NDG_MAX_CFLAGS + 1];
+    char flags[4 * NDG_MAX_CFLAGS + 16] = "NULL", text[4 * NDG_MAX_CFLAGS + 8]; /* each byte escaped to 4 */
     if (cflags) { /* at most NDG_MAX_CFLAGS bytes (the options check): escaped whole */
         ndg_c_string(text, sizeof text, cflags);
         snprintf(flags, sizeof flags, "\"%s\"", text);

@@ -187,24 +187,27 @@ static ex layout_field(unsigned free, const char *L, const char *name, int i, in
     return e;
 }
 
-/* Shards core `self` holds, as C text: a literal when shards divide evenly, else from the shard count
- * (literals, or read from layout L at run time). */
-static void nslots_text(char *out, size_t len, const nd_layout *l, unsigned free, const char *self, const char *L)
+/* Shards core `self` holds: a constant when shards divide evenly (known only for an exact target),
+ * else an expression of the shard count (literals, or read from layout L at run time), whose text binds
+ * as a whole only in parentheses (prec 3). */
+static ex nslots_of(const nd_layout *l, unsigned free, const char *self, const char *L)
 {
     const ex G = layout_field(free, L, "num_shards", -1, l->num_shards), N = ncores_ex(l, free, L),
              R = layout_field(free, L, "shards_per_core", -1, l->shards_per_core);
     if (l->strategy == ND_ROUND_ROBIN) {
         const ex rem = ex_by(G, '%', N);
         if (ex_is(&rem, 0))
-            ex_fmt(out, len, "%s", ex_by(G, '/', N).s);
-        else
-            ex_fmt(out, len, "%s + (%s < %s)", ex_by(G, '/', N).s, self, rem.s);
-    } else if (!free && l->num_shards == l->ncores * l->shards_per_core) {
-        ex_fmt(out, len, "%s", R.s);
-    } else {
-        ex_fmt(out, len, "(%s * %s >= %s ? 0 : %s - %s * %s < %s ? %s - %s * %s : %s)", self, R.s, G.s, G.s, self,
-                 R.s, R.s, G.s, self, R.s, R.s);
+            return ex_by(G, '/', N);
+        ex e = {.prec = 3};
+        ex_fmt(e.s, sizeof e.s, "%s + (%s < %s)", ex_by(G, '/', N).s, self, rem.s);
+        return e;
     }
+    if (!free && l->num_shards == l->ncores * l->shards_per_core)
+        return R;
+    ex e = {.prec = 3};
+    ex_fmt(e.s, sizeof e.s, "(%s * %s >= %s ? 0 : %s - %s * %s < %s ? %s - %s * %s : %s)", self, R.s, G.s, G.s, self,
+           R.s, R.s, G.s, self, R.s, R.s);
+    return e;
 }
 
 /* Shard in slot `slot` of core `self`. */
@@ -464,13 +467,12 @@ static void helper_page_write(const operand_ctx *o)
 
 static void helper_shard_count(const operand_ctx *o)
 {
-    char nslots[1024]; /* room for eleven 63-character names: GCC -O3 checks it (format-truncation) */
-    nslots_text(nslots, sizeof nslots, helper_layout(o), o->free, "self", "L");
+    const ex nslots = nslots_of(helper_layout(o), o->free, "self", "L");
     ndg_buf_printf(o->b, "static inline int64_t %sshard_count_%d(const nda_core *core, const nda_tensor *t)\n{\n",
                    o->P, o->k);
     if (o->free)
         helper_head(o);
-    ndg_buf_printf(o->b, "    const int64_t self = t->index_of[core->id];\n    return self < 0 ? 0 : %s;\n}\n", nslots);
+    ndg_buf_printf(o->b, "    const int64_t self = t->index_of[core->id];\n    return self < 0 ? 0 : %s;\n}\n", nslots.s);
 }
 
 static void helper_shard_id(const operand_ctx *o)
@@ -838,14 +840,7 @@ static void plan_nest(const loop_plan *p, nest *m)
     snprintf(m->nslots, sizeof m->nslots, "%snslots%d", P, n);
     snprintf(m->shard, sizeof m->shard, "%sshard%d", P, n);
     snprintf(m->L, sizeof m->L, "%sL%d", P, n);
-    long long G = l->num_shards, Nc = l->ncores, Rc = l->shards_per_core;
-    if (!p->free && (l->strategy == ND_ROUND_ROBIN ? G % Nc == 0 : G == Nc * Rc))
-        m->nslots_ex = ex_k(l->strategy == ND_ROUND_ROBIN ? G / Nc : Rc);
-    else {
-        m->nslots_ex = ex_name("");
-        nslots_text(m->nslots_ex.s, sizeof m->nslots_ex.s, l, p->free, m->self, m->L);
-        m->nslots_ex.prec = 3;
-    }
+    m->nslots_ex = nslots_of(l, p->free, m->self, m->L);
     m->one_slot = ex_is(&m->nslots_ex, 1);
     ex slot = ex_k(0);
     if (!m->one_slot) {
