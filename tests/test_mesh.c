@@ -43,6 +43,11 @@ static const grammar_case grammar[] = {
     {"a b -> a3 b*", "10,7", 6, {3, 2}, {4, 4}, 1},
     /* names with underscores and several letters */
     {"batch d_model -> batch* d_model", "8,16", 4, {4, 1}, {2, 16}, 1},
+    /* non-ASCII letters (einshard takes Unicode letters), also as the mesh axis names PartitionSpec
+     * prints: 2, 3 and 4 UTF-8 bytes, one a prefix of another */
+    {"\u00e9t\u00e9 \u03b1 -> \u00e9t\u00e9* \u03b1", "8,6", 4, {4, 1}, {2, 6}, 1},
+    {"\u6570 \u6570x ... -> \u6570x* ... \u6570", "4,8,3", 8, {8, 1, 1}, {4, 1, 3}, 1},
+    {"\U00010400 \U00010400a -> \U00010400a2* \U00010400*", "4,8", 8, {4, 2}, {2, 2}, 1},
 };
 
 /* Parses a grammar case's shape and expression; false (reported once, by check_grammar) on error. */

@@ -23,6 +23,10 @@ __attribute__((format(printf, 4, 5))) void nd_appendf(char *buf, size_t len, int
 void nd_dist_key_of_spec(const nd_dist_spec *s, nd_dist_key *key);
 
 /* Whether s is a name einshard takes: one or more letters (Unicode, UTF-8) and '_' (einshard.c). */
+/* Bytes of the name character at p, or 0: an ASCII letter, '_', or a Unicode letter in well-formed
+ * UTF-8 (einshard's rule; mesh and PartitionSpec names take the same characters, plus ASCII digits
+ * after the first, so that every name one notation prints the others parse). */
+int nd_name_char_len(const char *p);
 bool nd_einshard_name(const char *s);
 
 #endif

@@ -83,7 +83,7 @@ static int32_t utf8_decode(const char *p, int *len)
  * symbols and punctuation (Latin-1's signs, x and /, General Punctuation to Miscellaneous Symbols and
  * Arrows, CJK punctuation, private use, fullwidth signs): letters pass; a rare non-letter outside those
  * blocks passes too, which einshard would refuse. */
-static int name_char_len(const char *p)
+int nd_name_char_len(const char *p)
 {
     unsigned char c = (unsigned char)*p;
     if (c < 0x80)
@@ -96,12 +96,12 @@ static int name_char_len(const char *p)
     return u < 0 || symbol ? 0 : len;
 }
 
-static bool name_char(const char *p) { return name_char_len(p) > 0; }
+static bool name_char(const char *p) { return nd_name_char_len(p) > 0; }
 
 bool nd_einshard_name(const char *s)
 {
     int k = 0;
-    for (; *s && (k = name_char_len(s)) > 0; s += k)
+    for (; *s && (k = nd_name_char_len(s)) > 0; s += k)
         ;
     return k > 0 && !*s;
 }
@@ -118,7 +118,7 @@ static int take_dots(parser *ps)
 static int take_name(parser *ps, char *out)
 {
     const char *start = ps->p;
-    for (int k; (k = name_char_len(ps->p)) > 0;)
+    for (int k; (k = nd_name_char_len(ps->p)) > 0;)
         ps->p += k;
     size_t n = (size_t)(ps->p - start);
     if (n >= ND_MESH_NAME)

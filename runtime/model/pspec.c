@@ -47,14 +47,22 @@ static int expect(lexer *lx, char c)
     return accept(lx, c) ? 0 : lex_fail(lx, "expected '%c'", c);
 }
 
-static bool ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
+/* Bytes of the identifier character at p, or 0: ASCII letters, digits and '_', and beyond ASCII the
+ * letters einshard's names take (nd_name_char_len), as a Python string name may hold them. */
+static int ident_len(const char *p)
+{
+    unsigned char c = (unsigned char)*p;
+    return c < 0x80 ? isalnum(c) || c == '_' : nd_name_char_len(p);
+}
+
+static bool ident_char(const char *p) { return ident_len(p) > 0; }
 
 /* Consumes the keyword w when it is next as a whole word. */
 static bool accept_word(lexer *lx, const char *w)
 {
     size_t n = strlen(w);
     blanks(lx);
-    if (strncmp(lx->p, w, n) != 0 || ident_char(lx->p[n]))
+    if (strncmp(lx->p, w, n) != 0 || ident_char(lx->p + n))
         return false;
     lx->p += n;
     return true;
@@ -67,8 +75,8 @@ static void skip_qualifier(lexer *lx)
     blanks(lx);
     const char *p = lx->p, *after = NULL;
     while (isalpha((unsigned char)*p) || *p == '_') {
-        while (ident_char(*p))
-            ++p;
+        for (int k; (k = ident_len(p)) > 0;)
+            p += k;
         if (*p != '.')
             break;
         after = ++p;
@@ -83,8 +91,8 @@ static int take_ident(lexer *lx, char *out)
     blanks(lx);
     char q = *lx->p == '\'' || *lx->p == '"' ? *lx->p++ : 0;
     const char *start = lx->p;
-    while (ident_char(*lx->p))
-        ++lx->p;
+    for (int k; (k = ident_len(lx->p)) > 0;)
+        lx->p += k;
     size_t n = (size_t)(lx->p - start);
     if (n == 0 || isdigit((unsigned char)*start)) {
         lx->p = start;
@@ -290,7 +298,7 @@ static int pspec_unreduced_kind(lexer *lx, nd_reduce *kind)
     char name[ND_MESH_NAME];
     blanks(lx);
     const char *at = lx->p;
-    for (const char *p = lx->p; ident_char(*p) || *p == '.'; ++p)
+    for (const char *p = lx->p; ident_char(p) || *p == '.'; p += *p == '.' ? 1 : ident_len(p))
         if (*p == '.')
             lx->p = p + 1; /* jax.sharding.UnreducedKind.max: the last part */
     char quote = *lx->p == '\'' || *lx->p == '"' ? *lx->p++ : 0;
