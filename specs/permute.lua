@@ -17,6 +17,11 @@ local targets = {
   -- a rank-3 2,0,1 whose output rows alternate between the cores every 7 rows, across 600 rows (the
   -- u8 group of 512 too), with one input run per group
   { a = d({ 3, 20, 600 }, { shard = { 3, 20, 600 }, grid = "1x1" }), out = d({ 600, 3, 20 }, { shard = { 7, 3, 20 }, grid = "2x1" }) },
+  -- input rows longer than two groups: a leader's next group takes each column's run from the one kept
+  -- for the group before it (f32: groups at 128, 256, 384, 512 on both cores, the one at 256 split between
+  -- them); the same with the input's pages 260 wide, where a kept run ends inside the next group
+  { a = d({ 96, 520 }, { shard = { 48, 520 }, grid = "2x1" }), out = d({ 520, 96 }, { shard = { 260, 96 }, grid = "2x1" }) },
+  { a = d({ 96, 520 }, { shard = { 48, 260 }, grid = "2x1" }), out = d({ 520, 96 }, { shard = { 260, 96 }, grid = "2x1" }) },
   -- a DRAM output: no core holds its rows, so each is written alone
   { a = d({ 40, 150 }, { shard = { 20, 150 }, grid = "2x1" }), out = d({ 150, 40 }, { interleaved = true, buffer = "dram", banks = 3 }) },
   -- rank 4, uneven, DRAM interleaved in ([3,5,7,2] -> [2,7,3,5])

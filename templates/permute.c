@@ -38,8 +38,33 @@
 
 enum {
     TILE = (int)(64 / sizeof(NDT_T)), /* elements in a 64-byte line: tiles are TILE x TILE */
-    GROUP = 8 * TILE                  /* rows a leader writes together: input runs of 512 bytes */
+    GROUP = 8 * TILE,                 /* rows a leader writes together: input runs of 512 bytes */
+    RUNS_KEPT = 4096                  /* columns whose input runs a leader keeps for the next group */
 };
+
+/* The input runs of a group's columns, kept for the group after it: when this core next leads the
+ * group GROUP rows further along q at the same other coordinates (the next group of the same rows),
+ * column j's elements are the kept run's GROUP elements on, in the same page when the run reaches
+ * that far; so a run along a long input page is looked up once per page, not once per group. */
+typedef struct permute_runs {
+    int64_t x0[ROWS_MAX_RANK]; /* the group the runs were read for; x0[q] = -1: none kept */
+    int64_t len;               /* columns kept: min(the row's length, RUNS_KEPT) */
+    const NDT_T *p[RUNS_KEPT]; /* column j's run from the group's first row ... */
+    int64_t n[RUNS_KEPT];      /* ... and its elements */
+} permute_runs;
+
+/* Column j's run for group x0, from the runs kept for the group before it when they reach, else NULL. */
+static inline const NDT_T *permute_kept(const permute_runs *k, const int64_t *x0, int r, int q, int64_t j,
+                                        int nt, int64_t *n)
+{
+    if (j >= k->len || x0[q] != k->x0[q] + GROUP || k->n[j] < GROUP + nt)
+        return NULL;
+    for (int i = 0; i < r; ++i)
+        if (i != q && x0[i] != k->x0[i])
+            return NULL;
+    *n = k->n[j] - GROUP;
+    return k->p[j] + GROUP;
+}
 
 /* The page coordinate of output element x and x's offset in that page (row-major in the page box). */
 static inline int64_t permute_in_page(const int64_t *x, const int64_t *pd, int r, int64_t *pc)
@@ -92,6 +117,10 @@ void permute(const nda_core *core, const nda_args *args)
     const bool alone = nda_self(core, out) < 0; /* this core holds none of out: each row a group of one */
     const int stream = rows_streaming(rows_bytes(r, od, (int64_t)sizeof(NDT_T))); /* eltwise_rows.h */
     int64_t y[ROWS_MAX_RANK] = {0};
+    permute_runs kept; /* 64 KiB on the stack: RUNS_KEPT pointers and counts */
+    kept.len = 0;      /* none kept: permute_kept finds no column below it */
+    for (int i = 0; i < ROWS_MAX_RANK; ++i)
+        kept.x0[i] = 0;
     for (nda_iter it = nda_iter_local(core, out); nda_iter_valid(&it); nda_iter_next(&it)) {
         int64_t pc[ROWS_MAX_RANK], x[ROWS_MAX_RANK] = {0}, off;
         rows w;
@@ -154,11 +183,18 @@ void permute(const nda_core *core, const nda_args *args)
                 const NDT_T *run[TILE]; /* column j0 + j from the group's first row */
                 bool one = true;        /* every column's nt elements are one input run */
                 for (int j = 0; j < jn; ++j) {
-                    for (int i = 0; i < r; ++i)
-                        y[perm[i]] = x0[i] + (i == r - 1 ? j0 + j : 0);
                     int64_t n;
-                    run[j] = nda_elem_read(core, a, y, &n);
+                    run[j] = permute_kept(&kept, x0, r, q, j0 + j, nt, &n);
+                    if (!run[j]) {
+                        for (int i = 0; i < r; ++i)
+                            y[perm[i]] = x0[i] + (i == r - 1 ? j0 + j : 0);
+                        run[j] = nda_elem_read(core, a, y, &n);
+                    }
                     one = one && n >= nt;
+                    if (j0 + j < RUNS_KEPT) {
+                        kept.p[j0 + j] = run[j];
+                        kept.n[j0 + j] = n;
+                    }
                 }
                 for (int t = 0; t * TILE < nt; ++t) { /* the tiles of rows t TILE .. t TILE + TILE - 1 */
                     NDT_T *const *trow = row + t * TILE;
@@ -192,6 +228,9 @@ void permute(const nda_core *core, const nda_args *args)
                     permute_put(trow, col, tn, jn == TILE ? whole[t] : 0, j0, jn);
                 }
             }
+            for (int i = 0; i < r; ++i) /* the runs kept are this group's now */
+                kept.x0[i] = x0[i];
+            kept.len = rows_min(len, RUNS_KEPT);
         } while (rows_next(&w));
     }
 }
