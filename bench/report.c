@@ -91,13 +91,18 @@ void nr_print_table(FILE *fp, const nr_result *r)
     fprintf(fp, "\nspeedup, specialized over generic: %.2fx (medians of %d interleaved rounds; the medians' 95%% "
                 "intervals within %.1f%%%s)\n", r->generic.median / r->specialized.median, r->specialized.repeats,
             100 * r->ci_half_width, r->tight ? "" : ": too noisy to believe, rerun on a quieter machine");
-    fprintf(fp, "limit: %s, %.2f %s: the best of", nr_limit_name(r), nr_limit(r), unit);
-    for (int i = 0; i < r->ceiling.n; ++i)
-        fprintf(fp, "%s %s %.2f", i ? "," : "", r->ceiling.name[i], r->ceiling.rate[i]);
-    fprintf(fp, "%s\n(timed in the same rounds, each from flushed caches unless the case is 4 times their size, in a\n"
-                "rotated order). Probed before: STREAM copy %.2f GB/s, add %.2f GB/s, read %.2f GB/s, memcpy %.2f GB/s,\n"
-                "f32 FMA peak %.1f GFLOP/s (runs of 20 ms or more)\n", r->ceiling.n ? "" : " nothing (probes off)",
-            r->machine.copy_gbs, r->machine.add_gbs, r->machine.read_gbs, r->machine.memcpy_gbs, r->machine.peak_gflops);
+    if (r->ceiling.n == 0) { /* probes off: no number stands for a limit */
+        fprintf(fp, "limit: not measured (probes off)\n");
+    } else {
+        fprintf(fp, "limit: %s, %.2f %s: the best of", nr_limit_name(r), nr_limit(r), unit);
+        for (int i = 0; i < r->ceiling.n; ++i)
+            fprintf(fp, "%s %s %.2f", i ? "," : "", r->ceiling.name[i], r->ceiling.rate[i]);
+        fprintf(fp, "\n(timed in the same rounds, each from flushed caches unless the case is 4 times their size, in a\n"
+                    "rotated order). Probed before: STREAM copy %.2f GB/s, add %.2f GB/s, read %.2f GB/s, memcpy %.2f "
+                    "GB/s,\nf32 FMA peak %.1f GFLOP/s (runs of 20 ms or more)\n",
+                r->machine.copy_gbs, r->machine.add_gbs, r->machine.read_gbs, r->machine.memcpy_gbs,
+                r->machine.peak_gflops);
+    }
     print_machine(fp);
     fprintf(fp, "load average (1 minute): %.2f before the rounds, %.2f after\n", r->load[0], r->load[1]);
     fprintf(fp, "pages read by the specialized kernel: %lld local, %lld remote: %.2f per page of input data%s\n",

@@ -39,6 +39,10 @@ then ok; else bad "compare reduce_max bf16 over axes 0,2"; fi
 if $ndrun compare --op reduce_sum --shape 6,300 --shard 3,300 --grid 2x1 --axes 0,1 --no-probes \
      --min-time 0 --repeats 1 --json | jq -e '.match and .reference_checked and .shapes == "6x300->1x1"' >/dev/null
 then ok; else bad "compare reduce_sum over every axis"; fi
+# Probes off: the table says the limit was not measured and prints no rate for it (issue 25)
+out=$($ndrun compare --op add --shape 16,64 --shard 8,64 --grid 2x1 --no-probes --min-time 0 --repeats 1 2>&1)
+if grep -q '^limit: not measured (probes off)$' <<<"$out" && ! grep -q ' 0\.00 GB/s' <<<"$out"
+then ok; else bad "compare --no-probes prints a limit: $(grep -E 'limit|GB/s' <<<"$out" | head -3)"; fi
 if $ndrun compare --op permute --shape 4,6,8 --shard 2,6,8 --grid 2x1 --perm 2,0,1 --operand out --shard 4,4,6 \
      --min-time 0 --repeats 1 --json | jq -e '.match and .shapes == "4x6x8->8x4x6"' >/dev/null
 then ok; else bad "compare permute 2,0,1"; fi
