@@ -15,7 +15,8 @@ static const char usage[] =
     "Commands:\n"
     "  compare   one op on one set of distributions: a table, or JSON with --json\n"
     "  bench     the bundled suite: a table, a JSON result file and an SVG chart\n"
-    "  tune      the fastest distribution of one op, by a cost model and measurement\n"
+    "  tune      the fastest distribution of one op, or of a chain of ops (--chain), by a cost model and\n"
+    "            measurement\n"
     "\n"
     "Run 'ndrun <command> --help' for a command's options. 'ndrun --version' prints the version.\n";
 
@@ -164,8 +165,12 @@ static int run_command(int argc, char **argv)
         return nr_compare_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "bench") == 0)
         return nr_bench_main(argc - 1, argv + 1);
-    if (strcmp(argv[1], "tune") == 0)
+    if (strcmp(argv[1], "tune") == 0) {
+        for (int i = 2; i < argc; ++i)
+            if (strcmp(argv[i], "--chain") == 0)
+                return nr_tune_chain_main(argc - 1, argv + 1);
         return nr_tune_main(argc - 1, argv + 1);
+    }
     fprintf(stderr, "ndrun: %s: unknown command; see ndrun --help\n", argv[1]);
     return 2;
 }

@@ -330,8 +330,10 @@ void nr_chart_svg(FILE *fp, const nr_result *r, int n);
 
 /* ---- suite.c and main.c: the subcommands. */
 int nr_compare_main(int argc, char **argv);
-/* tune.c: ndrun tune, the fastest distribution of one op by search and measurement. */
+/* tune.c: ndrun tune, the fastest distribution of one op by search and measurement (tune_chain.c: of
+ * a chain, ndrun tune --chain; tune.h). */
 int nr_tune_main(int argc, char **argv);
+int nr_tune_chain_main(int argc, char **argv);
 int nr_bench_main(int argc, char **argv);
 /* suite_contract.c: ndrun bench --contractions, the contraction cases beside the OpenBLAS peer. */
 int nr_bench_contract_main(int argc, char **argv);

@@ -33,55 +33,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ndrun.h"
-
-enum { TUNE_MAX = 4096, TUNE_TOP_DEFAULT = 4, TUNE_TOP_MAX = 16, TUNE_ARGS = 40, TUNE_ROUNDS_MAX = 1000 };
-enum { TUNE_OPERANDS = 8 };
-
-typedef struct cand {
-    int64_t ways[ND_MAX_RANK], shard[ND_MAX_RANK]; /* an einsum: ways and shard of each output letter */
-    bool tiles;
-    double flops;      /* an einsum's model, first: the busiest core's multiply-adds (0 for other ops) */
-    double bytes;      /* the model: the busiest core's bytes */
-    int64_t pages;     /* that core's pages */
-    char text[160];    /* "--shard 64,4096 --tile 32x32" */
-    double median, half; /* measured seconds and the 95% interval's half width (relative); NAN: not timed */
-    bool tight;
-    bool picked;       /* given with --also */
-} cand;
-
-typedef struct tune_opts {
-    const char *op, *shape, *grid, *dtype, *axes, *json_out, *svg_out;
-    const char *also[TUNE_TOP_MAX]; /* --also SHARD[:tile]: distributions the user picked, timed beside */
-    int nalso;
-    int top, rounds;
-    bool predict_only;
-} tune_opts;
-
-typedef struct tune_job {
-    tune_opts o;
-    nr_settings s;
-    int rank, gx, gy;
-    int64_t shape[ND_MAX_RANK], cores, elem;
-    bool reduced[ND_MAX_RANK]; /* the dims each output element reads whole: reduced, or softmax's last */
-    bool drops;                /* the output drops the reduced dims (a reduction without keepdims) */
-    int ninputs;
-    const char *in_name, *out_name; /* the op's first input and its output, as its spec names them */
-    /* an einsum: its operands' letters and names, and each letter's size (the output's letters are the
-     * search's dims: rank and shape above are the output's) */
-    bool einsum;
-    int noperands;
-    const char *letters[TUNE_OPERANDS], *names[TUNE_OPERANDS];
-    int64_t size[128];
-    cand *c;
-    int n;
-} tune_job;
+#include "tune.h"
 
 /* ---------------------------------------------------------------- candidates and the model */
 
-static int einsum_dims(const tune_job *j, const cand *c, int k, int64_t *shape, int64_t *shard);
 
-static void format_dims(char *buf, size_t len, const int64_t *v, int n)
+void nr_tune_format_dims(char *buf, size_t len, const int64_t *v, int n)
 {
     int at = 0;
     buf[0] = '\0';
@@ -101,8 +58,8 @@ static int out_dims(const tune_job *j, const int64_t *v, int64_t *out)
 }
 
 /* One operand's distribution as a spec's Lua table: shape, shard, tile, grid, dtype. */
-static void lua_dist(char *buf, size_t len, const tune_job *j, const int64_t *shape, const int64_t *shard, int n,
-                     bool tiles)
+void nr_tune_lua_dist(char *buf, size_t len, const char *grid, const char *dtype, const int64_t *shape,
+                      const int64_t *shard, int n, bool tiles)
 {
     char s[256] = "", h[256] = "";
     for (int i = 0; i < n; ++i) {
@@ -110,28 +67,27 @@ static void lua_dist(char *buf, size_t len, const tune_job *j, const int64_t *sh
         snprintf(h + strlen(h), sizeof h - strlen(h), "%s%lld", i ? ", " : "", (long long)shard[i]);
     }
     snprintf(buf, len, "{ shape = { %s }, shard = { %s }%s, grid = \"%s\"%s%s%s }", s, h,
-             tiles ? ", tile = \"32x32\"" : "", j->o.grid, j->o.dtype ? ", dtype = \"" : "",
-             j->o.dtype ? j->o.dtype : "", j->o.dtype ? "\"" : "");
+             tiles ? ", tile = \"32x32\"" : "", grid, dtype ? ", dtype = \"" : "", dtype ? dtype : "", dtype ? "\"" : "");
 }
 
 /* The candidate as a target a spec takes as it is: `{ all = {...} }` when every operand is placed alike,
  * else the input and output by name (a reduction: the output's shard is the kept dims'). */
-static void spec_target(char *buf, size_t len, const tune_job *j, const cand *c)
+void nr_tune_spec_target(char *buf, size_t len, const tune_job *j, const cand *c)
 {
     char in[512], out[512];
     if (j->einsum) { /* every operand by name */
         int at = snprintf(buf, len, "{");
         for (int k = 0; k < j->noperands && at >= 0 && (size_t)at < len; ++k) {
             int64_t shape[ND_MAX_RANK], shard[ND_MAX_RANK];
-            int rk = einsum_dims(j, c, k, shape, shard);
-            lua_dist(in, sizeof in, j, shape, shard, rk, c->tiles);
+            int rk = nr_tune_operand_dims(j, c, k, shape, shard);
+            nr_tune_lua_dist(in, sizeof in, j->o.grid, j->o.dtype, shape, shard, rk, c->tiles);
             at += snprintf(buf + at, len - (size_t)at, "%s %s = %s", k ? "," : "", j->names[k], in);
         }
         if (at >= 0 && (size_t)at < len)
             snprintf(buf + at, len - (size_t)at, " }");
         return;
     }
-    lua_dist(in, sizeof in, j, j->shape, c->shard, j->rank, c->tiles);
+    nr_tune_lua_dist(in, sizeof in, j->o.grid, j->o.dtype, j->shape, c->shard, j->rank, c->tiles);
     if (!j->o.axes) {
         snprintf(buf, len, "{ all = %s }", in);
         return;
@@ -141,7 +97,7 @@ static void spec_target(char *buf, size_t len, const tune_job *j, const cand *c)
     out_dims(j, c->shard, oshard);
     if (nk == 0) /* every dim reduced: one element */
         oshape[0] = oshard[0] = 1, nk = 1;
-    lua_dist(out, sizeof out, j, oshape, oshard, nk, false);
+    nr_tune_lua_dist(out, sizeof out, j->o.grid, j->o.dtype, oshape, oshard, nk, false);
     snprintf(buf, len, "{ %s = %s, %s = %s }", j->in_name, in, j->out_name, out);
 }
 
@@ -149,7 +105,7 @@ static void spec_target(char *buf, size_t len, const tune_job *j, const cand *c)
 
 /* Operand k's shape and shard under candidate c: a letter of the output takes c's shard of it, any
  * other letter (contracted) its whole size. Returns the operand's rank. */
-static int einsum_dims(const tune_job *j, const cand *c, int k, int64_t *shape, int64_t *shard)
+int nr_tune_operand_dims(const tune_job *j, const cand *c, int k, int64_t *shape, int64_t *shard)
 {
     const char *out = j->letters[j->noperands - 1], *x = j->letters[k];
     int r = (int)strlen(x);
@@ -190,7 +146,7 @@ static void einsum_predict(const tune_job *j, cand *c)
     int64_t pages[TUNE_OPERANDS];
     for (int k = 0; k <= nout; ++k) {
         int64_t shape[ND_MAX_RANK], shard[ND_MAX_RANK], e = 1;
-        int rk = einsum_dims(j, c, k, shape, shard);
+        int rk = nr_tune_operand_dims(j, c, k, shape, shard);
         for (int i = 0; i < rk; ++i)
             e *= shard[i];
         block[k] = (double)e * (double)j->elem;
@@ -240,7 +196,7 @@ static bool einsum_whole_tiles(const tune_job *j, const cand *c)
 {
     for (int k = 0; k < j->noperands; ++k) {
         int64_t shape[ND_MAX_RANK], shard[ND_MAX_RANK];
-        int rk = einsum_dims(j, c, k, shape, shard);
+        int rk = nr_tune_operand_dims(j, c, k, shape, shard);
         if (rk < 2 || shard[rk - 1] % 32 || shard[rk - 2] % 32)
             return false;
     }
@@ -310,7 +266,7 @@ static void enumerate(tune_job *j, int d, int64_t *ways, int64_t product)
             if (tiles && (!whole_tiles || kept < 2 || (j->drops && (j->reduced[j->rank - 1] || j->reduced[j->rank - 2]))))
                 continue;
             predict(j, &c);
-            format_dims(dims, sizeof dims, c.shard, j->rank);
+            nr_tune_format_dims(dims, sizeof dims, c.shard, j->rank);
             snprintf(c.text, sizeof c.text, "--shard %s%s", dims, c.tiles ? " --tile 32x32" : "");
             j->c[j->n++] = c;
         }
@@ -378,7 +334,7 @@ static int pick_also(tune_job *j, const char *text, nd_error *err)
  * in ways the byte model does not see (matmul 2048 on 2x1 cores: 130 to 140 ms with 32x32 tiles, 88 to
  * 89 with rows; scores 2,8,512,64,512: 11 ms with tiles, 3.9 with rows), so measurement decides. When
  * the top `top` (2 or more) hold one kind, the best candidate of the other moves in as the last. */
-static void both_page_kinds(tune_job *j, int top)
+void nr_tune_both_page_kinds(tune_job *j, int top)
 {
     if (top < 2)
         return;
@@ -398,7 +354,7 @@ static void both_page_kinds(tune_job *j, int top)
 
 /* Candidate c as an ndrun case: the op over the grid, every operand split as c (a reduction's output by
  * c's kept dims). args holds the strings; a[] the argument vector. */
-static int case_of(const tune_job *j, const cand *c, nr_case *out, nd_error *err)
+int nr_tune_case(const tune_job *j, const cand *c, nr_case *out, nd_error *err)
 {
     static char text[TUNE_ARGS][160];
     const char *a[TUNE_ARGS + 1];
@@ -410,8 +366,8 @@ static int case_of(const tune_job *j, const cand *c, nr_case *out, nd_error *err
     if (j->einsum) { /* each operand its own shard */
         for (int k = 0; k < j->noperands; ++k) {
             int64_t shape[ND_MAX_RANK], shard[ND_MAX_RANK];
-            int rk = einsum_dims(j, c, k, shape, shard);
-            format_dims(text[k], sizeof text[k], shard, rk);
+            int rk = nr_tune_operand_dims(j, c, k, shape, shard);
+            nr_tune_format_dims(text[k], sizeof text[k], shard, rk);
             a[n++] = "--operand", a[n++] = j->names[k], a[n++] = "--shard", a[n++] = text[k];
             if (c->tiles)
                 a[n++] = "--tile", a[n++] = "32x32";
@@ -419,14 +375,14 @@ static int case_of(const tune_job *j, const cand *c, nr_case *out, nd_error *err
         a[n] = NULL;
         return nr_case_from_args(c->text, a, n, out, err);
     }
-    format_dims(text[0], sizeof text[0], c->shard, j->rank);
+    nr_tune_format_dims(text[0], sizeof text[0], c->shard, j->rank);
     a[n++] = "--shard", a[n++] = text[0];
     if (c->tiles)
         a[n++] = "--tile", a[n++] = "32x32";
     if (j->o.axes) {
         int64_t kept[ND_MAX_RANK];
         int nk = out_dims(j, c->shard, kept);
-        format_dims(dims, sizeof dims, kept, nk);
+        nr_tune_format_dims(dims, sizeof dims, kept, nk);
         snprintf(text[1], sizeof text[1], "%s", nk ? dims : "1");
         a[n++] = "--axes", a[n++] = j->o.axes, a[n++] = "--operand", a[n++] = "out", a[n++] = "--shard", a[n++] = text[1];
     }
@@ -448,15 +404,17 @@ static int cmp_double(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-/* The top candidates' specialized kernels in interleaved rounds, each launch from flushed caches, the
- * order rotated each round; at least o.rounds rounds and 0.2 s of each. */
-static int measure(tune_job *j, nd_kernels *k, int top, nd_error *err)
+int nr_tune_time(nd_kernels *k, const nr_settings *s, int n, int rounds,
+                 int (*make)(void *ctx, int i, nr_case *out, nd_error *err), void *ctx, nr_tune_timing *out,
+                 nd_error *err)
 {
-    timed *tm = calloc((size_t)top, sizeof *tm);
+    timed *tm = calloc((size_t)n, sizeof *tm);
     int rc = tm ? 0 : nd_failc(err, ND_ENOMEM, "out of memory");
-    for (int i = 0; i < top && !rc; ++i) {
+    for (int i = 0; i < n && !rc; ++i) {
         nr_case nc;
-        rc = case_of(j, &j->c[i], &nc, err) || nr_setup_open(k, &nc, &j->s, &tm[i].su, err);
+        if ((rc = make(ctx, i, &nc, err)))
+            break;
+        rc = nr_setup_open(k, &nc, s, &tm[i].su, err);
         tm[i].open = rc == 0;
         if (!rc)
             rc = nd_kernels_pick(k, tm[i].su.entry->op, tm[i].su.t, tm[i].su.n, ND_VARIANT_SPECIALIZED, &tm[i].pick,
@@ -466,30 +424,48 @@ static int measure(tune_job *j, nd_kernels *k, int top, nd_error *err)
         if (rc) {
             char why[sizeof err->msg];
             snprintf(why, sizeof why, "%s", err->msg);
-            nd_fail(err, "candidate %s: %s", j->c[i].text, why);
+            nd_fail(err, "candidate %s: %s", nc.label, why);
         }
     }
-    int rounds = 0;
-    for (double start = nr_now(); !rc && rounds < TUNE_ROUNDS_MAX &&
-                                  (rounds < j->o.rounds || nr_now() - start < 0.2 * top); ++rounds)
-        for (int q = 0; q < top && !rc; ++q) {
-            timed *x = &tm[(q + rounds) % top];
+    int done = 0;
+    for (double start = nr_now(); !rc && done < TUNE_ROUNDS_MAX && (done < rounds || nr_now() - start < 0.2 * n);
+         ++done)
+        for (int q = 0; q < n && !rc; ++q) {
+            timed *x = &tm[(q + done) % n];
             nd_launch_stats st;
             nr_flush_caches(x->su.dev, x->working);
             nr_watch_begin("specialized", x->pick.entry->op, x->pick.entry->symbol);
             rc = nd_launch_entry(x->su.dev, x->pick.entry, x->su.t, x->su.n, x->su.scalars, x->su.nscalars, &st, err);
             nr_watch_end();
-            x->t[rounds] = st.seconds;
+            x->t[done] = st.seconds;
         }
-    for (int i = 0; i < top && !rc; ++i) {
-        qsort(tm[i].t, (size_t)rounds, sizeof *tm[i].t, cmp_double);
-        j->c[i].median = tm[i].t[rounds / 2];
-        j->c[i].tight = nr_median_tight(tm[i].t, rounds, &j->c[i].half);
+    for (int i = 0; i < n && !rc; ++i) {
+        qsort(tm[i].t, (size_t)done, sizeof *tm[i].t, cmp_double);
+        out[i].median = tm[i].t[done / 2];
+        out[i].tight = nr_median_tight(tm[i].t, done, &out[i].half);
     }
-    for (int i = 0; tm && i < top; ++i)
+    for (int i = 0; tm && i < n; ++i)
         if (tm[i].open)
             nr_setup_close(&tm[i].su);
     free(tm);
+    return rc;
+}
+
+static int make_candidate(void *ctx, int i, nr_case *out, nd_error *err)
+{
+    const tune_job *j = ctx;
+    return nr_tune_case(j, &j->c[i], out, err);
+}
+
+/* The top candidates, timed together (nr_tune_time). */
+static int measure(tune_job *j, nd_kernels *k, int top, nd_error *err)
+{
+    nr_tune_timing *t = calloc((size_t)top, sizeof *t);
+    int rc = t ? nr_tune_time(k, &j->s, top, j->o.rounds, make_candidate, j, t, err)
+               : nd_failc(err, ND_ENOMEM, "out of memory");
+    for (int i = 0; i < top && !rc; ++i)
+        j->c[i].median = t[i].median, j->c[i].half = t[i].half, j->c[i].tight = t[i].tight;
+    free(t);
     return rc;
 }
 
@@ -540,7 +516,7 @@ static void report_text(FILE *fp, const tune_job *j, int top, int win, bool tie)
         for (int k = 0; k < j->noperands; ++k) {
             int64_t shape[ND_MAX_RANK], shard[ND_MAX_RANK];
             char dims[128];
-            format_dims(dims, sizeof dims, shard, einsum_dims(j, &j->c[win], k, shape, shard));
+            nr_tune_format_dims(dims, sizeof dims, shard, nr_tune_operand_dims(j, &j->c[win], k, shape, shard));
             fprintf(fp, " --operand %s --shard %s%s", j->names[k], dims, j->c[win].tiles ? " --tile 32x32" : "");
         }
         fputc('\n', fp);
@@ -549,7 +525,7 @@ static void report_text(FILE *fp, const tune_job *j, int top, int win, bool tie)
                 j->c[win].text);
     }
     char lua[1200];
-    spec_target(lua, sizeof lua, j, &j->c[win]);
+    nr_tune_spec_target(lua, sizeof lua, j, &j->c[win]);
     fprintf(fp, "spec target: %s\n", lua);
 }
 
@@ -561,7 +537,7 @@ static void report_json(FILE *fp, const void *ctx)
     for (int i = 0; i < j->n; ++i) {
         const cand *c = &j->c[i];
         char lua[1200];
-        spec_target(lua, sizeof lua, j, c);
+        nr_tune_spec_target(lua, sizeof lua, j, c);
         fprintf(fp, "    {\"candidate\": \"%s\", \"spec_target\": ", c->text);
         nr_json_str(fp, lua);
         if (j->einsum)
@@ -587,7 +563,7 @@ static int draw_winner(const tune_job *j, const cand *c, const char *path, nd_er
     if (nr_own_ndgen(ndgen, sizeof ndgen, err))
         return -1;
     if (j->einsum) {
-        r = einsum_dims(j, c, j->noperands - 1, v, s);
+        r = nr_tune_operand_dims(j, c, j->noperands - 1, v, s);
     } else if (j->o.axes) { /* the reduction's output: its kept dims (one element when none) */
         r = out_dims(j, j->shape, v);
         out_dims(j, c->shard, s);
@@ -598,8 +574,8 @@ static int draw_winner(const tune_job *j, const cand *c, const char *path, nd_er
         r = j->rank;
         memcpy(v, j->shape, sizeof v), memcpy(s, c->shard, sizeof s);
     }
-    format_dims(shape, sizeof shape, v, r);
-    format_dims(shard, sizeof shard, s, r);
+    nr_tune_format_dims(shape, sizeof shape, v, r);
+    nr_tune_format_dims(shard, sizeof shard, s, r);
     const char *argv[] = {ndgen, "show", "--shape", shape, "--shard", shard, "--grid", j->o.grid,
                           "--format", "svg", "--output", path, tiles ? "--tile" : NULL, "32x32", NULL, NULL, NULL};
     if (j->o.dtype) /* after the tile pair, or in its place */
@@ -634,7 +610,7 @@ static const char tune_usage[] =
     "softmax), reductions (--axes), and einsums of two inputs (matmul, bmm, scores, ...: --shape gives one\n"
     "size per index letter, as ndrun compare reads it; the output's letters are split, each input splits\n"
     "the letters it shares with the output alike and holds the rest whole; the model ranks the busiest\n"
-    "core's multiply-adds first, then its bytes).\n"
+    "core's multiply-adds first, then its bytes). For a chain of ops: ndrun tune --chain --help.\n"
     "\n"
     "Options:\n"
     "  --op NAME         the op (required)\n"
@@ -651,6 +627,38 @@ static const char tune_usage[] =
     "  --svg-out FILE    the chosen distribution of the output drawn by ndgen show --format svg (which\n"
     "                    writes it whole or not at all)\n"
     "  --threads N, --cache-dir DIR: as ndrun compare\n";
+
+/* One option of ndrun tune at argv[*i]: a string into *slot, a number from 1 to hi into *num, else one
+ * of ndrun's common options (--threads, --cache-dir, ...); a distribution's option is refused, as the
+ * command (`who`) chooses them. Advances *i past a value. */
+int nr_tune_option(int argc, char **argv, int *i, const char **slot, int *num, int hi, nr_settings *s,
+                   const char *who, nd_error *err)
+{
+    const char *a = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : NULL;
+    if ((slot || num) && !v)
+        return nd_fail(err, "%s: needs a value", a);
+    if (slot) {
+        *slot = v, ++*i;
+        return 0;
+    }
+    if (num) {
+        char *end;
+        long n = strtol(v, &end, 10);
+        if (*end || end == v || n < 1 || n > hi)
+            return nd_fail(err, "%s %s: expected a number from 1 to %d", a, v, hi);
+        *num = (int)n, ++*i;
+        return 0;
+    }
+    nr_case ignored = {.nflags = 1};
+    int rc = nr_parse_common(argc, argv, i, &ignored, s, err);
+    if (rc > 0)
+        return nd_fail(err, "%s: unknown option; see %s --help", a, who);
+    if (rc < 0)
+        return -1;
+    if (ignored.op || ignored.flags[0].flags.shard || ignored.nflags > 1)
+        return nd_fail(err, "%s: %s chooses the distributions itself", a, who);
+    return 0;
+}
 
 static int parse(int argc, char **argv, tune_job *j, nd_error *err)
 {
@@ -673,29 +681,9 @@ static int parse(int argc, char **argv, tune_job *j, nd_error *err)
             o->predict_only = true;
             continue;
         }
-        if ((slot || num) && !v)
-            return nd_fail(err, "%s: needs a value", a);
-        if (slot) {
-            *slot = v, ++i;
-            continue;
-        }
-        if (num) {
-            char *end;
-            long n = strtol(v, &end, 10);
-            int hi = num == &o->top ? TUNE_TOP_MAX : TUNE_ROUNDS_MAX;
-            if (*end || end == v || n < 1 || n > hi)
-                return nd_fail(err, "%s %s: expected a number from 1 to %d", a, v, hi);
-            *num = (int)n, ++i;
-            continue;
-        }
-        nr_case ignored = {.nflags = 1};
-        int rc = nr_parse_common(argc, argv, &i, &ignored, &j->s, err);
-        if (rc > 0)
-            return nd_fail(err, "%s: unknown option; see ndrun tune --help", a);
-        if (rc < 0)
+        if (nr_tune_option(argc, argv, &i, slot, num, num == &o->top ? TUNE_TOP_MAX : TUNE_ROUNDS_MAX, &j->s,
+                           "ndrun tune", err))
             return -1;
-        if (ignored.op || ignored.flags[0].flags.shard || ignored.nflags > 1)
-            return nd_fail(err, "%s: ndrun tune chooses the distributions itself", a);
     }
     if (!o->op || !o->shape || !o->grid)
         return nd_fail(err, "--%s: required", !o->op ? "op" : !o->shape ? "shape" : "grid");
@@ -789,6 +777,20 @@ static int setup_job(tune_job *j, nd_kernels *k, nd_error *err)
     return 0;
 }
 
+int nr_tune_prepare(tune_job *j, nd_kernels *k, nd_error *err)
+{
+    int64_t ways[ND_MAX_RANK];
+    if (setup_job(j, k, err))
+        return -1;
+    if (!(j->c = calloc(TUNE_MAX, sizeof *j->c)))
+        return nd_failc(err, ND_ENOMEM, "out of memory");
+    enumerate(j, 0, ways, 1);
+    qsort(j->c, (size_t)j->n, sizeof *j->c, by_model);
+    if (j->n == 0)
+        return nd_failc(err, ND_EREFUSED, "no split of [%s] over %s cores into equal shards", j->o.shape, j->o.grid);
+    return 0;
+}
+
 int nr_tune_main(int argc, char **argv)
 {
     tune_job j;
@@ -811,21 +813,12 @@ int nr_tune_main(int argc, char **argv)
     int rc = ndf_check_clobber(paths, what, 2, NULL, 0, &err);
     rc = rc || (j.o.json_out && nr_outputs_open(&out, paths, what, 1, &err));
     bool opened = j.o.json_out && !rc;
-    rc = rc || nr_open_kernels(&j.s, &k, &err) || setup_job(&j, k, &err);
-    int64_t ways[ND_MAX_RANK];
-    if (!rc && !(j.c = calloc(TUNE_MAX, sizeof *j.c)))
-        rc = nd_failc(&err, ND_ENOMEM, "out of memory");
-    if (!rc) {
-        enumerate(&j, 0, ways, 1);
-        qsort(j.c, (size_t)j.n, sizeof *j.c, by_model);
-        if (j.n == 0)
-            rc = nd_failc(&err, ND_EREFUSED, "no split of [%s] over %s cores into equal shards", j.o.shape, j.o.grid);
-    }
+    rc = rc || nr_open_kernels(&j.s, &k, &err) || nr_tune_prepare(&j, k, &err);
     for (int a = 0; !rc && a < j.o.nalso; ++a)
         rc = pick_also(&j, j.o.also[a], &err);
     int top = j.o.top < j.n ? j.o.top : j.n, win = 0;
     if (!rc)
-        both_page_kinds(&j, top);
+        nr_tune_both_page_kinds(&j, top);
     for (int i = top; i < j.n; ++i) /* the user's picks are timed too, after the model's best */
         if (j.c[i].picked) {
             cand x = j.c[i];

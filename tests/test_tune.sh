@@ -178,6 +178,41 @@ if "$ndrun" tune --op matmul --shape 128,64,96 --grid 2x1 --top 2 --repeats 3 --
    jq -e '[.ranked[0:2][] | .median_seconds > 0] == [true, true]' "$tmp/mmt.json" >/dev/null; then ok
 else bad "measured einsum: $(cat "$tmp/out" "$tmp/err" | head -c 600)"; fi
 
+# a chain (an MLP: matmul, relu, matmul), measured: the plan is the least total over every path through
+# the timed candidates, recomputed here by brute force from the JSON's medians (a step's own time plus
+# the reshard into it, none where the result lies as taken), and so is the best total ending at each
+# candidate of the last step; the plan's own total adds up; the steps' own fastest and the best plan
+# without reshards are never below it
+if "$ndrun" tune --chain bx,xy-\>by relu by,yz-\>bz --shape b=64,x=128,y=256,z=64 --grid 2x1 --top 2 --repeats 3 \
+     --json-out "$tmp/chain.json" >"$tmp/out" 2>"$tmp/err" &&
+   jq -e 'def paths(s; p): if s == (.steps | length) then [[]]
+            else [range(0; .steps[s].candidates | length) as $c | paths(s + 1; $c)[] | [$c] + .] end;
+          def cost(path): [range(0; path | length) as $s | .steps[$s].candidates[path[$s]].step_seconds
+            + (if $s > 0 then (.steps[$s].reshard_seconds[path[$s - 1]][path[$s]] // 0) else 0 end)] | add;
+          . as $j | ([paths(0; 0)[] | . as $p | $j | cost($p)] | min) as $least
+          | (.total_seconds - $least | fabs) < 1e-12 and (cost(.plan) - .total_seconds | fabs) < 1e-12
+            and .greedy_seconds >= .total_seconds - 1e-12
+            and (.aligned_seconds == null or .aligned_seconds >= .total_seconds - 1e-12)
+            and (.steps | length) == 2 and .steps[0].eltwise == ["relu"]
+            and ([range(0; .steps[-1].candidates | length) as $c
+                  | ([paths(0; 0)[] | select(.[-1] == $c) | . as $p | $j | cost($p)] | min) as $m
+                  | (.steps[-1].candidates[$c].best_seconds - $m | fabs) < 1e-12] | all)' "$tmp/chain.json" >/dev/null &&
+   grep -q '^plan: step 1 candidate' "$tmp/out"; then ok
+else bad "chain: $(cat "$tmp/out" "$tmp/err" | head -c 800)"; fi
+# the steps that line up with a neighbour join the timed set: step 1 in rows (b split) feeds step 2 as
+# it lies, so a plan without reshards exists
+if jq -e '.aligned_seconds != null and ([.steps[0].candidates[].candidate] | any(test("b=2,y=1")))' \
+     "$tmp/chain.json" >/dev/null; then ok; else bad "chain: no aligned plan timed: $(head -c 600 "$tmp/chain.json")"; fi
+# the chain's last matmul's spec target generates a kernel for its distribution
+flags=$(jq -r '.steps[1].candidates[.plan[1]].spec_target' "$tmp/chain.json")
+printf 'spec target: %s\n' "$flags" >"$tmp/chainmm.out"
+if [ -n "$flags" ] && [ "$flags" != null ]; then
+  spec_roundtrip chainmm 'op {
+  name = "matmul", template = "matmul.c", params = {},
+  inputs = { { name = "a", dtype = "f32", index = "ik" }, { name = "b", dtype = "f32", index = "kj" } },
+  outputs = { { name = "out", dtype = "f32", index = "ij" } },'
+else bad "chain: no spec target"; fi
+
 # refused, with the reason
 refuse() { # WANT-RC REGEX ARGS...
   local want=$1 re=$2
@@ -196,6 +231,11 @@ refuse 2 "--top 0: expected a number from 1 to 16" --op add --shape 64,64 --grid
 refuse 2 "ndrun tune chooses the distributions itself" --op add --shape 64,64 --grid 2x1 --shard 32,64
 refuse 2 "--grid: required" --op add --shape 64,64
 refuse 1 "it is also --json-out" --op add --shape 64,64 --grid 2x1 --predict-only --json-out "$tmp/same" --svg-out "$tmp/same"
+refuse 2 "a chain starts with an einsum" --chain relu 'ik,kj->ij' --shape i=8,k=8,j=8 --grid 2x1
+refuse 1 "neither input is the previous result 'ij'" --chain 'ik,kj->ij' 'jk,kl->jl' --shape i=8,k=8,j=8,l=8 --grid 2x1
+refuse 1 "no einsum op of two inputs" --chain 'ikl,kj->ij' --shape i=8,k=8,j=8,l=8 --grid 2x1
+refuse 1 "no size for letter 'j'" --chain 'ik,kj->ij' --shape i=8,k=8 --grid 2x1
+refuse 2 "'i' given twice" --chain 'ik,kj->ij' --shape i=8,i=4 --grid 2x1
 mkfifo "$tmp/fifo"
 refuse 1 "it is a named pipe" --op add --shape 64,64 --grid 2x1 --predict-only --json-out "$tmp/fifo"
 
