@@ -252,17 +252,39 @@ static void add_timed(chain_step *st, int c)
 /* The model ranks each step alone, so its best of two steps may never line up. For each timed candidate
  * of step s - 1, the model's best candidate of step s that takes its result as it lies joins step s's
  * timed set (forward: at s); for each timed candidate of step s, the model's best of step s - 1 whose
- * result it takes as it lies joins step s - 1's (backward). The plan then weighs staying aligned against
- * resharding wherever either side's model allows. */
+ * result it takes as it lies joins step s - 1's (backward); each of both page kinds, where one exists.
+ * The plan then weighs staying aligned against resharding wherever either side's model allows. */
 static void add_aligned(chain *ch, int s, bool forward)
 {
     chain_step *st = &ch->step[s], *prev = &ch->step[s - 1];
     const int n = forward ? prev->top : st->top;
-    for (int i = 0; i < n; ++i) {
-        int c = 0;
-        while (c < (forward ? st->j.n : prev->j.n) && (forward ? needs_reshard(ch, s, i, c) : needs_reshard(ch, s, c, i)))
-            ++c;
-        add_timed(forward ? st : prev, c);
+    chain_step *to = forward ? st : prev;
+    for (int i = 0; i < n; ++i)
+        for (int tiles = 0; tiles < 2; ++tiles) { /* the best of each page kind: the model does not see it */
+            int c = 0;
+            while (c < to->j.n && (to->j.c[c].tiles != tiles ||
+                                   (forward ? needs_reshard(ch, s, i, c) : needs_reshard(ch, s, c, i))))
+                ++c;
+            add_timed(to, c);
+        }
+}
+
+/* For each page kind, the pair of candidates of steps s - 1 and s that line up (the first's result as the
+ * second takes it) with the least sum of model ranks joins both timed sets: with each step ranked alone,
+ * a plan that never reshards (data parallel, say) may otherwise never be timed at all. */
+static void add_aligned_pair(chain *ch, int s)
+{
+    chain_step *st = &ch->step[s], *prev = &ch->step[s - 1];
+    for (int tiles = 0; tiles < 2; ++tiles) {
+        int bp = -1, bc = -1;
+        for (int p = 0; p < prev->j.n && (bp < 0 || p < bp + bc); ++p)
+            for (int c = 0; prev->j.c[p].tiles == tiles && c < st->j.n && (bp < 0 || p + c < bp + bc); ++c)
+                if (!needs_reshard(ch, s, p, c))
+                    bp = p, bc = c;
+        if (bp >= 0) {
+            add_timed(prev, bp);
+            add_timed(st, bc);
+        }
     }
 }
 
@@ -590,6 +612,8 @@ int nr_tune_chain_main(int argc, char **argv)
     rc = rc || nr_open_kernels(&ch->s, &k, &err);
     for (int s = 0; s < ch->n && !rc; ++s)
         rc = setup_step(ch, k, s, &err);
+    for (int s = 1; s < ch->n && !rc; ++s)
+        add_aligned_pair(ch, s);
     for (int s = 1; s < ch->n && !rc; ++s)
         add_aligned(ch, s, true);
     for (int s = ch->n - 1; s > 0 && !rc; --s)
