@@ -17,8 +17,8 @@ static const char usage[] =
     "  registry  write the root registry of a kernel library\n"
     "  show      show where every shard and page of a distribution lives (text, json, svg)\n"
     "  plan      sharding analysis of einsums: parallelism, pending sums, collectives, bytes moved\n"
-    "  tune      the fastest distribution of one op, by a cost model and measurement (runs ndrun tune,\n"
-    "            which builds and times the kernels)\n"
+    "  tune      the fastest distribution of one op, or of a chain of ops (--chain), by a cost model and\n"
+    "            measurement (runs ndrun tune, which builds and times the kernels)\n"
     "\n"
     "Run 'ndgen <command> --help' for a command's options. 'ndgen --version' prints the version.\n";
 
