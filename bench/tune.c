@@ -58,23 +58,35 @@ static int out_dims(const tune_job *j, const int64_t *v, int64_t *out)
 }
 
 /* One operand's distribution as a spec's Lua table: shape, shard, tile, grid, dtype. */
+/* "64, 128": dims as a Lua list's items. */
+static void lua_list(char *buf, size_t len, const int64_t *v, int n)
+{
+    buf[0] = '\0';
+    for (int i = 0; i < n; ++i)
+        snprintf(buf + strlen(buf), len - strlen(buf), "%s%lld", i ? ", " : "", (long long)v[i]);
+}
+
 void nr_tune_lua_dist(char *buf, size_t len, const char *grid, const char *dtype, const int64_t *shape,
                       const int64_t *shard, int n, bool tiles)
 {
-    char s[256] = "", h[256] = "";
-    for (int i = 0; i < n; ++i) {
-        snprintf(s + strlen(s), sizeof s - strlen(s), "%s%lld", i ? ", " : "", (long long)shape[i]);
-        snprintf(h + strlen(h), sizeof h - strlen(h), "%s%lld", i ? ", " : "", (long long)shard[i]);
-    }
+    char s[256], h[256];
+    lua_list(s, sizeof s, shape, n);
+    lua_list(h, sizeof h, shard, n);
     snprintf(buf, len, "{ shape = { %s }, shard = { %s }%s, grid = \"%s\"%s%s%s }", s, h,
              tiles ? ", tile = \"32x32\"" : "", grid, dtype ? ", dtype = \"" : "", dtype ? dtype : "", dtype ? "\"" : "");
 }
 
 /* The candidate as a target a spec takes as it is: `{ all = {...} }` when every operand is placed alike,
  * else the input and output by name (a reduction: the output's shard is the kept dims'). */
+static void summed_target(char *buf, size_t len, const tune_job *j, const cand *c);
+
 void nr_tune_spec_target(char *buf, size_t len, const tune_job *j, const cand *c)
 {
-    char in[512], out[512];
+    char in[1024], out[1024];
+    if (c->summed) {
+        summed_target(buf, len, j, c);
+        return;
+    }
     if (j->einsum) { /* every operand by name */
         int at = snprintf(buf, len, "{");
         for (int k = 0; k < j->noperands && at >= 0 && (size_t)at < len; ++k) {
@@ -112,9 +124,62 @@ int nr_tune_operand_dims(const tune_job *j, const cand *c, int k, int64_t *shape
     for (int i = 0; i < r; ++i) {
         const char *at = strchr(out, x[i]);
         shape[i] = j->size[(unsigned char)x[i]];
-        shard[i] = at ? c->shard[at - out] : shape[i];
+        shard[i] = x[i] == c->summed ? shape[i] / j->cores : at ? c->shard[at - out] : shape[i];
     }
+    if (c->summed && k == j->noperands - 1) /* the reduce_scatter's result: rows over the cores */
+        shard[0] = (shape[0] + j->cores - 1) / j->cores;
     return r;
+}
+
+/* A pending-sum candidate's operand k as einshard states it: "i k -> i k*", its summed letter split. */
+static void einsum_einshard(char *buf, size_t len, const tune_job *j, const cand *c, int k)
+{
+    int at = 0;
+    buf[0] = '\0';
+    for (int side = 0; side < 2; ++side)
+        for (const char *p = j->letters[k]; *p && at >= 0 && (size_t)at < len; ++p)
+            at += snprintf(buf + at, len - (size_t)at, "%s%c%s", p == j->letters[k] ? side ? " -> " : "" : " ", *p,
+                           side && *p == c->summed ? "*" : "");
+}
+
+/* The operands of a pending-sum candidate's op, as a spec states them: the inputs in einshard, the output
+ * Partial(sum) over a mesh of every core. */
+static void summed_target(char *buf, size_t len, const tune_job *j, const cand *c)
+{
+    int at = snprintf(buf, len, "{");
+    for (int k = 0; k < j->noperands && at >= 0 && (size_t)at < len; ++k) {
+        int64_t shape[ND_MAX_RANK], shard[ND_MAX_RANK];
+        char dims[160], how[200];
+        int rk = nr_tune_operand_dims(j, c, k, shape, shard);
+        lua_list(dims, sizeof dims, shape, rk);
+        if (k < j->noperands - 1) {
+            char e[160];
+            einsum_einshard(e, sizeof e, j, c, k);
+            snprintf(how, sizeof how, "einshard = \"%s\"", e);
+        } else {
+            snprintf(how, sizeof how, "placements = \"[Partial(sum)]\", mesh = \"%lld\"", (long long)j->cores);
+        }
+        at += snprintf(buf + at, len - (size_t)at, "%s %s = { shape = { %s }, %s, grid = \"%s\"%s%s%s }", k ? "," : "",
+                       j->names[k], dims, how, j->o.grid, j->o.dtype ? ", dtype = \"" : "", j->o.dtype ? j->o.dtype : "",
+                       j->o.dtype ? "\"" : "");
+    }
+    if (at >= 0 && (size_t)at < len)
+        snprintf(buf + at, len - (size_t)at, " }");
+}
+
+void nr_tune_spec_then(char *buf, size_t len, const tune_job *j, const cand *c)
+{
+    buf[0] = '\0';
+    if (!c->summed)
+        return;
+    int64_t shape[ND_MAX_RANK], shard[ND_MAX_RANK];
+    char dims[160], out[1024];
+    int rk = nr_tune_operand_dims(j, c, j->noperands - 1, shape, shard);
+    lua_list(dims, sizeof dims, shape, rk);
+    nr_tune_lua_dist(out, sizeof out, j->o.grid, j->o.dtype, shape, shard, rk, false);
+    snprintf(buf, len, "{ [\"in\"] = { shape = { %s }, placements = \"[Partial(sum)]\", mesh = \"%lld\", grid = \"%s\"%s%s%s }, "
+             "out = %s }", dims, (long long)j->cores, j->o.grid, j->o.dtype ? ", dtype = \"" : "",
+             j->o.dtype ? j->o.dtype : "", j->o.dtype ? "\"" : "", out);
 }
 
 /* Input k's shard index for the output shard at coordinates q (one per output letter): its letters
@@ -133,8 +198,14 @@ static int64_t einsum_input_shard(const tune_job *j, const cand *c, int k, const
 
 /* The model of an einsum candidate (the file comment), over every output shard: each on core s mod N,
  * its inputs' blocks on their own shards' cores. */
+static void summed_predict(const tune_job *j, cand *c);
+
 static void einsum_predict(const tune_job *j, cand *c)
 {
+    if (c->summed) {
+        summed_predict(j, c);
+        return;
+    }
     const int nout = j->noperands - 1, r = j->rank;
     int64_t shards = 1, out_elems = 1, contracted = 1;
     for (int d = 0; d < r; ++d)
@@ -179,6 +250,57 @@ static void einsum_predict(const tune_job *j, cand *c)
     free(flops);
     free(bytes);
     free(held);
+}
+
+/* A pending-sum candidate: core q holds slice q of the summed letter of each input (its own: both
+ * inputs' slices q are on core q) and computes its part of the whole output, a multiply-add per output
+ * element per element of the contracted letters over N; then the reduce_scatter: each core writes its
+ * rows of the result, reading them from every part, the N - 1 other cores' counted twice. */
+static void summed_predict(const tune_job *j, cand *c)
+{
+    const int nout = j->noperands - 1;
+    double contracted = 1, out = 1, bytes = 0; /* out: the output's elements, whole on every core */
+    int64_t pages = 0;
+    for (int l = 'a'; l <= 'z'; ++l)
+        if (j->size[l] && !strchr(j->letters[nout], l))
+            contracted *= (double)j->size[l];
+    for (int k = 0; k <= nout; ++k) {
+        int64_t shape[ND_MAX_RANK], shard[ND_MAX_RANK], e = 1;
+        int rk = nr_tune_operand_dims(j, c, k, shape, shard);
+        for (int i = 0; i < rk; ++i)
+            e *= k == nout ? shape[i] : shard[i];
+        if (k == nout)
+            out = (double)e;
+        bytes += (double)e * (double)j->elem; /* an input's slice, or the whole part written */
+        pages += e / (k == nout ? shape[rk - 1] : shard[rk - 1]);
+    }
+    int64_t shape[ND_MAX_RANK], rows[ND_MAX_RANK], e = 1; /* the reduce_scatter's result: this core's rows */
+    int rk = nr_tune_operand_dims(j, c, nout, shape, rows);
+    for (int i = 0; i < rk; ++i)
+        e *= rows[i];
+    double mine = (double)e * (double)j->elem;
+    c->flops = out * contracted / (double)j->cores;
+    c->bytes = bytes + mine * (double)(2 * j->cores - 1) + mine;
+    c->pages = pages;
+}
+
+/* Every pending-sum candidate: each contracted letter that divides over the cores (einshard, and JAX,
+ * require it), with row pages, when the op's output may be Partial. */
+static void enumerate_summed(tune_job *j)
+{
+    const char *out = j->letters[j->noperands - 1];
+    for (int k = 0; j->partial_out && j->cores > 1 && k < j->noperands - 1; ++k)
+        for (const char *p = j->letters[k]; *p && j->n < TUNE_MAX; ++p) {
+            bool seen = strchr(out, *p) || (k == 1 && strchr(j->letters[0], *p));
+            if (seen || j->size[(unsigned char)*p] % j->cores != 0)
+                continue;
+            cand c = {.summed = *p, .median = NAN};
+            for (int d = 0; d < j->rank; ++d)
+                c.ways[d] = 1, c.shard[d] = j->shape[d];
+            einsum_predict(j, &c);
+            snprintf(c.text, sizeof c.text, "--sum-over %c=%lld", *p, (long long)j->cores);
+            j->c[j->n++] = c;
+        }
 }
 
 /* "i=2,j=1": the ways of each output letter. */
@@ -354,15 +476,53 @@ void nr_tune_both_page_kinds(tune_job *j, int top)
 
 /* Candidate c as an ndrun case: the op over the grid, every operand split as c (a reduction's output by
  * c's kept dims). args holds the strings; a[] the argument vector. */
-int nr_tune_case(const tune_job *j, const cand *c, nr_case *out, nd_error *err)
+int nr_tune_parts(const cand *c) { return c->summed ? 2 : 1; }
+
+/* Part 1 of a pending-sum candidate: the reduce_scatter of its output into rows over the cores. */
+static int summed_scatter_case(const tune_job *j, const cand *c, nr_case *out, nd_error *err)
+{
+    static char shape_text[160], shard_text[160], mesh[32], label[200];
+    const char *a[TUNE_ARGS + 1];
+    int n = 0;
+    int64_t shape[ND_MAX_RANK], shard[ND_MAX_RANK];
+    int rk = nr_tune_operand_dims(j, c, j->noperands - 1, shape, shard);
+    nr_tune_format_dims(shape_text, sizeof shape_text, shape, rk);
+    nr_tune_format_dims(shard_text, sizeof shard_text, shard, rk);
+    snprintf(mesh, sizeof mesh, "%lld", (long long)j->cores);
+    snprintf(label, sizeof label, "%s, its reduce_scatter", c->text);
+    a[n++] = "--op", a[n++] = "reduce_scatter", a[n++] = "--shape", a[n++] = shape_text, a[n++] = "--grid",
+    a[n++] = j->o.grid;
+    if (j->o.dtype)
+        a[n++] = "--dtype", a[n++] = j->o.dtype;
+    a[n++] = "--operand", a[n++] = "in", a[n++] = "--placements", a[n++] = "[Partial(sum)]", a[n++] = "--mesh",
+    a[n++] = mesh;
+    a[n++] = "--operand", a[n++] = "out", a[n++] = "--shard", a[n++] = shard_text;
+    a[n] = NULL;
+    return nr_case_from_args(label, a, n, out, err);
+}
+
+int nr_tune_case(const tune_job *j, const cand *c, int part, nr_case *out, nd_error *err)
 {
     static char text[TUNE_ARGS][160];
     const char *a[TUNE_ARGS + 1];
     int n = 0;
     char dims[128];
+    if (part == 1)
+        return summed_scatter_case(j, c, out, err);
     a[n++] = "--op", a[n++] = j->o.op, a[n++] = "--shape", a[n++] = j->o.shape, a[n++] = "--grid", a[n++] = j->o.grid;
     if (j->o.dtype)
         a[n++] = "--dtype", a[n++] = j->o.dtype;
+    if (c->summed) { /* the inputs in einshard, their summed letter split; the output a pending sum */
+        for (int k = 0; k < j->noperands - 1; ++k) {
+            einsum_einshard(text[k], sizeof text[k], j, c, k);
+            a[n++] = "--operand", a[n++] = j->names[k], a[n++] = "--einshard", a[n++] = text[k];
+        }
+        snprintf(text[TUNE_ARGS - 1], sizeof text[TUNE_ARGS - 1], "%lld", (long long)j->cores);
+        a[n++] = "--operand", a[n++] = j->names[j->noperands - 1], a[n++] = "--placements", a[n++] = "[Partial(sum)]";
+        a[n++] = "--mesh", a[n++] = text[TUNE_ARGS - 1];
+        a[n] = NULL;
+        return nr_case_from_args(c->text, a, n, out, err);
+    }
     if (j->einsum) { /* each operand its own shard */
         for (int k = 0; k < j->noperands; ++k) {
             int64_t shape[ND_MAX_RANK], shard[ND_MAX_RANK];
@@ -451,18 +611,49 @@ int nr_tune_time(nd_kernels *k, const nr_settings *s, int n, int rounds,
     return rc;
 }
 
-static int make_candidate(void *ctx, int i, nr_case *out, nd_error *err)
+/* The parts of the top candidates, in one list: entry i is part part[i] of candidate cand[i]. */
+typedef struct parts_list {
+    const tune_job *j;
+    int *cand, *part;
+} parts_list;
+
+static int make_part(void *ctx, int i, nr_case *out, nd_error *err)
 {
-    const tune_job *j = ctx;
-    return nr_tune_case(j, &j->c[i], out, err);
+    const parts_list *l = ctx;
+    return nr_tune_case(l->j, &l->j->c[l->cand[i]], l->part[i], out, err);
 }
 
-/* The top candidates, timed together (nr_tune_time). */
+int nr_tune_time_candidates(const tune_job *j, nd_kernels *k, int top, nr_tune_timing *out, nd_error *err)
+{
+    parts_list l = {.j = j, .cand = malloc(2 * (size_t)top * sizeof *l.cand),
+                    .part = malloc(2 * (size_t)top * sizeof *l.part)};
+    nr_tune_timing *t = malloc(2 * (size_t)top * sizeof *t);
+    int n = 0, rc = l.cand && l.part && t ? 0 : nd_failc(err, ND_ENOMEM, "out of memory");
+    for (int i = 0; i < top && !rc; ++i)
+        for (int p = 0; p < nr_tune_parts(&j->c[i]); ++p)
+            l.cand[n] = i, l.part[n++] = p;
+    rc = rc || nr_tune_time(k, &j->s, n, j->o.rounds, make_part, &l, t, err);
+    for (int i = 0; i < top && !rc; ++i)
+        out[i] = (nr_tune_timing){0, 0, true};
+    for (int e = 0; e < n && !rc; ++e) { /* medians add up; half widths as absolute times, then relative */
+        nr_tune_timing *o = &out[l.cand[e]];
+        o->median += t[e].median;
+        o->half += t[e].median * t[e].half;
+        o->tight = o->tight && t[e].tight;
+    }
+    for (int i = 0; i < top && !rc; ++i)
+        out[i].half = out[i].median > 0 ? out[i].half / out[i].median : 0;
+    free(l.cand);
+    free(l.part);
+    free(t);
+    return rc;
+}
+
+/* The top candidates, timed together. */
 static int measure(tune_job *j, nd_kernels *k, int top, nd_error *err)
 {
     nr_tune_timing *t = calloc((size_t)top, sizeof *t);
-    int rc = t ? nr_tune_time(k, &j->s, top, j->o.rounds, make_candidate, j, t, err)
-               : nd_failc(err, ND_ENOMEM, "out of memory");
+    int rc = t ? nr_tune_time_candidates(j, k, top, t, err) : nd_failc(err, ND_ENOMEM, "out of memory");
     for (int i = 0; i < top && !rc; ++i)
         j->c[i].median = t[i].median, j->c[i].half = t[i].half, j->c[i].tight = t[i].tight;
     free(t);
@@ -511,7 +702,10 @@ static void report_text(FILE *fp, const tune_job *j, int top, int win, bool tie)
     if (!j->o.predict_only)
         fprintf(fp, "%s\n", tie ? "the fastest medians' intervals overlap (or are not tight): a tie within noise, "
                                   "broken by the model" : "the chosen candidate is fastest beyond noise");
-    if (j->einsum) {
+    if (j->c[win].summed) { /* ndrun compare reads every output whole, which a pending sum is not */
+        fprintf(fp, "target: a pending sum over %lld cores, then its reduce_scatter (ndrun compare runs no op "
+                    "whose output is Partial; the spec targets below do)\n", (long long)j->cores);
+    } else if (j->einsum) {
         fprintf(fp, "target: ndrun compare --op %s --shape %s --grid %s", j->o.op, j->o.shape, j->o.grid);
         for (int k = 0; k < j->noperands; ++k) {
             int64_t shape[ND_MAX_RANK], shard[ND_MAX_RANK];
@@ -527,6 +721,9 @@ static void report_text(FILE *fp, const tune_job *j, int top, int win, bool tie)
     char lua[1200];
     nr_tune_spec_target(lua, sizeof lua, j, &j->c[win]);
     fprintf(fp, "spec target: %s\n", lua);
+    nr_tune_spec_then(lua, sizeof lua, j, &j->c[win]);
+    if (lua[0])
+        fprintf(fp, "then reduce_scatter: %s\n", lua);
 }
 
 static void report_json(FILE *fp, const void *ctx)
@@ -540,6 +737,11 @@ static void report_json(FILE *fp, const void *ctx)
         nr_tune_spec_target(lua, sizeof lua, j, c);
         fprintf(fp, "    {\"candidate\": \"%s\", \"spec_target\": ", c->text);
         nr_json_str(fp, lua);
+        nr_tune_spec_then(lua, sizeof lua, j, c);
+        if (lua[0]) {
+            fputs(", \"then_reduce_scatter\": ", fp);
+            nr_json_str(fp, lua);
+        }
         if (j->einsum)
             fprintf(fp, ", \"model_multiply_adds\": %.0f", c->flops);
         fprintf(fp, ", \"model_bytes\": %.0f, \"pages\": %lld, \"picked\": %s", c->bytes, (long long)c->pages,
@@ -704,6 +906,7 @@ static int setup_einsum(tune_job *j, const nda_kernel_entry *e, nd_error *err)
                         j->o.op, e->noperands, TUNE_OPERANDS);
     j->einsum = true;
     j->noperands = e->noperands;
+    j->partial_out = (e->partial >> (e->noperands - 1)) & 1;
     for (int k = 0; k < e->noperands; ++k) {
         j->letters[k] = e->indices[k];
         j->names[k] = e->operands[k];
@@ -785,6 +988,8 @@ int nr_tune_prepare(tune_job *j, nd_kernels *k, nd_error *err)
     if (!(j->c = calloc(TUNE_MAX, sizeof *j->c)))
         return nd_failc(err, ND_ENOMEM, "out of memory");
     enumerate(j, 0, ways, 1);
+    if (j->einsum)
+        enumerate_summed(j);
     qsort(j->c, (size_t)j->n, sizeof *j->c, by_model);
     if (j->n == 0)
         return nd_failc(err, ND_EREFUSED, "no split of [%s] over %s cores into equal shards", j->o.shape, j->o.grid);

@@ -14,6 +14,9 @@ enum { TUNE_OPERANDS = 8 };
 typedef struct cand {
     int64_t ways[ND_MAX_RANK], shard[ND_MAX_RANK]; /* an einsum: ways and shard of each output letter */
     bool tiles;
+    char summed;       /* an einsum: the contracted letter split over every core (each core's output a
+                          part of a pending sum, then a reduce_scatter over the output's first letter);
+                          0: none, every input aligned with the output's split */
     double flops;      /* an einsum's model, first: the busiest core's multiply-adds (0 for other ops) */
     double bytes;      /* the model: the busiest core's bytes */
     int64_t pages;     /* that core's pages */
@@ -43,6 +46,7 @@ typedef struct tune_job {
     /* an einsum: its operands' letters and names, and each letter's size (the output's letters are the
      * search's dims: rank and shape above are the output's) */
     bool einsum;
+    bool partial_out;          /* the einsum's output may be Partial: pending-sum candidates exist */
     int noperands;
     const char *letters[TUNE_OPERANDS], *names[TUNE_OPERANDS];
     int64_t size[128];
@@ -55,12 +59,16 @@ typedef struct tune_job {
 int nr_tune_prepare(tune_job *j, nd_kernels *k, nd_error *err);
 /* The top `top` hold the model's best of both page kinds where the candidates have both. */
 void nr_tune_both_page_kinds(tune_job *j, int top);
-/* Candidate c as an ndrun case (its strings live until the next call). */
-int nr_tune_case(const tune_job *j, const cand *c, nr_case *out, nd_error *err);
+/* Candidate c as ndrun cases: part 0 the op; a pending-sum candidate has part 1, the reduce_scatter of
+ * its output. The strings live until the next call. */
+int nr_tune_parts(const cand *c);
+int nr_tune_case(const tune_job *j, const cand *c, int part, nr_case *out, nd_error *err);
 /* Operand k's shape and shard under candidate c of an einsum job; returns its rank. */
 int nr_tune_operand_dims(const tune_job *j, const cand *c, int k, int64_t *shape, int64_t *shard);
-/* Candidate c as a target a spec takes as it is. */
+/* Candidate c as a target a spec takes as it is; a pending-sum candidate's reduce_scatter in then
+ * (else ""). */
 void nr_tune_spec_target(char *buf, size_t len, const tune_job *j, const cand *c);
+void nr_tune_spec_then(char *buf, size_t len, const tune_job *j, const cand *c);
 /* One operand's distribution as a spec's Lua table (shape, shard, 32x32 tiles or rows, grid, dtype). */
 void nr_tune_lua_dist(char *buf, size_t len, const char *grid, const char *dtype, const int64_t *shape,
                       const int64_t *shard, int n, bool tiles);
@@ -82,5 +90,8 @@ typedef struct nr_tune_timing {
 int nr_tune_time(nd_kernels *k, const nr_settings *s, int n, int rounds,
                  int (*make)(void *ctx, int i, nr_case *out, nd_error *err), void *ctx, nr_tune_timing *out,
                  nd_error *err);
+/* The top candidates timed together, every part of each (nr_tune_time); a candidate's time is the sum of
+ * its parts' medians, its half width the parts' absolute half widths summed, relative to that. */
+int nr_tune_time_candidates(const tune_job *j, nd_kernels *k, int top, nr_tune_timing *out, nd_error *err);
 
 #endif

@@ -158,6 +158,14 @@ static void cand_text(char *buf, size_t len, const chain *ch, int s, int c)
 {
     const chain_step *st = &ch->step[s];
     const cand *x = &st->j.c[c];
+    if (x->summed) { /* the step's letter at the op letter's place */
+        for (int k = 0; k < 2; ++k)
+            for (int i = 0; st->j.letters[k][i]; ++i)
+                if (st->j.letters[k][i] == x->summed) {
+                    snprintf(buf, len, "--sum-over %c=%lld", st->letters[k][i], (long long)st->j.cores);
+                    return;
+                }
+    }
     int at = snprintf(buf, len, "--split ");
     for (int d = 0; st->letters[2][d] && at >= 0 && (size_t)at < len; ++d)
         at += snprintf(buf + at, len - (size_t)at, "%s%c=%lld", d ? "," : "", st->letters[2][d], (long long)x->ways[d]);
@@ -175,10 +183,10 @@ static int operand_dims(const chain *ch, int s, int c, int k, int64_t *shape, in
     return nr_tune_operand_dims(&st->j, &st->j.c[c], k, shape, shard);
 }
 
-/* One set of cases to time: step s's einsums, its elementwise op e's runs, or its reshards. */
+/* One set of cases to time: step s's elementwise op e's runs, or its reshards. */
 typedef struct timing_set {
     chain *ch;
-    int s, e;                       /* e: the elementwise op; -1 the einsums; -2 the reshards */
+    int s, e;                       /* e: the elementwise op; -2: the reshards */
     int pair[TUNE_TOP_MAX * TUNE_TOP_MAX][2]; /* reshards: previous candidate, this one */
     char text[6][200];              /* the strings of the case being opened */
 } timing_set;
@@ -188,8 +196,6 @@ static int make_case(void *ctx, int i, nr_case *out, nd_error *err)
     timing_set *t = ctx;
     const chain *ch = t->ch;
     const chain_step *st = &ch->step[t->s];
-    if (t->e == -1)
-        return nr_tune_case(&st->j, &st->j.c[i], out, err);
     const char *a[24];
     int n = 0;
     int64_t shape[ND_MAX_RANK], shard[ND_MAX_RANK];
@@ -294,8 +300,8 @@ static int time_step(chain *ch, nd_kernels *k, int s, nd_error *err)
     timing_set *t = calloc(1, sizeof *t);
     if (!t)
         return nd_failc(err, ND_ENOMEM, "out of memory");
-    t->ch = ch, t->s = s, t->e = -1;
-    int rc = nr_tune_time(k, &ch->s, st->top, ch->rounds, make_case, t, st->einsum, err);
+    t->ch = ch, t->s = s;
+    int rc = nr_tune_time_candidates(&st->j, k, st->top, st->einsum, err);
     for (int e = 0; e < st->neltwise && !rc; ++e) {
         t->e = e;
         rc = nr_tune_time(k, &ch->s, st->top, ch->rounds, make_case, t, st->elt[e], err);
@@ -447,6 +453,9 @@ static void report_text(FILE *fp, const chain *ch)
         }
         nr_tune_spec_target(lua, sizeof lua, &st->j, &st->j.c[c]);
         fprintf(fp, "  step %d, %s: %s\n", s + 1, st->j.o.op, lua);
+        nr_tune_spec_then(lua, sizeof lua, &st->j, &st->j.c[c]);
+        if (lua[0])
+            fprintf(fp, "  step %d, reduce_scatter: %s\n", s + 1, lua);
         for (int e = 0; e < st->neltwise; ++e) {
             result_target(lua, sizeof lua, ch, s, c, 2);
             fprintf(fp, "  step %d, %s: { all = %s }\n", s + 1, st->eltwise[e], lua);
@@ -457,7 +466,7 @@ static void report_text(FILE *fp, const chain *ch)
 static void json_seconds(FILE *fp, double v)
 {
     if (isfinite(v))
-        fprintf(fp, "%.9g", v);
+        fprintf(fp, "%.17g", v);
     else
         fputs("null", fp);
 }
@@ -476,10 +485,15 @@ static void report_json(FILE *fp, const void *ctx)
             char lua[1600], text[160];
             nr_tune_spec_target(lua, sizeof lua, &st->j, &st->j.c[c]);
             cand_text(text, sizeof text, ch, s, c);
-            fprintf(fp, "       {\"candidate\": \"%s\", \"einsum_seconds\": %.9g, \"step_seconds\": %.9g, "
-                        "\"best_seconds\": %.9g, \"spec_target\": ", text, st->einsum[c].median, st->cost[c],
+            fprintf(fp, "       {\"candidate\": \"%s\", \"einsum_seconds\": %.17g, \"step_seconds\": %.17g, "
+                        "\"best_seconds\": %.17g, \"spec_target\": ", text, st->einsum[c].median, st->cost[c],
                     st->best[c]);
             nr_json_str(fp, lua);
+            nr_tune_spec_then(lua, sizeof lua, &st->j, &st->j.c[c]);
+            if (lua[0]) {
+                fputs(", \"then_reduce_scatter\": ", fp);
+                nr_json_str(fp, lua);
+            }
             fprintf(fp, "}%s\n", c + 1 < st->top ? "," : "");
         }
         fputs("     ],\n     \"reshard_seconds\": [", fp); /* [previous candidate][candidate]; null: none needed */
@@ -496,7 +510,7 @@ static void report_json(FILE *fp, const void *ctx)
     fputs("  ],\n  \"plan\": [", fp);
     for (int s = 0; s < ch->n; ++s)
         fprintf(fp, "%s%d", s ? ", " : "", ch->plan[s]);
-    fprintf(fp, "],\n  \"total_seconds\": %.9g, \"total_half_width_seconds\": %.9g, \"greedy_seconds\": %.9g, "
+    fprintf(fp, "],\n  \"total_seconds\": %.17g, \"total_half_width_seconds\": %.17g, \"greedy_seconds\": %.17g, "
                 "\"aligned_seconds\": ", ch->total, ch->total_half, ch->total_greedy);
     json_seconds(fp, ch->total_aligned);
     fputs("\n}\n", fp);

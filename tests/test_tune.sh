@@ -92,11 +92,18 @@ brute_matmul() { # I K J CORES
       echo "--split i=$wi,j=$wj $mf $mb"
       if ((si % 32 == 0 && sj % 32 == 0 && K % 32 == 0)); then echo "--split i=$wi,j=$wj --tile 32x32 $mf $mb"; fi
     done
-  done | sort
+  done
+  # k over every core, a pending sum (matmul's output may be Partial): each core multiplies its k slice of
+  # a and b into a whole output part, then the reduce_scatter writes its ceil(I/N) rows, reading them
+  # from every part, the N - 1 other cores' counted twice
+  if ((n > 1 && K % n == 0)); then
+    local rows=$((((I + n - 1) / n) * J * 4))
+    echo "--sum-over k=$n $((I * J * K / n)) $((I * (K / n) * 4 + (K / n) * J * 4 + I * J * 4 + rows * (2 * n - 1) + rows))"
+  fi
 }
 check_einsum() { # NAME I K J GRID CORES
   local name=$1 I=$2 K=$3 J=$4 grid=$5 n=$6
-  brute_matmul "$I" "$K" "$J" "$n" >"$tmp/want.$name"
+  brute_matmul "$I" "$K" "$J" "$n" | sort >"$tmp/want.$name"
   model_matches "$name" 2 '\(.model_multiply_adds) \(.model_bytes)' "$tmp/want.$name" --op matmul --shape "$I,$K,$J" \
     --grid "$grid"
 }
@@ -161,6 +168,22 @@ spec_roundtrip mm 'op {
   inputs = { { name = "a", dtype = "f32", index = "ik" }, { name = "b", dtype = "f32", index = "kj" } },
   outputs = { { name = "out", dtype = "f32", index = "ij" } },' \
   "$(mm_sig a 256,128)" "$(mm_sig b 128,192)" "$(mm_sig out 256,192)"
+# k over the cores, a pending sum, then a reduce_scatter: the model's best for this matmul (it reads a
+# and b once and writes a part of the output); both spec targets generate kernels for their
+# distributions (k split in a and b, the output Partial over 2, its rows over the 2 cores)
+"$ndrun" tune --op matmul --shape 256,512,128 --grid 2x1 --predict-only >"$tmp/sum.out" 2>&1
+t1=$(sed -n 's/^spec target: //p' "$tmp/sum.out") t2=$(sed -n 's/^then reduce_scatter: //p' "$tmp/sum.out")
+printf 'op {\n  name = "matmul", template = "matmul.c", params = {},
+  inputs = { { name = "a", dtype = "f32", index = "ik" }, { name = "b", dtype = "f32", index = "kj" } },
+  outputs = { { name = "out", dtype = "f32", index = "ij", partial = true } },\n  targets = { %s },\n}\nop {
+  name = "reduce_scatter", template = "all_reduce.c", params = {},
+  inputs = { { name = "in", dtype = "f32", partial = { "sum" } } }, outputs = { { name = "out", dtype = "f32" } },
+  targets = { %s },\n}\n' "$t1" "$t2" >"$tmp/sum.lua"
+if sed -n 3p "$tmp/sum.out" | grep -q '^ *1  --sum-over k=2 ' && [ -n "$t2" ] &&
+   "$ndgen" generate --templates "$templates" --output "$tmp/sum.c" "$tmp/sum.lua" 2>"$tmp/err" &&
+   grep -qF '"f32 shape=256,512 page=1,256 shard=256,256 cores=(0,0)-(1,0) row_major round_robin l1"' "$tmp/sum.c" &&
+   grep -qF 'shape=256,128 page=1,128 shard=128,128 cores=(0,0)-(1,0) row_major round_robin l1"' "$tmp/sum.c"; then ok
+else bad "pending-sum candidate: $(head -c 900 "$tmp/sum.out") $(head -c 300 "$tmp/err")"; fi
 # the timed set holds both page kinds: for these scores the model's three best with tiles would be
 # the first three, and the best with row pages takes the third place
 "$ndrun" tune --op scores --shape 2,2,64,32,64 --grid 2x1 --top 3 --predict-only --json-out "$tmp/kinds.json" \
@@ -210,7 +233,7 @@ if [ -n "$flags" ] && [ "$flags" != null ]; then
   spec_roundtrip chainmm 'op {
   name = "matmul", template = "matmul.c", params = {},
   inputs = { { name = "a", dtype = "f32", index = "ik" }, { name = "b", dtype = "f32", index = "kj" } },
-  outputs = { { name = "out", dtype = "f32", index = "ij" } },'
+  outputs = { { name = "out", dtype = "f32", index = "ij", partial = true } },'
 else bad "chain: no spec target"; fi
 
 # refused, with the reason
