@@ -10,11 +10,12 @@
  *
  * An einsum (every operand indexed by letters: matmul, bmm, attention scores, ...) is searched by the
  * ways its output's letters are split, product N, 2N or 4N as above; each input splits the letters it
- * shares with the output the same ways and holds the others whole (a contracted letter is never
- * split, so no output is a pending sum); and each operand is dealt round robin over the grid. Its model
- * is the busiest core's multiply-adds first (a contraction is bound by them), then its bytes: its output
- * shards, and for each the block of every input it reads, counted twice when another core holds it
- * (read there, and crossing to the reader).
+ * shares with the output the same ways and holds the others whole; and each operand is dealt round
+ * robin over the grid. Its model is the busiest core's multiply-adds first (a contraction is bound by
+ * them), then its bytes: its output shards, and for each the block of every input it reads, counted
+ * twice when another core holds it (read there, and crossing to the reader). Where the op's output may
+ * be Partial, a contracted letter that divides over the N cores may be split instead (summed_predict):
+ * each core's output a part of a pending sum, then a reduce_scatter; timed as both launches.
  *
  * The cost model, for the target (cores working at once, each on its own memory): the busiest core's
  * bytes. A core reads and writes what it holds of every operand (padding included: reserved pages are
