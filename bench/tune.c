@@ -429,7 +429,7 @@ static int pick_also(tune_job *j, const char *text, nd_error *err)
         for (int i = 0; i < j->n; ++i) {
             char w[128];
             einsum_ways_text(w, sizeof w, j, j->c[i].ways);
-            if (j->c[i].tiles == tiles && strcmp(w, dims) == 0) {
+            if (!j->c[i].summed && j->c[i].tiles == tiles && strcmp(w, dims) == 0) {
                 j->c[i].picked = true;
                 return 0;
             }

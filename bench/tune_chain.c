@@ -105,12 +105,37 @@ static const nda_kernel_entry *match_op(nd_kernels *k, const chain_step *st)
     return NULL;
 }
 
+/* Elementwise op `name` after step s: an op of the libraries with one input and one output over the
+ * same dims (`...`), each output element reading its input at its own coordinates or along its row
+ * (relu, gelu, softmax), and no launch scalars: it runs on the result as it lies and leaves it so. */
+static int check_eltwise(nd_kernels *k, const char *name, nd_error *err)
+{
+    bool named = false;
+    for (int i = 0; i < nd_kernels_count(k); ++i) {
+        const nda_kernel_entry *e = nd_kernels_entry(k, i);
+        if (strcmp(e->op, name) != 0)
+            continue;
+        named = true;
+        if (e->noperands == 2 && e->noutputs == 1 && e->indices && !strcmp(e->indices[0], "...") &&
+            !strcmp(e->indices[1], "...") && !e->scalars && !e->partial &&
+            (e->reads == NDA_READS_POINTWISE || e->reads == NDA_READS_LAST_AXIS))
+            return 0;
+    }
+    return named ? nd_failc(err, ND_EREFUSED, "--chain %s: not an op of one input that keeps its dims and reads "
+                                              "each element where it lies or along its row (relu, gelu, softmax, "
+                                              "...): a chain runs it on the result as it lies", name)
+                 : nd_failc(err, ND_ENOENT, "--chain %s: no such op in the kernel libraries", name);
+}
+
 /* The step's einsum job: its op, and its --shape in the op's letter order (the step's letters' sizes). */
 static int setup_step(chain *ch, nd_kernels *k, int s, nd_error *err)
 {
     chain_step *st = &ch->step[s];
     if (parse_expr(st->expr, st->letters, err))
         return -1;
+    for (int e = 0; e < st->neltwise; ++e)
+        if (check_eltwise(k, st->eltwise[e], err))
+            return -1;
     const nda_kernel_entry *e = match_op(k, st);
     if (!e)
         return nd_failc(err, ND_EREFUSED, "--chain %s: no einsum op of two inputs in the kernel libraries has "
@@ -211,7 +236,9 @@ static int make_case(void *ctx, int i, nr_case *out, nd_error *err)
         a[n++] = "--shard", a[n++] = t->text[1];
         if (tiles)
             a[n++] = "--tile", a[n++] = "32x32";
-        snprintf(t->text[5], sizeof t->text[5], "%s after %s", st->eltwise[t->e], st->j.c[i].text);
+        char text[160];
+        cand_text(text, sizeof text, ch, t->s, i);
+        snprintf(t->text[5], sizeof t->text[5], "%s after step %d's %s", st->eltwise[t->e], t->s + 1, text);
         return nr_case_from_args(t->text[5], a, n, out, err);
     }
     /* a reshard from the previous step's candidate's result to this candidate's chained operand */
@@ -545,11 +572,11 @@ static int parse_sizes(chain *ch, nd_error *err)
 {
     const char *p = ch->shape;
     for (;;) {
-        char *end;
+        char *end = (char *)p + 2;
         if (!(p[0] >= 'a' && p[0] <= 'z') || p[1] != '=')
             return nd_fail(err, "--shape %s: expected LETTER=SIZE,..., such as b=64,x=1024", ch->shape);
-        long long v = strtoll(p + 2, &end, 10);
-        if (end == p + 2 || v < 1 || v > ((int64_t)1 << 40) || (*end && *end != ','))
+        long long v = p[2] >= '0' && p[2] <= '9' ? strtoll(p + 2, &end, 10) : 0; /* digits only: no blank, no sign */
+        if (v < 1 || v > ((int64_t)1 << 40) || (*end && *end != ','))
             return nd_fail(err, "--shape %s: the size of '%c' is not a positive number", ch->shape, p[0]);
         if (ch->size[(unsigned char)p[0]])
             return nd_fail(err, "--shape %s: '%c' given twice", ch->shape, p[0]);
@@ -568,7 +595,7 @@ static int parse(int argc, char **argv, chain *ch, nd_error *err)
         if (!strcmp(a, "--chain")) {
             for (; i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0; ++i) {
                 const char *w = argv[i + 1];
-                if (strstr(w, "->")) {
+                if (strpbrk(w, ",->")) { /* an einsum, or a malformed one: parse_expr says which */
                     if (ch->n == CHAIN_STEPS)
                         return nd_fail(err, "--chain: at most %d einsums", CHAIN_STEPS);
                     ch->step[ch->n++].expr = w;

@@ -47,7 +47,7 @@ enum {
  * column j's elements are the kept run's GROUP elements on, in the same page when the run reaches
  * that far; so a run along a long input page is looked up once per page, not once per group. */
 typedef struct permute_runs {
-    int64_t x0[ROWS_MAX_RANK]; /* the group the runs were read for; x0[q] = -1: none kept */
+    int64_t x0[ROWS_MAX_RANK]; /* the group the runs were read for (none when len is 0) */
     int64_t len;               /* columns kept: min(the row's length, RUNS_KEPT) */
     const NDT_T *p[RUNS_KEPT]; /* column j's run from the group's first row ... */
     int64_t n[RUNS_KEPT];      /* ... and its elements */

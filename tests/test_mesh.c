@@ -129,6 +129,8 @@ static const notation_error notation_errors[] = {
     {"dp=2,tp=4", "P(('dp', 'tp'), unreduced={'tp'})", 2, true, "mesh axis 'tp' used twice"},
     {"dp=2,tp=4", "P('sp')", 2, true, "mesh axis 'sp' is not in the mesh dp=2,tp=4 at column 3"},
     {"dp=2,tp=4", "P('dp'", 2, true, "expected ')'"},
+    /* beyond ASCII: a stray character named whole, columns counted in characters */
+    {"d\u00e9=2", "P('d\u00e9', None)\u00e9", 2, true, "unexpected '\u00e9' at column 14"},
     /* JAX's keyword arguments (jax/_src/partition_spec.py, _check) */
     {"dp=2,tp=4", "P('dp', reduced={'dp'})", 2, true, "mesh axis 'dp' used twice"},
     {"dp=2,tp=4", "P(unreduced={'tp'}, reduced={'tp'})", 2, true, "mesh axis 'tp' used twice"},
@@ -170,6 +172,13 @@ static void check_errors(void)
         check_message(e->text, rc, &err, e->message);
     }
     check_message("mesh 2,y=4", nd_mesh_parse("2,y=4", &sh, &err), &err, "name every mesh axis or none");
+    /* names are letters: no byte order mark, combining mark or other script's digit; their limit is bytes */
+    check_message("a name with a byte order mark", nd_mesh_parse("ab=2,\ufeffab=1", &sh, &err), &err,
+                  "expected a mesh axis name at column 6");
+    check_message("a name of a combining mark", nd_mesh_parse("\u0301a=2", &sh, &err), &err, "at column 1");
+    check_message("a name of Arabic-Indic digits", nd_mesh_parse("x=2,\u0661=2", &sh, &err), &err, "at column 5");
+    check_message("a name of 24 bytes", nd_mesh_parse("\U00010400\U00010400\U00010400\U00010400\U00010400\U00010400=2",
+                                                    &sh, &err), &err, "name longer than 23 bytes at column 1");
     /* what one notation cannot say */
     CHECK(nd_mesh_parse("dp=2,tp=4", &sh, &err) == 0 && nd_pspec_parse("P(('dp','tp'))", 1, &sh, &err) == 0, "%s",
           err.msg);

@@ -259,6 +259,17 @@ refuse 1 "neither input is the previous result 'ij'" --chain 'ik,kj->ij' 'jk,kl-
 refuse 1 "no einsum op of two inputs" --chain 'ikl,kj->ij' --shape i=8,k=8,j=8,l=8 --grid 2x1
 refuse 1 "no size for letter 'j'" --chain 'ik,kj->ij' --shape i=8,k=8 --grid 2x1
 refuse 2 "'i' given twice" --chain 'ik,kj->ij' --shape i=8,i=4 --grid 2x1
+refuse 2 "the size of 'k' is not a positive number" --chain 'ik,kj->ij' --shape "i=8,k= 8,j=8" --grid 2x1
+# a step must keep the result as it lies: a permute (or an op of two inputs) is no elementwise step; a
+# mistyped einsum is refused as one, before anything is timed
+refuse 1 "chain permute: not an op of one input that keeps its dims" --chain 'ik,kj->ij' permute 'ij,jl->il' \
+  --shape i=8,k=8,j=8,l=8 --grid 2x1
+refuse 1 "chain add: not an op of one input" --chain 'ik,kj->ij' add --shape i=8,k=8,j=8 --grid 2x1
+refuse 1 "chain nosuchop: no such op" --chain 'ik,kj->ij' nosuchop --shape i=8,k=8,j=8 --grid 2x1
+refuse 1 "chain ij,jl-il: expected an einsum of two inputs" --chain 'ik,kj->ij' relu 'ij,jl-il' --shape i=8,k=8,j=8,l=8 \
+  --grid 2x1
+# a pending-sum candidate is no split of the output letters: --also cannot name it by ways of 1
+refuse 1 "--also i=1,j=1: not a candidate" --op matmul --shape 32,64,64 --grid 2x1 --also i=1,j=1 --predict-only
 mkfifo "$tmp/fifo"
 refuse 1 "it is a named pipe" --op add --shape 64,64 --grid 2x1 --predict-only --json-out "$tmp/fifo"
 

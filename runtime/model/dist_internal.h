@@ -27,6 +27,10 @@ void nd_dist_key_of_spec(const nd_dist_spec *s, nd_dist_key *key);
  * UTF-8 (einshard's rule; mesh and PartitionSpec names take the same characters, plus ASCII digits
  * after the first, so that every name one notation prints the others parse). */
 int nd_name_char_len(const char *p);
+/* Bytes of the character at p, for messages: a well-formed UTF-8 sequence whole, else 1 (0 at the end). */
+int nd_char_len(const char *p);
+/* The column of at in text, counted in characters from 1 (what an error message names). */
+int nd_column(const char *text, const char *at);
 bool nd_einshard_name(const char *s);
 
 #endif

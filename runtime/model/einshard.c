@@ -49,7 +49,7 @@ __attribute__((format(printf, 3, 4))) static int fail_at(parser *ps, const char 
     va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
-    return nd_fail(ps->err, "einshard '%s': %s at column %d", ps->expr, why, (int)(at - ps->expr) + 1);
+    return nd_fail(ps->err, "einshard '%s': %s at column %d", ps->expr, why, nd_column(ps->expr, at));
 }
 
 static void skip_blanks(parser *ps)
@@ -81,8 +81,9 @@ static int32_t utf8_decode(const char *p, int *len)
 /* Bytes of the name character at p, or 0. einshard's names are Unicode letters (category L) and '_'
  * (src/einshard/parser.py). Beyond ASCII this accepts a code point unless it lies in a block of
  * symbols and punctuation (Latin-1's signs, x and /, General Punctuation to Miscellaneous Symbols and
- * Arrows, CJK punctuation, private use, fullwidth signs): letters pass; a rare non-letter outside those
- * blocks passes too, which einshard would refuse. */
+ * Arrows, CJK punctuation, private use, fullwidth signs), of combining marks, of other scripts' digits,
+ * or is a space, the byte order mark or a special: letters pass; a rare non-letter outside those
+ * (a mark or digit of a script not listed) passes too, which einshard would refuse. */
 int nd_name_char_len(const char *p)
 {
     unsigned char c = (unsigned char)*p;
@@ -92,11 +93,34 @@ int nd_name_char_len(const char *p)
     int32_t u = utf8_decode(p, &len);
     bool symbol = u < 0xC0 || u == 0xD7 || u == 0xF7 || (u >= 0x2000 && u <= 0x2BFF) || (u >= 0x3000 && u <= 0x303F) ||
                   (u >= 0xE000 && u <= 0xF8FF) || (u >= 0xFF00 && u <= 0xFF20) || (u >= 0xFF3B && u <= 0xFF40) ||
-                  (u >= 0xFF5B && u <= 0xFF65);
+                  (u >= 0xFF5B && u <= 0xFF65) ||
+                  /* combining marks, which are no letters (category M) */
+                  (u >= 0x0300 && u <= 0x036F) || (u >= 0x1AB0 && u <= 0x1AFF) || (u >= 0x1DC0 && u <= 0x1DFF) ||
+                  (u >= 0xFE20 && u <= 0xFE2F) ||
+                  /* digits of other scripts (category Nd) */
+                  (u >= 0x0660 && u <= 0x0669) || (u >= 0x06F0 && u <= 0x06F9) || (u >= 0x0966 && u <= 0x096F) ||
+                  /* spaces, the byte order mark and the specials */
+                  u == 0x1680 || u == 0x180E || u == 0xFEFF || (u >= 0xFFF0 && u <= 0xFFFF);
     return u < 0 || symbol ? 0 : len;
 }
 
 static bool name_char(const char *p) { return nd_name_char_len(p) > 0; }
+
+int nd_char_len(const char *p)
+{
+    int len = 1;
+    if ((unsigned char)*p >= 0x80 && utf8_decode(p, &len) < 0)
+        len = 1;
+    return *p ? len : 0;
+}
+
+int nd_column(const char *text, const char *at)
+{
+    int column = 1;
+    for (const char *p = text; p < at && *p; p += nd_char_len(p))
+        ++column;
+    return column;
+}
 
 bool nd_einshard_name(const char *s)
 {
@@ -122,7 +146,7 @@ static int take_name(parser *ps, char *out)
         ps->p += k;
     size_t n = (size_t)(ps->p - start);
     if (n >= ND_MESH_NAME)
-        return fail_at(ps, start, "axis name longer than %d characters", ND_MESH_NAME - 1);
+        return fail_at(ps, start, "axis name longer than %d bytes", ND_MESH_NAME - 1);
     memcpy(out, start, n);
     out[n] = '\0';
     return 0;

@@ -23,7 +23,7 @@ __attribute__((format(printf, 2, 3))) static int lex_fail(lexer *lx, const char 
     va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
-    return nd_fail(lx->err, "%s '%s': %s at column %d", lx->what, lx->text, why, (int)(lx->p - lx->text) + 1);
+    return nd_fail(lx->err, "%s '%s': %s at column %d", lx->what, lx->text, why, nd_column(lx->text, lx->p));
 }
 
 static void blanks(lexer *lx)
@@ -74,14 +74,14 @@ static void skip_qualifier(lexer *lx)
 {
     blanks(lx);
     const char *p = lx->p, *after = NULL;
-    while (isalpha((unsigned char)*p) || *p == '_') {
+    while (ident_char(p) && !isdigit((unsigned char)*p)) { /* a name: a letter or '_' first */
         for (int k; (k = ident_len(p)) > 0;)
             p += k;
         if (*p != '.')
             break;
         after = ++p;
     }
-    if (after && (isalpha((unsigned char)*after) || *after == '_'))
+    if (after && ident_char(after) && !isdigit((unsigned char)*after))
         lx->p = after;
 }
 
@@ -100,7 +100,7 @@ static int take_ident(lexer *lx, char *out)
     }
     if (n >= ND_MESH_NAME) {
         lx->p = start;
-        return lex_fail(lx, "name longer than %d characters", ND_MESH_NAME - 1);
+        return lex_fail(lx, "name longer than %d bytes", ND_MESH_NAME - 1);
     }
     memcpy(out, start, n);
     out[n] = '\0';
@@ -139,7 +139,7 @@ static int take_int(lexer *lx, int64_t lo, int64_t hi, int64_t *out)
 static int at_end(lexer *lx)
 {
     blanks(lx);
-    return *lx->p ? lex_fail(lx, "unexpected '%c'", *lx->p) : 0;
+    return *lx->p ? lex_fail(lx, "unexpected '%.*s'", nd_char_len(lx->p), lx->p) : 0;
 }
 
 static int axis_by_name(const nd_sharding *sh, const char *name)
