@@ -467,6 +467,9 @@ static void report_text(FILE *fp, const chain *ch)
     if (memcmp(ch->greedy, ch->plan, (size_t)ch->n * sizeof *ch->plan) != 0 &&
         fabs(ch->total_greedy - ch->total) <= ch->total_half)
         fprintf(fp, "  (the plan and the steps' own fastest differ by less than the noise: a tie)\n");
+    if (!isinf(ch->total_aligned) && memcmp(ch->plan_aligned, ch->plan, (size_t)ch->n * sizeof *ch->plan) != 0 &&
+        ch->total_aligned - ch->total <= ch->total_half)
+        fprintf(fp, "  (the plan and the best without a reshard differ by less than the noise: a tie)\n");
     fprintf(fp, "spec targets:\n");
     char lua[1600];
     for (int s = 0; s < ch->n; ++s) {
