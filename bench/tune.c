@@ -81,7 +81,23 @@ void nr_tune_lua_dist(char *buf, size_t len, const char *grid, const char *dtype
  * else the input and output by name (a reduction: the output's shard is the kept dims'). */
 static void summed_target(char *buf, size_t len, const tune_job *j, const cand *c);
 
+/* A target's kernel fixing less than "all" (--fixed): the target says so, `fixed = "pattern"`. */
+static void target_fixed(char *buf, size_t len, const tune_job *j)
+{
+    size_t n = strlen(buf);
+    if (strcmp(j->s.fixed, "all") != 0 && n >= 2 && !strcmp(buf + n - 2, " }"))
+        snprintf(buf + n - 2, len - (n - 2), ", fixed = \"%s\" }", j->s.fixed);
+}
+
+static void spec_target(char *buf, size_t len, const tune_job *j, const cand *c);
+
 void nr_tune_spec_target(char *buf, size_t len, const tune_job *j, const cand *c)
+{
+    spec_target(buf, len, j, c);
+    target_fixed(buf, len, j);
+}
+
+static void spec_target(char *buf, size_t len, const tune_job *j, const cand *c)
 {
     char in[1024], out[1024];
     if (c->summed) {
@@ -181,6 +197,7 @@ void nr_tune_spec_then(char *buf, size_t len, const tune_job *j, const cand *c)
     snprintf(buf, len, "{ [\"in\"] = { shape = { %s }, placements = \"[Partial(sum)]\", mesh = \"%lld\", grid = \"%s\"%s%s%s }, "
              "out = %s }", dims, (long long)j->cores, j->o.grid, j->o.dtype ? ", dtype = \"" : "",
              j->o.dtype ? j->o.dtype : "", j->o.dtype ? "\"" : "", out);
+    target_fixed(buf, len, j);
 }
 
 /* Input k's shard index for the output shard at coordinates q (one per output letter): its letters
@@ -603,6 +620,7 @@ int nr_tune_time(nd_kernels *k, const nr_settings *s, int n, int rounds,
     for (int i = 0; i < n && !rc; ++i) {
         qsort(tm[i].t, (size_t)done, sizeof *tm[i].t, cmp_double);
         out[i].median = tm[i].t[done / 2];
+        snprintf(out[i].fixed, sizeof out[i].fixed, "%s", tm[i].pick.fixed ? tm[i].pick.fixed : "none");
         out[i].tight = nr_median_tight(tm[i].t, done, &out[i].half);
     }
     for (int i = 0; tm && i < n; ++i)
@@ -635,12 +653,14 @@ int nr_tune_time_candidates(const tune_job *j, nd_kernels *k, int top, nr_tune_t
             l.cand[n] = i, l.part[n++] = p;
     rc = rc || nr_tune_time(k, &j->s, n, j->o.rounds, make_part, &l, t, err);
     for (int i = 0; i < top && !rc; ++i)
-        out[i] = (nr_tune_timing){0, 0, true};
+        out[i] = (nr_tune_timing){0, 0, true, ""};
     for (int e = 0; e < n && !rc; ++e) { /* medians add up; half widths as absolute times, then relative */
         nr_tune_timing *o = &out[l.cand[e]];
         o->median += t[e].median;
         o->half += t[e].median * t[e].half;
         o->tight = o->tight && t[e].tight;
+        if (l.part[e] == 0) /* the op's own kernel, not the reduce_scatter's */
+            memcpy(o->fixed, t[e].fixed, sizeof o->fixed);
     }
     for (int i = 0; i < top && !rc; ++i)
         out[i].half = out[i].median > 0 ? out[i].half / out[i].median : 0;
@@ -655,8 +675,10 @@ static int measure(tune_job *j, nd_kernels *k, int top, nd_error *err)
 {
     nr_tune_timing *t = calloc((size_t)top, sizeof *t);
     int rc = t ? nr_tune_time_candidates(j, k, top, t, err) : nd_failc(err, ND_ENOMEM, "out of memory");
-    for (int i = 0; i < top && !rc; ++i)
+    for (int i = 0; i < top && !rc; ++i) {
         j->c[i].median = t[i].median, j->c[i].half = t[i].half, j->c[i].tight = t[i].tight;
+        memcpy(j->c[i].fixed, t[i].fixed, sizeof j->c[i].fixed);
+    }
     free(t);
     return rc;
 }
@@ -703,6 +725,9 @@ static void report_text(FILE *fp, const tune_job *j, int top, int win, bool tie)
     if (!j->o.predict_only)
         fprintf(fp, "%s\n", tie ? "the fastest medians' intervals overlap (or are not tight): a tie within noise, "
                                   "broken by the model" : "the chosen candidate is fastest beyond noise");
+    if (strcmp(j->s.fixed, "all") != 0)
+        fprintf(fp, "kernels fixing at most \"%s\" (--fixed): one per candidate's pattern serves every %s\n",
+                j->s.fixed, !strcmp(j->s.fixed, "pattern") ? "tensor shape" : "tensor shape and core grid");
     if (j->c[win].summed) { /* ndrun compare reads every output whole, which a pending sum is not */
         fprintf(fp, "target: a pending sum over %lld cores, then its reduce_scatter (ndrun compare runs no op "
                     "whose output is Partial; the spec targets below do)\n", (long long)j->cores);
@@ -748,8 +773,8 @@ static void report_json(FILE *fp, const void *ctx)
         fprintf(fp, ", \"model_bytes\": %.0f, \"pages\": %lld, \"picked\": %s", c->bytes, (long long)c->pages,
                 c->picked ? "true" : "false");
         if (!isnan(c->median))
-            fprintf(fp, ", \"median_seconds\": %.9g, \"half_width\": %.4g, \"tight\": %s", c->median, c->half,
-                    c->tight ? "true" : "false");
+            fprintf(fp, ", \"median_seconds\": %.9g, \"half_width\": %.4g, \"tight\": %s, \"kernel_fixed\": \"%s\"",
+                    c->median, c->half, c->tight ? "true" : "false", c->fixed);
         fprintf(fp, "}%s\n", i + 1 < j->n ? "," : "");
     }
     fputs("  ]\n}\n", fp);
@@ -826,6 +851,8 @@ static const char tune_usage[] =
     "  --also SHARD[:tile]  time this distribution too (one you picked, such as 64,1024 or 64,1024:tile;\n"
     "                    for an einsum the ways of its output letters, such as i=2,j=1)\n"
     "  --predict-only    rank by the model alone; time nothing\n"
+    "  --fixed SET       time kernels that fix at most SET: all (default), pattern (the tensor shape at run\n"
+    "                    time) or shard (the core grid too); the spec target says fixed = SET\n"
     "  --json-out FILE   the ranked list as JSON (whole or not at all)\n"
     "  --svg-out FILE    the chosen distribution of the output drawn by ndgen show --format svg (which\n"
     "                    writes it whole or not at all)\n"
@@ -838,6 +865,12 @@ int nr_tune_option(int argc, char **argv, int *i, const char **slot, int *num, i
                    const char *who, nd_error *err)
 {
     const char *a = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : NULL;
+    if (!strcmp(a, "--fixed")) { /* the kernels timed fix at most this set (docs/partial.md) */
+        if (!v || ndreg_fixed_parse(v) < 0)
+            return nd_fail(err, "--fixed %s: expected all, pattern or shard (docs/partial.md)", v ? v : "needs a value;");
+        s->fixed = v, ++*i;
+        return 0;
+    }
     if ((slot || num) && !v)
         return nd_fail(err, "%s: needs a value", a);
     if (slot) {

@@ -23,6 +23,7 @@ typedef struct cand {
     char text[160];    /* "--shard 64,4096 --tile 32x32" */
     double median, half; /* measured seconds and the 95% interval's half width (relative); NAN: not timed */
     bool tight;
+    char fixed[16];    /* what its timed kernel fixed (nd_kernel_pick.fixed) */
     bool picked;       /* given with --also */
 } cand;
 
@@ -86,6 +87,7 @@ void nr_tune_format_dims(char *buf, size_t len, const int64_t *v, int n);
 typedef struct nr_tune_timing {
     double median, half;
     bool tight;
+    char fixed[16];             /* what the kernel timed fixed (nd_kernel_pick.fixed): "all", "pattern", ... */
 } nr_tune_timing;
 int nr_tune_time(nd_kernels *k, const nr_settings *s, int n, int rounds,
                  int (*make)(void *ctx, int i, nr_case *out, nd_error *err), void *ctx, nr_tune_timing *out,

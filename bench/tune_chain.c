@@ -419,6 +419,14 @@ static void result_target(char *buf, size_t len, const chain *ch, int s, int c, 
     nr_tune_lua_dist(buf, len, ch->grid, ch->dtype, shape, shard, r, tiles);
 }
 
+/* ", fixed = \"pattern\"" for targets whose kernels fix less than all (--fixed), else "". */
+static const char *fixed_suffix(const chain *ch)
+{
+    static char buf[64];
+    snprintf(buf, sizeof buf, strcmp(ch->s.fixed, "all") ? ", fixed = \"%s\"" : "", ch->s.fixed);
+    return buf;
+}
+
 static void report_text(FILE *fp, const chain *ch)
 {
     fprintf(fp, "chain of %d einsums on %s (%s), %s: the model's best %d of each and those that line up with a "
@@ -479,7 +487,7 @@ static void report_text(FILE *fp, const chain *ch)
             char from[512], to[512];
             result_target(from, sizeof from, ch, s - 1, ch->plan[s - 1], 2);
             result_target(to, sizeof to, ch, s, c, st->chained);
-            fprintf(fp, "  step %d, reshard: { a = %s, out = %s }\n", s + 1, from, to);
+            fprintf(fp, "  step %d, reshard: { a = %s, out = %s%s }\n", s + 1, from, to, fixed_suffix(ch));
         }
         nr_tune_spec_target(lua, sizeof lua, &st->j, &st->j.c[c]);
         fprintf(fp, "  step %d, %s: %s\n", s + 1, st->j.o.op, lua);
@@ -488,7 +496,7 @@ static void report_text(FILE *fp, const chain *ch)
             fprintf(fp, "  step %d, reduce_scatter: %s\n", s + 1, lua);
         for (int e = 0; e < st->neltwise; ++e) {
             result_target(lua, sizeof lua, ch, s, c, 2);
-            fprintf(fp, "  step %d, %s: { all = %s }\n", s + 1, st->eltwise[e], lua);
+            fprintf(fp, "  step %d, %s: { all = %s%s }\n", s + 1, st->eltwise[e], lua, fixed_suffix(ch));
         }
     }
 }
@@ -568,6 +576,7 @@ static const char chain_usage[] =
     "  --top K           candidates timed per einsum, 1 to 16 (default 3)\n"
     "  --repeats N       at least N rounds per timed set (default 8)\n"
     "  --json-out FILE   every timing, the plan and its spec targets as JSON (whole or not at all)\n"
+    "  --fixed SET       time kernels that fix at most SET (all, pattern or shard), as ndrun tune\n"
     "  --threads N, --cache-dir DIR: as ndrun compare\n";
 
 /* "b=64,x=1024": each letter's size. */

@@ -184,6 +184,20 @@ if sed -n 3p "$tmp/sum.out" | grep -q '^ *1  --sum-over k=2 ' && [ -n "$t2" ] &&
    grep -qF '"f32 shape=256,512 page=1,256 shard=256,256 cores=(0,0)-(1,0) row_major round_robin l1"' "$tmp/sum.c" &&
    grep -qF 'shape=256,128 page=1,128 shard=128,128 cores=(0,0)-(1,0) row_major round_robin l1"' "$tmp/sum.c"; then ok
 else bad "pending-sum candidate: $(head -c 900 "$tmp/sum.out") $(head -c 300 "$tmp/err")"; fi
+# --fixed pattern: the candidates are timed with kernels that fix all but the tensor shape (the JIT
+# builds them), the report says so, and the spec target carries fixed = "pattern", from which ndgen
+# generates a pattern kernel
+if "$ndrun" tune --op add --shape 256,256 --grid 2x1 --top 2 --repeats 3 --fixed pattern --json-out "$tmp/fx.json" \
+     >"$tmp/fx.out" 2>"$tmp/err" && grep -q '^kernels fixing at most "pattern"' "$tmp/fx.out" &&
+   jq -e '[.ranked[0:2][] | .kernel_fixed] == ["pattern", "pattern"]' "$tmp/fx.json" >/dev/null &&
+   grep -q '^spec target: .*, fixed = "pattern" }$' "$tmp/fx.out"; then
+  t=$(sed -n 's/^spec target: //p' "$tmp/fx.out")
+  printf 'op {\n  name = "add", template = "eltwise_binary.c", params = { EXPR = "((x) + (y))" },
+  inputs = { { name = "a", dtype = "f32", index = "..." }, { name = "b", dtype = "f32", index = "..." } },
+  outputs = { { name = "out", dtype = "f32", index = "..." } },\n  targets = { %s },\n}\n' "$t" >"$tmp/fx.lua"
+  if "$ndgen" generate --templates "$templates" --output "$tmp/fx.c" "$tmp/fx.lua" 2>"$tmp/err" &&
+     grep -q '"pattern"' "$tmp/fx.c"; then ok; else bad "--fixed pattern target: $t: $(head -c 300 "$tmp/err")"; fi
+else bad "--fixed pattern: $(cat "$tmp/fx.out" "$tmp/err" | head -c 600)"; fi
 # the timed set holds both page kinds: for these scores the model's three best with tiles would be
 # the first three, and the best with row pages takes the third place
 "$ndrun" tune --op scores --shape 2,2,64,32,64 --grid 2x1 --top 3 --predict-only --json-out "$tmp/kinds.json" \
@@ -251,6 +265,7 @@ refuse 1 "--axes is for reductions" --op add --shape 64,64 --grid 2x1 --axes 1
 refuse 1 "a reduction: give --axes" --op reduce_sum --shape 64,64 --grid 2x1
 refuse 1 "--axes 2: expected distinct dims of the rank-2 input" --op reduce_sum --shape 64,64 --grid 2x1 --axes 2
 refuse 2 "--top 0: expected a number from 1 to 16" --op add --shape 64,64 --grid 2x1 --top 0
+refuse 2 "--fixed most: expected all, pattern or shard" --op add --shape 64,64 --grid 2x1 --fixed most
 refuse 2 "ndrun tune chooses the distributions itself" --op add --shape 64,64 --grid 2x1 --shard 32,64
 refuse 2 "--grid: required" --op add --shape 64,64
 refuse 1 "it is also --json-out" --op add --shape 64,64 --grid 2x1 --predict-only --json-out "$tmp/same" --svg-out "$tmp/same"
