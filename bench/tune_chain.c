@@ -423,7 +423,9 @@ static void result_target(char *buf, size_t len, const chain *ch, int s, int c, 
 static const char *fixed_suffix(const chain *ch)
 {
     static char buf[64];
-    snprintf(buf, sizeof buf, strcmp(ch->s.fixed, "all") ? ", fixed = \"%s\"" : "", ch->s.fixed);
+    buf[0] = '\0';
+    if (strcmp(ch->s.fixed, "all") != 0)
+        snprintf(buf, sizeof buf, ", fixed = \"%s\"", ch->s.fixed);
     return buf;
 }
 

@@ -6,6 +6,8 @@
  *   extra  makes one more write than the others;   args  writes a tensor of another shape
  *   order  allocates the two tensors in the other order (its arena offsets differ)
  *   scalar launches with another scalar
+ *   local  makes an elementwise launch that reads no other core's page (it fences nothing) with another
+ *          scalar: found at the next fence, the device's close, which compares the skipped calls too
  * The fences must end the job within a bounded time (fence_timeout is 2 s here) with a message naming
  * the process, never hang and never let the call finish. Prints "finished" and exits 0 only if every
  * call completed, which must not happen.
@@ -46,7 +48,7 @@ static nd_tensor *tensor(nd_device *dev, const char *shape, const char *shard)
 
 int main(int argc, char **argv)
 {
-    static const char *const modes[] = {"kill", "hang", "stop", "extra", "args", "order", "scalar"};
+    static const char *const modes[] = {"kill", "hang", "stop", "extra", "args", "order", "scalar", "local"};
     int rank, nprocs, mode = -1;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -54,7 +56,7 @@ int main(int argc, char **argv)
     for (int i = 0; argc == 2 && i < (int)(sizeof modes / sizeof *modes); ++i)
         mode = strcmp(argv[1], modes[i]) == 0 ? i : mode;
     if (mode < 0 || nprocs < 2) {
-        fprintf(stderr, "usage: mpirun -np 2 test_mpi_fault kill|hang|stop|extra|args|order|scalar\n");
+        fprintf(stderr, "usage: mpirun -np 2 test_mpi_fault kill|hang|stop|extra|args|order|scalar|local\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     const char *m = modes[mode];
@@ -96,6 +98,17 @@ int main(int argc, char **argv)
         die("launch", &err);
     if (odd && strcmp(m, "extra") == 0 && nd_tensor_write(a, host, 8 * 32 * (int64_t)sizeof(float), &err))
         die("extra write", &err);
+    if (strcmp(m, "local") == 0) { /* c lies as a: an elementwise launch over them reads no other core's page */
+        nd_tensor *c = tensor(dev, "8,32", "2,32"), *local[2] = {a, c};
+        const char *const operands[] = {"a", "out"}, *const indices[] = {"...", "..."};
+        const nda_kernel_entry e = {.op = "fault_local", .symbol = "fault_local", .fn = nothing, .noperands = 2,
+                                    .operands = operands, .indices = indices, .noutputs = 1,
+                                    .reads = NDA_READS_POINTWISE};
+        double value = odd ? 2.0 : 1.0;
+        if (nd_launch_entry(dev, &e, local, 2, &value, 1, &st, &err))
+            die("local launch", &err);
+        nd_tensor_free(c);
+    }
     nd_tensor_free(b);
     nd_tensor_free(a);
     nd_device_close(dev);

@@ -25,6 +25,8 @@ typedef struct nd_mpi_ctx {
                                     process whose fence timed out; MPI_WIN_NULL until the device is open */
     int64_t *board_mine;         /* this process's words of the board */
     int64_t fences;              /* fences this process has begun */
+    uint64_t skipped;            /* a hash of the fences skipped since the last one (launches that read no
+                                    other core's page): the next fence compares them too; 0: none */
     double fence_timeout;
     nd_mpi_gets gets;
     int nnodes;

@@ -457,6 +457,27 @@ static uint64_t launch_key(const char *op, nd_tensor *const *tensors, int ntenso
     return nd_hash_bytes(h, names ? names : "", names ? strlen(names) : 0);
 }
 
+/* Whether no core of the launch reads a page another core holds, so that no process reads memory
+ * another writes and the launch needs no fence over processes: an op whose output elements read each
+ * input at their own coordinates (the read rule POINTWISE), every input placed exactly as its one
+ * output (same shape, pages, shards, cores and strategy), all in L1, one copy and no pending parts.
+ * Then core c reads only its own pages, which only core c wrote since the last fence (owner computes;
+ * host writes end in a fence), and writes only pages no other process reads before the next fence (a
+ * launch that reads others' pages begins with one). Every process decides alike, from the arguments. */
+static bool launch_local(nd_tensor *const *tensors, int ntensors, int ninputs, const nd_read_rule *rule)
+{
+    if (!rule || rule->kind != ND_READS_POINTWISE || ntensors - ninputs != 1)
+        return false;
+    const nd_dist *out = &tensors[ntensors - 1]->dist;
+    for (int i = 0; i < ntensors; ++i) {
+        const nd_dist *d = &tensors[i]->dist;
+        if (d->spec.buffer != ND_L1 || d->spec.replicas != 1 || d->spec.parts != 1 ||
+            !nd_dist_same_paging(d, out) || !nd_dist_same_placement(d, out))
+            return false;
+    }
+    return true;
+}
+
 /* ninputs: the first ninputs tensors are read (a bare function's roles are unknown: all of them); no
  * kernel reads an output's pages of other cores, which those cores write in the same launch. rule: what
  * the output's elements read of the inputs (nd_device_procs.stage), or NULL: every page. */
@@ -483,9 +504,10 @@ static int launch(nd_device *dev, const char *op, nda_kernel_fn *kernel, nd_tens
     launch_job job = {dev, lo, kernel, {ntensors, views, nscalars, scalars, names}, tensors, copies};
     memset(dev->stats, 0, (size_t)dev->ncores * sizeof *dev->stats);
     nd_fence_call call = {ND_CALL_LAUNCH, false, 0};
+    const bool local = procs && procs->skip && launch_local(tensors, ntensors, ninputs, rule);
     if (procs) { /* every process's writes before the launch are visible to every core */
         call.key = launch_key(op, tensors, ntensors, ninputs, scalars, nscalars, names);
-        procs->fence(dev, call);
+        (local ? procs->skip : procs->fence)(dev, call);
     }
     double start = procs ? now_seconds() : 0; /* over processes a launch's time includes its gets */
     if (procs && procs->stage) /* other nodes' pages the cores read, into the local mirror */
@@ -499,7 +521,7 @@ static int launch(nd_device *dev, const char *op, nda_kernel_fn *kernel, nd_tens
     dev->run_seconds = t1 - t0;
     if (procs) { /* and every core's writes to every process after it */
         call.end = true;
-        procs->fence(dev, call);
+        (local ? procs->skip : procs->fence)(dev, call);
         procs->gather(dev, t1 - t0);
         t1 = now_seconds();
     }

@@ -150,6 +150,9 @@ typedef struct nd_device_procs {
      * have arrived (MPI_Win_sync, a barrier that compares the processes' calls, MPI_Win_sync). Ends the
      * job with a message naming the processes when one does not arrive in time or makes another call. */
     void (*fence)(nd_device *dev, nd_fence_call call);
+    /* In place of a launch's fences when no core of it reads a page another core holds (device.c,
+     * launch_local): every process decides alike, nothing waits, and the next fence compares the call. */
+    void (*skip)(nd_device *dev, nd_fence_call call);
     /* After a launch: every core's statistics from the process that ran it into dev->stats, and this
      * process's own seconds to every process. */
     void (*gather)(nd_device *dev, double own_seconds);
