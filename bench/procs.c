@@ -76,8 +76,13 @@ int nr_procs_rank(void)
 int nr_open_device(const nd_device_config *cfg, nd_device **out, nd_error *err)
 {
 #ifdef NDRUN_HAVE_MPI
-    if (active)
-        return nd_device_open_mpi(cfg, NULL, MPI_COMM_WORLD, out, err); /* processes share the CPUs: no pinning */
+    if (active) { /* processes share the CPUs: no pinning */
+        nd_mpi_config m;
+        nd_mpi_config_init(&m);
+        if (!getenv("NDGEN_MPI_STATS_ROOT")) /* which, when set, decides (nd_mpi_config_init read it) */
+            m.stats_root = 0;                /* rank 0 alone reports: the launches' statistics go there only */
+        return nd_device_open_mpi(cfg, &m, MPI_COMM_WORLD, out, err);
+    }
 #endif
     if (nd_device_open(cfg, out, err))
         return -1;
