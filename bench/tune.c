@@ -58,7 +58,6 @@ static int out_dims(const tune_job *j, const int64_t *v, int64_t *out)
     return nk;
 }
 
-/* One operand's distribution as a spec's Lua table: shape, shard, tile, grid, dtype. */
 /* "64, 128": dims as a Lua list's items. */
 static void lua_list(char *buf, size_t len, const int64_t *v, int n)
 {
@@ -67,19 +66,25 @@ static void lua_list(char *buf, size_t len, const int64_t *v, int n)
         snprintf(buf + strlen(buf), len - strlen(buf), "%s%lld", i ? ", " : "", (long long)v[i]);
 }
 
+/* One operand as a spec's Lua table: its shape, how it is placed (`how`: "shard = { ... }", an einshard
+ * or placements), grid and dtype. */
+static void lua_operand(char *buf, size_t len, const char *grid, const char *dtype, const int64_t *shape, int n,
+                        const char *how)
+{
+    char s[256];
+    lua_list(s, sizeof s, shape, n);
+    snprintf(buf, len, "{ shape = { %s }, %s, grid = \"%s\"%s%s%s }", s, how, grid, dtype ? ", dtype = \"" : "",
+             dtype ? dtype : "", dtype ? "\"" : "");
+}
+
 void nr_tune_lua_dist(char *buf, size_t len, const char *grid, const char *dtype, const int64_t *shape,
                       const int64_t *shard, int n, bool tiles)
 {
-    char s[256], h[256];
-    lua_list(s, sizeof s, shape, n);
+    char h[256], how[300];
     lua_list(h, sizeof h, shard, n);
-    snprintf(buf, len, "{ shape = { %s }, shard = { %s }%s, grid = \"%s\"%s%s%s }", s, h,
-             tiles ? ", tile = \"32x32\"" : "", grid, dtype ? ", dtype = \"" : "", dtype ? dtype : "", dtype ? "\"" : "");
+    snprintf(how, sizeof how, "shard = { %s }%s", h, tiles ? ", tile = \"32x32\"" : "");
+    lua_operand(buf, len, grid, dtype, shape, n, how);
 }
-
-/* The candidate as a target a spec takes as it is: `{ all = {...} }` when every operand is placed alike,
- * else the input and output by name (a reduction: the output's shard is the kept dims'). */
-static void summed_target(char *buf, size_t len, const tune_job *j, const cand *c);
 
 /* A target's kernel fixing less than "all" (--fixed): the target says so, `fixed = "pattern"`. */
 static void target_fixed(char *buf, size_t len, const tune_job *j)
@@ -89,14 +94,11 @@ static void target_fixed(char *buf, size_t len, const tune_job *j)
         snprintf(buf + n - 2, len - (n - 2), ", fixed = \"%s\" }", j->s.fixed);
 }
 
-static void spec_target(char *buf, size_t len, const tune_job *j, const cand *c);
+static void summed_target(char *buf, size_t len, const tune_job *j, const cand *c);
 
-void nr_tune_spec_target(char *buf, size_t len, const tune_job *j, const cand *c)
-{
-    spec_target(buf, len, j, c);
-    target_fixed(buf, len, j);
-}
-
+/* The candidate as a target a spec takes as it is: `{ all = {...} }` when every operand is placed alike,
+ * else the input and output by name (a reduction: the output's shard is the kept dims'); a pending-sum
+ * candidate's in einshard and placements (summed_target). */
 static void spec_target(char *buf, size_t len, const tune_job *j, const cand *c)
 {
     char in[1024], out[1024];
@@ -130,10 +132,17 @@ static void spec_target(char *buf, size_t len, const tune_job *j, const cand *c)
     snprintf(buf, len, "{ %s = %s, %s = %s }", j->in_name, in, j->out_name, out);
 }
 
+void nr_tune_spec_target(char *buf, size_t len, const tune_job *j, const cand *c)
+{
+    spec_target(buf, len, j, c);
+    target_fixed(buf, len, j);
+}
+
 /* ---------------------------------------------------------------- einsums */
 
 /* Operand k's shape and shard under candidate c: a letter of the output takes c's shard of it, any
- * other letter (contracted) its whole size. Returns the operand's rank. */
+ * other letter (contracted) its whole size, but a pending sum's letter its slice over the cores, and a
+ * pending sum's output the reduce_scatter's rows. Returns the operand's rank. */
 int nr_tune_operand_dims(const tune_job *j, const cand *c, int k, int64_t *shape, int64_t *shard)
 {
     const char *out = j->letters[j->noperands - 1], *x = j->letters[k];
@@ -166,19 +175,16 @@ static void summed_target(char *buf, size_t len, const tune_job *j, const cand *
     int at = snprintf(buf, len, "{");
     for (int k = 0; k < j->noperands && at >= 0 && (size_t)at < len; ++k) {
         int64_t shape[ND_MAX_RANK], shard[ND_MAX_RANK];
-        char dims[160], how[200];
+        char how[200], e[160], op[512];
         int rk = nr_tune_operand_dims(j, c, k, shape, shard);
-        lua_list(dims, sizeof dims, shape, rk);
         if (k < j->noperands - 1) {
-            char e[160];
             einsum_einshard(e, sizeof e, j, c, k);
             snprintf(how, sizeof how, "einshard = \"%s\"", e);
         } else {
             snprintf(how, sizeof how, "placements = \"[Partial(sum)]\", mesh = \"%lld\"", (long long)j->cores);
         }
-        at += snprintf(buf + at, len - (size_t)at, "%s %s = { shape = { %s }, %s, grid = \"%s\"%s%s%s }", k ? "," : "",
-                       j->names[k], dims, how, j->o.grid, j->o.dtype ? ", dtype = \"" : "", j->o.dtype ? j->o.dtype : "",
-                       j->o.dtype ? "\"" : "");
+        lua_operand(op, sizeof op, j->o.grid, j->o.dtype, shape, rk, how);
+        at += snprintf(buf + at, len - (size_t)at, "%s %s = %s", k ? "," : "", j->names[k], op);
     }
     if (at >= 0 && (size_t)at < len)
         snprintf(buf + at, len - (size_t)at, " }");
@@ -190,13 +196,12 @@ void nr_tune_spec_then(char *buf, size_t len, const tune_job *j, const cand *c)
     if (!c->summed)
         return;
     int64_t shape[ND_MAX_RANK], shard[ND_MAX_RANK];
-    char dims[160], out[1024];
+    char how[64], in[512], out[512];
     int rk = nr_tune_operand_dims(j, c, j->noperands - 1, shape, shard);
-    lua_list(dims, sizeof dims, shape, rk);
+    snprintf(how, sizeof how, "placements = \"[Partial(sum)]\", mesh = \"%lld\"", (long long)j->cores);
+    lua_operand(in, sizeof in, j->o.grid, j->o.dtype, shape, rk, how);
     nr_tune_lua_dist(out, sizeof out, j->o.grid, j->o.dtype, shape, shard, rk, false);
-    snprintf(buf, len, "{ [\"in\"] = { shape = { %s }, placements = \"[Partial(sum)]\", mesh = \"%lld\", grid = \"%s\"%s%s%s }, "
-             "out = %s }", dims, (long long)j->cores, j->o.grid, j->o.dtype ? ", dtype = \"" : "",
-             j->o.dtype ? j->o.dtype : "", j->o.dtype ? "\"" : "", out);
+    snprintf(buf, len, "{ [\"in\"] = %s, out = %s }", in, out);
     target_fixed(buf, len, j);
 }
 
@@ -282,21 +287,17 @@ static void summed_predict(const tune_job *j, cand *c)
     for (int l = 'a'; l <= 'z'; ++l)
         if (j->size[l] && !strchr(j->letters[nout], l))
             contracted *= (double)j->size[l];
+    double mine = 0; /* the reduce_scatter's result: this core's rows (the output's shard) */
     for (int k = 0; k <= nout; ++k) {
-        int64_t shape[ND_MAX_RANK], shard[ND_MAX_RANK], e = 1;
+        int64_t shape[ND_MAX_RANK], shard[ND_MAX_RANK], e = 1, rows = 1;
         int rk = nr_tune_operand_dims(j, c, k, shape, shard);
         for (int i = 0; i < rk; ++i)
-            e *= k == nout ? shape[i] : shard[i];
+            e *= k == nout ? shape[i] : shard[i], rows *= shard[i];
         if (k == nout)
-            out = (double)e;
+            out = (double)e, mine = (double)rows * (double)j->elem;
         bytes += (double)e * (double)j->elem; /* an input's slice, or the whole part written */
         pages += e / (k == nout ? shape[rk - 1] : shard[rk - 1]);
     }
-    int64_t shape[ND_MAX_RANK], rows[ND_MAX_RANK], e = 1; /* the reduce_scatter's result: this core's rows */
-    int rk = nr_tune_operand_dims(j, c, nout, shape, rows);
-    for (int i = 0; i < rk; ++i)
-        e *= rows[i];
-    double mine = (double)e * (double)j->elem;
     c->flops = out * contracted / (double)j->cores;
     c->bytes = bytes + mine * (double)(2 * j->cores - 1) + mine;
     c->pages = pages;
@@ -492,8 +493,6 @@ void nr_tune_both_page_kinds(tune_job *j, int top)
 
 /* ---------------------------------------------------------------- measurement */
 
-/* Candidate c as an ndrun case: the op over the grid, every operand split as c (a reduction's output by
- * c's kept dims). args holds the strings; a[] the argument vector. */
 int nr_tune_parts(const cand *c) { return c->summed ? 2 : 1; }
 
 /* Part 1 of a pending-sum candidate: the reduce_scatter of its output into rows over the cores. */
@@ -519,6 +518,9 @@ static int summed_scatter_case(const tune_job *j, const cand *c, nr_case *out, n
     return nr_case_from_args(label, a, n, out, err);
 }
 
+/* Candidate c's part as an ndrun case: the op over the grid, every operand split as c (a reduction's
+ * output by c's kept dims); part 1 the reduce_scatter of a pending sum. a[] the argument vector; the
+ * static texts hold its strings until the next call. */
 int nr_tune_case(const tune_job *j, const cand *c, int part, nr_case *out, nd_error *err)
 {
     static char text[TUNE_ARGS][160];

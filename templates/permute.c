@@ -53,17 +53,16 @@ typedef struct permute_runs {
     int64_t n[RUNS_KEPT];      /* ... and its elements */
 } permute_runs;
 
-/* Column j's run for group x0, from the runs kept for the group before it when they reach, else NULL. */
-static inline const NDT_T *permute_kept(const permute_runs *k, const int64_t *x0, int r, int q, int64_t j,
-                                        int nt, int64_t *n)
+/* Whether group x0 is the one GROUP rows along q after the group whose runs k keeps, at the same other
+ * coordinates: then each kept column's run, when it reaches GROUP + nt elements, serves it GROUP on. */
+static inline bool permute_follows(const permute_runs *k, const int64_t *x0, int r, int q)
 {
-    if (j >= k->len || x0[q] != k->x0[q] + GROUP || k->n[j] < GROUP + nt)
-        return NULL;
+    if (k->len == 0 || x0[q] != k->x0[q] + GROUP)
+        return false;
     for (int i = 0; i < r; ++i)
         if (i != q && x0[i] != k->x0[i])
-            return NULL;
-    *n = k->n[j] - GROUP;
-    return k->p[j] + GROUP;
+            return false;
+    return true;
 }
 
 /* The page coordinate of output element x and x's offset in that page (row-major in the page box). */
@@ -118,7 +117,7 @@ void permute(const nda_core *core, const nda_args *args)
     const int stream = rows_streaming(rows_bytes(r, od, (int64_t)sizeof(NDT_T))); /* eltwise_rows.h */
     int64_t y[ROWS_MAX_RANK] = {0};
     permute_runs kept; /* 64 KiB on the stack: RUNS_KEPT pointers and counts */
-    kept.len = 0;      /* none kept: permute_kept finds no column below it */
+    kept.len = 0;      /* none kept: no group follows */
     for (int i = 0; i < ROWS_MAX_RANK; ++i)
         kept.x0[i] = 0;
     for (nda_iter it = nda_iter_local(core, out); nda_iter_valid(&it); nda_iter_next(&it)) {
@@ -178,23 +177,23 @@ void permute(const nda_core *core, const nda_args *args)
                 for (int b = t * TILE; b < t * TILE + TILE && b < nt && whole[t]; ++b)
                     whole[t] = !row[b] ? 0 : whole[t] == 2 && !rows_stream_aligned(row[b]) ? 1 : whole[t];
             }
+            const bool follows = permute_follows(&kept, x0, r, q); /* once per group, not per column */
             for (int64_t j0 = 0; j0 < len; j0 += TILE) {
                 const int jn = (int)rows_min(TILE, len - j0);
                 const NDT_T *run[TILE]; /* column j0 + j from the group's first row */
                 bool one = true;        /* every column's nt elements are one input run */
                 for (int j = 0; j < jn; ++j) {
-                    int64_t n;
-                    run[j] = permute_kept(&kept, x0, r, q, j0 + j, nt, &n);
-                    if (!run[j]) {
+                    int64_t n, c = j0 + j;
+                    if (follows && c < kept.len && kept.n[c] >= GROUP + nt) {
+                        run[j] = kept.p[c] + GROUP, n = kept.n[c] - GROUP;
+                    } else {
                         for (int i = 0; i < r; ++i)
                             y[perm[i]] = x0[i] + (i == r - 1 ? j0 + j : 0);
                         run[j] = nda_elem_read(core, a, y, &n);
                     }
                     one = one && n >= nt;
-                    if (j0 + j < RUNS_KEPT) {
-                        kept.p[j0 + j] = run[j];
-                        kept.n[j0 + j] = n;
-                    }
+                    if (c < RUNS_KEPT)
+                        kept.p[c] = run[j], kept.n[c] = n;
                 }
                 for (int t = 0; t * TILE < nt; ++t) { /* the tiles of rows t TILE .. t TILE + TILE - 1 */
                     NDT_T *const *trow = row + t * TILE;

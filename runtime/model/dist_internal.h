@@ -22,7 +22,6 @@ __attribute__((format(printf, 4, 5))) void nd_appendf(char *buf, size_t len, int
 /* The key of a stated distribution's fields (nd_dist_key_of without the checked nd_dist). */
 void nd_dist_key_of_spec(const nd_dist_spec *s, nd_dist_key *key);
 
-/* Whether s is a name einshard takes: one or more letters (Unicode, UTF-8) and '_' (einshard.c). */
 /* Bytes of the name character at p, or 0: an ASCII letter, '_', or a Unicode letter in well-formed
  * UTF-8 (einshard's rule; mesh and PartitionSpec names take the same characters, plus ASCII digits
  * after the first, so that every name one notation prints the others parse). */
@@ -31,6 +30,7 @@ int nd_name_char_len(const char *p);
 int nd_char_len(const char *p);
 /* The column of at in text, counted in characters from 1 (what an error message names). */
 int nd_column(const char *text, const char *at);
+/* Whether s is a name einshard takes: one or more letters (Unicode, UTF-8) and '_' (einshard.c). */
 bool nd_einshard_name(const char *s);
 
 #endif
