@@ -107,9 +107,11 @@ float logf(float) __attribute__((simd("notinbranch"), const, nothrow));
 
 enum { VMATH_BLOCK = 16 };
 
-/* Before a block's loop: keeps it a loop for the vectorizer (GCC would otherwise unroll 16 scalar calls
- * first). */
-#if VMATH_LIBMVEC
+/* Before a block's loop: keeps it a loop for the loop vectorizer. GCC would otherwise unroll it first
+ * and leave the 16 lanes to the straight-line vectorizer, which kept them scalar: 16 scalar calls, or,
+ * in the streamed stores of ROWS_STORE_RUN, 16 scalar adds and 15 shuffles per 64-byte line (add at
+ * 4096x4096 on 64x64 cores, 7.4 against 6.0 ms). Clang's loop vectorizer sees the loop as written. */
+#if defined(__GNUC__) && !defined(__clang__)
 #define VMATH_KEEP_LOOP _Pragma("GCC unroll 1")
 #else
 #define VMATH_KEEP_LOOP
@@ -251,6 +253,7 @@ static inline void rows_stream(void *dst, const void *src, int64_t bytes)
                 (z)[i_] = AT(i_);                                                                           \
             for (; i_ + VMATH_BLOCK <= (n); i_ += VMATH_BLOCK) {                                            \
                 __typeof__((z)[0]) t_[VMATH_BLOCK];                                                         \
+                VMATH_KEEP_LOOP                                                                             \
                 for (int k_ = 0; k_ < VMATH_BLOCK; ++k_)                                                    \
                     t_[k_] = AT(i_ + k_);                                                                   \
                 rows_stream((z) + i_, t_, (int64_t)sizeof t_);                                              \
