@@ -245,6 +245,19 @@ static inline bool ct_push(ct_run **r, int64_t *n, int64_t *cap, const ct_run *r
     return true;
 }
 
+/* ---------------------------------------------------------------- runs read, kept */
+
+/* The run an accessor call gave for one line of an operand (a row of the panel operand, or a run's row
+ * of the rows' operand): positions [at, at + n) along the line, the first at p; n is 0 before any call.
+ * A later block that reads inside it takes it from here instead of looking it up again, so a line lying
+ * in one page is looked up once per core, not once per panel and step of k. */
+typedef struct ct_seg {
+    const void *p;
+    int64_t at, n;
+} ct_seg;
+
+static inline bool ct_seg_holds(const ct_seg *g, int64_t at) { return at >= g->at && at < g->at + g->n; }
+
 /* ---------------------------------------------------------------- the product */
 
 /* Buffers of one core's contraction: the packs and the output's f32 accumulators, 64-byte aligned. */

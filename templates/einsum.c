@@ -136,8 +136,10 @@ typedef struct pack {
     bool across;            /* read across lanes (columns), one k at a time */
     bool rowwise;           /* lanes are columns, stored as rows (a class of one row: ct_dots) */
     const float **lane_rows; /* rowwise: each lane's row, in place when the operand holds it whole */
+    ct_seg *segs;           /* lanes that are runs read along k: each lane's run kept (contract.h), or NULL */
     int64_t l, k;           /* position */
     int64_t y[ROWS_MAX_RANK], max, stride;
+    int64_t line;           /* along k: positions from k0 + k to the end of the last reduced letter's line */
     float *dst;
 } pack;
 
@@ -160,10 +162,29 @@ static void pack_seek(pack *k)
     else
         k->dst = k->pack + (k->l / CT_NR) * k->ld * CT_NR + k->k * CT_NR + k->l % CT_NR;
     k->stride = k->runs || k->rowwise || k->across ? 1 : CT_NR;
-    if (k->across)
-        k->max = rows_min(CT_NR - k->l % CT_NR, k->lanes - k->l);
+    k->line = p->nred > 0 ? p->red_size[p->nred - 1] - q[p->nred - 1] : 1;
+    if (k->across) /* the rest of the block's lanes: a run crosses panels (pack_store) */
+        k->max = k->lanes - k->l;
     else
-        k->max = k->s->along_k ? rows_min(k->K - k->k, p->red_size[p->nred - 1] - q[p->nred - 1]) : 1;
+        k->max = k->s->along_k ? rows_min(k->K - k->k, k->line) : 1;
+}
+
+/* Stores the n values read at the position, converted by NDT_LOAD, at dst, stride apart; a run read across
+ * lanes is cut at each panel's end (its next lane is the next panel's first column). */
+static inline void pack_store(const pack *k, const NDT_T *v, int64_t n)
+{
+    if (!k->across) {
+        for (int64_t e = 0; e < n; ++e)
+            k->dst[e * k->stride] = NDT_LOAD(v[e]);
+        return;
+    }
+    for (int64_t t = 0; t < n;) {
+        const int64_t l = k->l + t, m = rows_min(n - t, CT_NR - l % CT_NR);
+        float *d = k->pack + (l / CT_NR) * k->ld * CT_NR + k->k * CT_NR + l % CT_NR;
+        for (int64_t e = 0; e < m; ++e)
+            d[e] = NDT_LOAD(v[t + e]);
+        t += m;
+    }
 }
 
 static bool pack_more(const pack *k) { return k->across ? k->k < k->K : k->l < k->lanes; }
@@ -180,11 +201,12 @@ static void pack_next(pack *k, int64_t n)
 
 /* Starts a pack of `lanes` lanes, zeroing the last group's missing lanes (none when rowwise: ct_dots
  * reads only the lanes there are). */
-static pack pack_begin(const plan *p, int op, const ct_run *runs, const int64_t *base, int64_t j0, int64_t lanes,
-                       int64_t k0, int64_t K, int64_t ld, float *dst, bool rowwise)
+static pack pack_begin(const plan *p, int op, const ct_run *runs, ct_seg *segs, const int64_t *base, int64_t j0,
+                       int64_t lanes, int64_t k0, int64_t K, int64_t ld, float *dst, bool rowwise)
 {
     pack k = {.p = p, .s = &p->s[op], .op = op, .runs = runs, .j0 = j0, .lanes = lanes, .k0 = k0, .K = K, .ld = ld,
               .pack = dst, .rowwise = rowwise};
+    k.segs = runs && k.s->along_k ? segs : NULL;
     if (base)
         memcpy(k.base, base, sizeof k.base);
     k.across = !runs && !rowwise && k.s->along_j;
@@ -244,26 +266,38 @@ void einsum(const nda_core *core, const nda_args *args)
        as rows, unless it would be packed across its lanes (its last axis is the columns), where the
        tile reads it better */
     const bool dots = ct_one_row_classes(runs, nruns) && !p.s[p.panel].along_j;
+    ct_seg *segs = ok && nruns > 0 ? calloc((size_t)nruns, sizeof *segs) : NULL; /* each run's row, read along k */
     ct_work wk;
-    if (!ok || nruns == 0 ||
-        !ct_work_init(&wk, dots ? ct_blocks_rows(k1 - k0) : ct_blocks_here(), k1 - k0, p.od[p.ro - 1], nruns)) {
-        free(runs); /* no memory: nothing is written; or nothing to write */
+    if (!segs || !ct_work_init(&wk, dots ? ct_blocks_rows(k1 - k0) : ct_blocks_here(), k1 - k0, p.od[p.ro - 1], nruns)) {
+        free(segs), free(runs); /* no memory: nothing is written; or nothing to write */
         return;
     }
+    /* a run's row is read again only past one step of k or one block of columns: else nothing is kept (the
+       bookkeeping alone cost scores 2,8,512,64,512 about 10%) */
+    ct_seg *keep = k1 - k0 > wk.bl.kc || p.od[p.ro - 1] > wk.ncp * CT_NR ? segs : NULL;
     for (ct_step s = ct_first(&wk, runs, nruns); s.i < nruns; ct_next(&wk, runs, nruns, &s)) {
         pack job[2]; /* the panel operand's block once per step of k, then the step's rows */
         int njobs = 0;
         const int64_t lanes = rows_min((s.jc + s.np) * CT_NR, p.od[p.ro - 1]) - s.jc * CT_NR;
         if (s.ic == 0)
-            job[njobs++] = pack_begin(&p, p.panel, NULL, runs[s.i].x, s.jc * CT_NR, lanes, k0 + s.pc, s.kn, wk.bl.kc,
-                                      wk.bpack, dots);
-        job[njobs++] = pack_begin(&p, !p.panel, runs + s.i + s.ic, NULL, 0, s.mr, k0 + s.pc, s.kn, wk.bl.kc, wk.apack,
-                                  dots);
+            job[njobs++] = pack_begin(&p, p.panel, NULL, NULL, runs[s.i].x, s.jc * CT_NR, lanes, k0 + s.pc, s.kn,
+                                      wk.bl.kc, wk.bpack, dots);
+        job[njobs++] = pack_begin(&p, !p.panel, runs + s.i + s.ic, keep ? keep + s.i + s.ic : NULL, NULL, 0, s.mr, k0 + s.pc, s.kn,
+                                  wk.bl.kc, wk.apack, dots);
         job[0].lane_rows = dots && s.ic == 0 ? wk.lane_rows : NULL;
         for (int j = 0; j < njobs; ++j)
             for (pack *k = &job[j]; pack_more(k);) {
                 int64_t n;
-                const NDT_T *v = k->op ? nda_elem_read(core, b, k->y, &n) : nda_elem_read(core, a, k->y, &n);
+                const NDT_T *v;
+                ct_seg *g = k->segs ? &k->segs[k->l] : NULL; /* the lane's run kept from an earlier step of k */
+                if (g && ct_seg_holds(g, k->k0 + k->k)) {
+                    v = (const NDT_T *)g->p + (k->k0 + k->k - g->at);
+                    n = g->at + g->n - (k->k0 + k->k);
+                } else {
+                    v = k->op ? nda_elem_read(core, b, k->y, &n) : nda_elem_read(core, a, k->y, &n);
+                    if (g)
+                        *g = (ct_seg){v, k->k0 + k->k, rows_min(n, k->line)}; /* within one line of k */
+                }
                 n = rows_min(n, k->max);
                 if (k->lane_rows && k->k == 0) { /* a lane's row: read in place when it is whole f32, else packed */
                     const bool whole = n == k->K && NDT_IN_PLACE;
@@ -273,8 +307,7 @@ void einsum(const nda_core *core, const nda_args *args)
                         continue;
                     }
                 }
-                for (int64_t e = 0; e < n; ++e)
-                    k->dst[e * k->stride] = NDT_LOAD(v[e]);
+                pack_store(k, v, n);
                 pack_next(k, n);
             }
         if (dots)
@@ -285,5 +318,5 @@ void einsum(const nda_core *core, const nda_args *args)
             CT_STORE_RUNS(&wk, runs, &s)
     }
     ct_work_free(&wk);
-    free(runs);
+    free(segs), free(runs);
 }
