@@ -10,6 +10,8 @@ local targets = {
     out = d({ 3, 5, 33 }, { shard = { 2, 2, 33 }, grid = "2x2", strategy = "contiguous" }) },
   { a = d({ 3, 4500 }, { shard = { 3, 1600 }, grid = "3x1" }),                           -- rows past ROW_KEEP (4096),
     out = d({ 3, 4500 }, { shard = { 2, 4500 }, grid = "2x1" }) },                        -- their exps computed twice
+  { a = d({ 6, 12, 16 }, { shard = { 3, 6, 3 }, page = { 3, 2, 1 }, grid = "2x1" }),   -- pages one element along the
+    out = d({ 6, 12, 16 }, { shard = { 9, 3, 2 }, page = { 3, 3, 1 }, grid = "2x2" }) },  -- row, rows taken up again
 }
 for _, dtype in ipairs(floating_dtypes) do
   op {

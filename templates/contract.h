@@ -5,8 +5,8 @@
  * the templates, where ndgen finds and specializes the calls. Not for templates other than
  * contractions.
  *
- * The product of a class (output rows with the same panel operand and the same columns) is computed
- * in the GotoBLAS way: for each block of NC columns and each step of KC along k, the panel operand's
+ * The product of a class (output rows with the same panel operand whose columns touch the same panels)
+ * is computed in the GotoBLAS way: for each block of NC columns and each step of KC along k, the panel operand's
  * block (KC x NC, in panels of CT_NR columns, k-major) is packed once and stays in L2 while every
  * row of the class passes, MC rows at a time (packed row-major, KC long, so packing copies runs);
  * each panel (KC x CT_NR, in L1) meets every group of CT_MR rows in turn, adding into f32
@@ -194,29 +194,37 @@ typedef struct ct_run {
     void *dst;
 } ct_run;
 
+/* The panels a run's columns touch: the first, and one past the last. */
+static inline int64_t ct_panel0(const ct_run *r) { return r->c0 / CT_NR; }
+static inline int64_t ct_panel1(const ct_run *r) { return (r->c0 + r->w + CT_NR - 1) / CT_NR; }
+
+/* A class is the runs of one key whose columns touch the same panels: every row of a class is computed
+ * over the whole of those panels anyway, so runs that split a panel's columns between them (narrow output
+ * pages) share one packing of it instead of packing it once each, which grew with the columns squared. */
 static int ct_run_cmp(const void *p, const void *q)
 {
     const ct_run *a = p, *b = q;
     if (a->key != b->key)
         return a->key < b->key ? -1 : 1;
-    if (a->c0 != b->c0)
-        return a->c0 < b->c0 ? -1 : 1;
-    if (a->w != b->w)
-        return a->w < b->w ? -1 : 1;
+    if (ct_panel0(a) != ct_panel0(b))
+        return ct_panel0(a) < ct_panel0(b) ? -1 : 1;
+    if (ct_panel1(a) != ct_panel1(b))
+        return ct_panel1(a) < ct_panel1(b) ? -1 : 1;
     return (a->order > b->order) - (a->order < b->order);
 }
 
-/* Runs grouped by class (key, then columns), in page order within a class. */
+/* Runs grouped by class (key, then panels), in page order within a class. */
 static inline void ct_sort_runs(ct_run *r, int64_t n)
 {
     qsort(r, (size_t)n, sizeof *r, ct_run_cmp);
 }
 
-/* The end of the class that starts at run i: the first run after it with another key or columns. */
+/* The end of the class that starts at run i: the first run after it with another key or panels. */
 static inline int64_t ct_class_end(const ct_run *r, int64_t n, int64_t i)
 {
     int64_t e = i + 1;
-    while (e < n && r[e].key == r[i].key && r[e].c0 == r[i].c0 && r[e].w == r[i].w)
+    while (e < n && r[e].key == r[i].key && ct_panel0(&r[e]) == ct_panel0(&r[i]) &&
+           ct_panel1(&r[e]) == ct_panel1(&r[i]))
         ++e;
     return e;
 }
@@ -320,9 +328,9 @@ typedef struct ct_step {
  * assume) an index past the pack; the bound states it. */
 static inline void ct_class(const ct_work *w, const ct_run *r, int64_t n, ct_step *s)
 {
-    const int64_t end = (r[s->i].c0 + r[s->i].w + CT_NR - 1) / CT_NR;
+    const int64_t end = ct_panel1(&r[s->i]);
     s->e = ct_class_end(r, n, s->i);
-    s->jc = r[s->i].c0 / CT_NR;
+    s->jc = ct_panel0(&r[s->i]);
     s->p1 = end < w->npanels ? end : w->npanels;
     s->np = s->p1 - s->jc < w->ncp ? s->p1 - s->jc : w->ncp;
     s->pc = s->ic = 0;

@@ -9,7 +9,7 @@
  * the output's columns are its last axis, and the operand with that letter is the panel operand,
  * packed in panels of CT_NR columns over k (every combination of the reduced letters, the last
  * fastest); the other operand gives the rows. Output rows that share the panel operand's letters (a
- * batch) and their columns form a class and multiply the same panels. When both operands have the
+ * batch) and whose columns touch the same panels form a class and multiply those panels. When both operands have the
  * column letter, no panel serves several columns: each output element is then a run of its own.
  * Packing reads runs along k where an operand's last axis is the last reduced letter, across columns
  * where it is the column letter, and one element at a time otherwise.

@@ -3,7 +3,7 @@
  * in f32. Owner computes: each core fills the output pages it holds.
  *
  * The core's output rows are cut into runs (a row of one page: row i, columns c0..c0+w), sorted so
- * that runs over the same columns follow each other, whatever pages they lie in. b is packed once per
+ * that runs whose columns touch the same panels follow each other, whatever pages they lie in. b is packed once per
  * core in panels of CT_NR columns (k-major), the runs' rows of a MC at a time, and contract.h
  * multiplies them in cache-sized blocks with a register-blocked micro-kernel.
  * Each row of b and each run's row of a keeps the last run an accessor call gave for it (ct_seg), so a

@@ -38,7 +38,18 @@
 #define NDT_STORE(v) (v)
 #endif
 
-enum { ROW_KEEP = 4096 }; /* the longest row whose exps are kept between passes (16 KiB) */
+enum {
+    ROW_KEEP = 4096, /* the longest row whose exps are kept between passes (16 KiB) */
+    ROW_STATS = 256, /* rows whose max and sum a core keeps, by row number modulo this */
+    ROW_PART = 256   /* exps computed at a time for a page's part of a row known by its max and sum */
+};
+
+/* A row's max and sum, kept for the core's other pages of the row (row -1: none). */
+typedef struct row_stats {
+    int64_t row;
+    float max;
+    double sum;
+} row_stats;
 
 /* The larger of m and v; a NaN v is passed over (the comparison is false). */
 #define SOFTMAX_MAX(m, v) ((v) > (m) ? (v) : (m))
@@ -112,6 +123,13 @@ void softmax(const nda_core *core, const nda_args *args)
     bool have_last = false;
     float max = -INFINITY;
     double sum = 0;
+    /* Rows met before but not last: their max and sum, so that pages cutting rows across narrow pages
+     * (pages one element wide along the row, several rows each) do not read a row again per element; such a
+     * page's part is then computed from its own elements, as a long row's is. */
+    row_stats seen[ROW_STATS];
+    for (int i = 0; i < ROW_STATS; ++i)
+        seen[i] = (row_stats){-1, 0, 0};
+    float part[ROW_PART]; /* those exps: ex keeps the last row's */
     for (nda_iter it = nda_iter_local(core, out); nda_iter_valid(&it); nda_iter_next(&it)) {
         int64_t pc[ROWS_MAX_RANK], x[ROWS_MAX_RANK] = {0}, off;
         rows w;
@@ -126,7 +144,12 @@ void softmax(const nda_core *core, const nda_args *args)
             bool same = have_last;
             for (int i = 0; i + 1 < r && same; ++i)
                 same = last[i] == x[i];
-            if (!same) {
+            int64_t row = 0; /* the row's number among the tensor's rows */
+            for (int i = 0; i + 1 < r; ++i)
+                row = row * od[i] + x[i];
+            row_stats *kept = &seen[row % ROW_STATS];
+            const bool known = !same && kept->row == row; /* its max and sum, not its exps */
+            if (!same && !known) {
                 float lane[VMATH_BLOCK];
                 double sums[VMATH_BLOCK] = {0};
                 max = -INFINITY, sum = 0;
@@ -154,20 +177,26 @@ void softmax(const nda_core *core, const nda_args *args)
                 for (int i = 0; i + 1 < r; ++i)
                     last[i] = x[i];
                 have_last = true;
+                *kept = (row_stats){row, max, sum};
             }
-            if (keep) { /* then this page's part of the row, from its kept exps, */
+            if (keep && !known) { /* then this page's part of the row, from its kept exps, */
                 softmax_scale(z + off, ex + first, len, (float)(1 / sum), stream);
                 continue;
             }
-            for (x[r - 1] = first; x[r - 1] < first + len;) { /* or from its exps computed again */
+            /* or from its exps computed again (each element's exp is the same whichever block it is in) */
+            const float rmax = known ? kept->max : max;
+            const double rsum = known ? kept->sum : sum;
+            float *buf = known ? part : ex;
+            const int64_t chunk = known ? ROW_PART : ROW_KEEP;
+            for (x[r - 1] = first; x[r - 1] < first + len;) {
                 int64_t n;
                 const NDT_T *p = nda_elem_read(core, a, x, &n);
                 n = rows_min(n, first + len - x[r - 1]);
-                for (int64_t e = 0; e < n; e += ROW_KEEP) {
-                    const int64_t m = rows_min(n - e, ROW_KEEP);
+                for (int64_t e = 0; e < n; e += chunk) {
+                    const int64_t m = rows_min(n - e, chunk);
                     double unused[VMATH_BLOCK] = {0};
-                    softmax_exp(ex, unused, p + e, m, max);
-                    softmax_scale(z + off + x[r - 1] - first + e, ex, m, (float)(1 / sum), stream);
+                    softmax_exp(buf, unused, p + e, m, rmax);
+                    softmax_scale(z + off + x[r - 1] - first + e, buf, m, (float)(1 / rsum), stream);
                 }
                 x[r - 1] += n;
             }

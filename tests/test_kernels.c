@@ -511,6 +511,24 @@ void check_case(nd_kernels *k, const nda_kernel_entry *e, const char *const *sig
     CHECK(memcmp(g, sp, (size_t)(nout * eb)) == 0, "specialized output differs from generic");
     int64_t ncores = (int64_t)nd_device_get_config(s.dev).grid_x * nd_device_get_config(s.dev).grid_y;
     CHECK(memcmp(sg, ss, (size_t)ncores * sizeof *sg) == 0, "per-core statistics differ");
+    /* Traffic: no core looks input pages up more than 3 times per row of every input page (every part of a
+       Partial input) and per output element and input: walking output rows, a kernel looks an input page up
+       once per row it crosses (tiles against rows: 32 per tile); gathering or broadcasting, once per element.
+       A kernel whose lookups grow with its work instead of its data fails here: a row statistic recomputed
+       per element (softmax over a split axis once read 193 pages per element). ndrun's reads column holds
+       the bench's cases to 3 lookups per page of input. */
+    int64_t bound = (s.n - 1) * nout;
+    for (int i = 0; i + 1 < s.n; ++i) {
+        int64_t rows = 1;
+        for (int a = 0; a + 1 < s.d[i].spec.rank; ++a)
+            rows *= s.d[i].spec.page[a];
+        bound += s.d[i].layout.num_pages * s.d[i].spec.parts * rows;
+    }
+    for (int64_t c = 0; c < ncores; ++c) {
+        const int64_t reads = ss[c].local_pages_read + ss[c].remote_pages_read;
+        CHECK(reads <= 3 * bound, "core %" PRId64 " looked input pages up %" PRId64 " times, more than 3 times the %" PRId64
+              " page rows and output elements per input", c, reads, bound);
+    }
     scalar_fn *ref = NULL;
     bool known = e->scalars || strcmp(e->op, "softmax") == 0 || is_contraction(e) || reference_of(e->op, &ref);
     CHECK(known, "no reference for op '%s': add one to tests/test_kernels.c", e->op);
