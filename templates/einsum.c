@@ -268,7 +268,8 @@ void einsum(const nda_core *core, const nda_args *args)
     const bool dots = ct_one_row_classes(runs, nruns) && !p.s[p.panel].along_j;
     ct_seg *segs = ok && nruns > 0 ? calloc((size_t)nruns, sizeof *segs) : NULL; /* each run's row, read along k */
     ct_work wk;
-    if (!segs || !ct_work_init(&wk, dots ? ct_blocks_rows(k1 - k0) : ct_blocks_here(), k1 - k0, p.od[p.ro - 1], nruns)) {
+    const ct_blocks bl = dots ? ct_blocks_rows(k1 - k0) : ct_blocks_here();
+    if (!segs || !ct_work_init(&wk, bl, k1 - k0, p.od[p.ro - 1], nruns)) {
         free(segs), free(runs); /* no memory: nothing is written; or nothing to write */
         return;
     }
@@ -282,8 +283,8 @@ void einsum(const nda_core *core, const nda_args *args)
         if (s.ic == 0)
             job[njobs++] = pack_begin(&p, p.panel, NULL, NULL, runs[s.i].x, s.jc * CT_NR, lanes, k0 + s.pc, s.kn,
                                       wk.bl.kc, wk.bpack, dots);
-        job[njobs++] = pack_begin(&p, !p.panel, runs + s.i + s.ic, keep ? keep + s.i + s.ic : NULL, NULL, 0, s.mr, k0 + s.pc, s.kn,
-                                  wk.bl.kc, wk.apack, dots);
+        job[njobs++] = pack_begin(&p, !p.panel, runs + s.i + s.ic, keep ? keep + s.i + s.ic : NULL, NULL, 0, s.mr,
+                                  k0 + s.pc, s.kn, wk.bl.kc, wk.apack, dots);
         job[0].lane_rows = dots && s.ic == 0 ? wk.lane_rows : NULL;
         for (int j = 0; j < njobs; ++j)
             for (pack *k = &job[j]; pack_more(k);) {

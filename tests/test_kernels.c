@@ -531,7 +531,8 @@ void check_case(nd_kernels *k, const nda_kernel_entry *e, const char *const *sig
     const bool reduces = e->scalars && strncmp(e->scalars, "axes", 4) == 0;
     for (int64_t c = 0; c < ncores && !is_contraction(e) && !reduces; ++c) {
         const int64_t reads = ss[c].local_pages_read + ss[c].remote_pages_read;
-        CHECK(reads <= 3 * bound, "core %" PRId64 " looked input pages up %" PRId64 " times, more than 3 times the %" PRId64
+        CHECK(reads <= 3 * bound,
+              "core %" PRId64 " looked input pages up %" PRId64 " times, more than 3 times the %" PRId64
               " page rows and output elements per input", c, reads, bound);
     }
     scalar_fn *ref = NULL;
