@@ -332,9 +332,9 @@ const char *nr_stream_name(int kind)
 int nr_limit_probes(int limit_kind, int kinds[NR_MAX_PROBES])
 {
     static const int sets[][NR_MAX_PROBES + 1] = {
-        [NR_STREAM_COPY] = {NR_STREAM_COPY, NR_STREAM_MEMCPY, NR_STREAM_COPY_NT, -1},
-        [NR_STREAM_MEMCPY] = {NR_STREAM_MEMCPY, NR_STREAM_COPY, NR_STREAM_COPY_NT, -1},
-        [NR_STREAM_ADD] = {NR_STREAM_ADD, NR_STREAM_ADD_NT, -1},
+        [NR_STREAM_COPY] = {NR_STREAM_COPY, NR_STREAM_MEMCPY, NR_STREAM_COPY_NT, NR_STREAM_COPY_NT_CORE, -1},
+        [NR_STREAM_MEMCPY] = {NR_STREAM_MEMCPY, NR_STREAM_COPY, NR_STREAM_COPY_NT, NR_STREAM_COPY_NT_CORE, -1},
+        [NR_STREAM_ADD] = {NR_STREAM_ADD, NR_STREAM_ADD_NT, NR_STREAM_ADD_NT_CORE, -1},
         [NR_STREAM_READ] = {NR_STREAM_READ, NR_STREAM_READ1, NR_STREAM_READ8},
     };
     int n = 0;
@@ -429,6 +429,8 @@ static void stream_piece(void *ctx, int64_t p)
             b[i] = 2.0f;
             c[i] = 0.0f;
         }
+        for (int64_t i = 0; i < 3 * j->region; ++i)
+            j->core[3 * j->region * p + i] = 1.0f;
         break;
     case NR_STREAM_COPY:
         for (int64_t i = lo; i < hi; ++i)
@@ -444,6 +446,12 @@ static void stream_piece(void *ctx, int64_t p)
     case NR_STREAM_ADD_NT:
         stream_nt(c, a, b, lo, hi);
         break;
+    case NR_STREAM_COPY_NT_CORE: /* the same, each piece's arrays in its own region, as a device core's */
+    case NR_STREAM_ADD_NT_CORE: {
+        float *r = j->core + 3 * j->region * p;
+        stream_nt(r + 2 * j->region, r, j->kind == NR_STREAM_ADD_NT_CORE ? r + j->region : NULL, 0, hi - lo);
+        break;
+    }
     case NR_STREAM_READ1:
         c[lo] = read_streams(a, lo, hi, 1); /* kept, so the loads are */
         break;
@@ -554,6 +562,15 @@ int nr_stream_open(nd_device *dev, int64_t bytes, stream_job *j)
     if (!(j->block = aligned_alloc(4096, (size_t)(3 * stride * 4 + 4095) / 4096 * 4096)))
         return -1;
     j->a = j->block, j->b = j->a + stride, j->c = j->b + stride;
+    /* Per piece, its parts of a, b and c back to back in one region, as the emulated device keeps each
+     * core's pages of every tensor in the core's own memory: copies and adds with non-temporal stores ran
+     * 0 to 12% faster so on this project's 2-CPU AMD EPYC VM (kernels at up to 108% of the probe over
+     * the staggered arrays), a layout effect the probes must include to be a ceiling. */
+    j->region = ((j->n / j->pieces + 1) * 4 + 4095) / 4096 * 4096 / 4;
+    if (!(j->core = aligned_alloc(4096, (size_t)(3 * j->region * j->pieces * 4)))) {
+        free(j->block);
+        return -1;
+    }
     j->kind = 0;
     nd_device_parallel(dev, j->pieces, stream_piece, j); /* first touch by the threads that use it */
     return 0;
@@ -562,7 +579,8 @@ int nr_stream_open(nd_device *dev, int64_t bytes, stream_job *j)
 void nr_stream_close(stream_job *j)
 {
     free(j->block);
-    j->block = j->a = j->b = j->c = NULL;
+    free(j->core);
+    j->block = j->a = j->b = j->c = j->core = NULL;
 }
 
 double nr_stream_once(nd_device *dev, stream_job *j, int kind)

@@ -139,7 +139,9 @@ void nr_measure_machine(nd_device *dev, int64_t bytes, const nr_settings *s, nr_
     X(NR_STREAM_READ1, "read, 1 stream", 4)                                                             \
     X(NR_STREAM_READ8, "read, 8 streams", 4)                                                            \
     X(NR_STREAM_COPY_NT, "copy, non-temporal stores", 8)                                                \
-    X(NR_STREAM_ADD_NT, "add, non-temporal stores", 12)
+    X(NR_STREAM_ADD_NT, "add, non-temporal stores", 12)                                                 \
+    X(NR_STREAM_COPY_NT_CORE, "copy, non-temporal stores, per-core arrays", 8)                          \
+    X(NR_STREAM_ADD_NT_CORE, "add, non-temporal stores, per-core arrays", 12)
 #define NR_STREAM_ENUM(kind, name, bytes) kind,
 enum { NR_STREAMS(NR_STREAM_ENUM) NR_NSTREAMS };
 #undef NR_STREAM_ENUM
@@ -147,7 +149,8 @@ const char *nr_stream_name(int kind);
 typedef struct stream_job {
     float *block;              /* the three arrays, staggered in one allocation */
     float *a, *b, *c;
-    int64_t n, pieces;
+    float *core;               /* the same arrays cut per piece: piece p's parts of a, b, c together */
+    int64_t n, pieces, region; /* region: floats from one piece's part of a array to the next's */
     int kind;
 } stream_job;
 int nr_stream_open(nd_device *dev, int64_t bytes, stream_job *j);
@@ -156,7 +159,7 @@ double nr_stream_once(nd_device *dev, stream_job *j, int kind); /* seconds */
 double nr_stream_bytes(const stream_job *j, int kind);         /* bytes one run moves */
 /* The kernels implementing the access pattern of a limit kind (a stream kind of nr_limit_kind) into
  * kinds; how many. */
-enum { NR_MAX_PROBES = 3 };
+enum { NR_MAX_PROBES = 4 };
 int nr_limit_probes(int limit_kind, int kinds[NR_MAX_PROBES]);
 double nr_now(void); /* monotonic seconds */
 double nr_load_average(void); /* the 1-minute load average (/proc/loadavg); -1 when the system does not say */
