@@ -848,7 +848,8 @@ static const char tune_usage[] =
     "  --grid XxY        the cores (required)\n"
     "  --axes A,..       a reduction's axes\n"
     "  --dtype T         every operand's dtype (default f32)\n"
-    "  --top K           candidates to time, 1 to 16 (default 4)\n"
+    "  --top K           candidates to time, 1 to 16 (default 4), or all: every candidate, an\n"
+    "                    exhaustive search that shows whether the model's order missed a faster one\n"
     "  --repeats N       at least N rounds (default 8, the fewest with a 95% interval)\n"
     "  --also SHARD[:tile]  time this distribution too (one you picked, such as 64,1024 or 64,1024:tile;\n"
     "                    for an einsum the ways of its output letters, such as i=2,j=1)\n"
@@ -917,6 +918,10 @@ static int parse(int argc, char **argv, tune_job *j, nd_error *err)
         }
         if (!strcmp(a, "--predict-only")) {
             o->predict_only = true;
+            continue;
+        }
+        if (num == &o->top && v && !strcmp(v, "all")) { /* every candidate: an exhaustive search */
+            o->top = TUNE_MAX, ++i;
             continue;
         }
         if (nr_tune_option(argc, argv, &i, slot, num, num == &o->top ? TUNE_TOP_MAX : TUNE_ROUNDS_MAX, &j->s,

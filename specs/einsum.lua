@@ -1,5 +1,5 @@
--- Contractions of two operands, by index notation: matmul, batched matmul, attention-style scores and
--- matrix-vector products. Reduced axes accumulate in f32, for every floating dtype (f32, bf16, f16).
+-- Contractions of two operands, by index notation: matmul, batched matmul, attention's scores and
+-- context, and matrix-vector products. Reduced axes accumulate in f32, for every floating dtype (f32, bf16, f16).
 include "common.lua"
 
 local contractions = {
@@ -21,6 +21,10 @@ local contractions = {
   scores = { "bhqd", "bhkd", "bhqk", {    -- q . k over d: b's row letter is not its last axis
     { a = d({ 2, 2, 8, 16 }, { shard = { 1, 2, 8, 16 }, grid = "2x1" }), b = d({ 2, 2, 12, 16 }, { interleaved = true, buffer = "dram", banks = 3 }),
       out = d({ 2, 2, 8, 12 }, { shard = { 1, 1, 8, 12 }, grid = "2x2" }) },
+  } },
+  context = { "bhqk", "bhkd", "bhqd", {   -- attention's probabilities times v, over the keys k
+    { a = d({ 2, 2, 8, 12 }, { shard = { 1, 2, 8, 12 }, grid = "2x1" }), b = d({ 2, 2, 12, 16 }, { shard = { 1, 2, 6, 16 }, grid = "2x2" }),
+      out = d({ 2, 2, 8, 16 }, { shard = { 1, 1, 4, 16 }, grid = "2x2" }) },
   } },
   matvec = { "ij", "j", "i", {
     { a = d({ 48, 33 }, { shard = { 16, 33 }, grid = "3x1" }), b = d({ 33 }, { shard = { 33 }, grid = "1x1" }),

@@ -1,5 +1,5 @@
 /*
- * test_contract.c - random contractions (matmul, bmm, scores, matvec) at sizes that cross every block
+ * test_contract.c - random contractions (matmul, bmm, scores, context, matvec) at sizes that cross every block
  * of templates/contract.h on the machine running the test: the register tile (CT_MR x CT_NR, from the compile target), kc along k,
  * mc rows and nc columns (each drawn past its block by an uneven tail), on random distributions (row,
  * narrow and tile pages, one or several cores, interleaved DRAM, k split over cores). The generic
@@ -31,6 +31,7 @@ static const op_def ops[] = {
     {"matmul", {"ik", "kj", "ij"}},
     {"bmm", {"bik", "bkj", "bij"}},
     {"scores", {"bhqd", "bhkd", "bhqk"}},
+    {"context", {"bhqk", "bhkd", "bhqd"}},
     {"matvec", {"ij", "j", "i"}},
 };
 
@@ -190,7 +191,7 @@ static int64_t elems(const char *ix, const int64_t *size)
 static void one_case(uint64_t *rng, char *desc)
 {
     /* the ops in turn, from the case's seed (consecutive cases take the next op; a case rerun alone by its
-       seed takes the same): 8 cases run each op twice, where a random pick missed one op in ten runs */
+       seed takes the same): 8 cases run every op, where a random pick missed one op in ten runs */
     const op_def *op = &ops[test_seed % (sizeof ops / sizeof *ops)];
     int64_t size[128];
     nd_device_config cfg;
