@@ -207,6 +207,17 @@ static int holder(const nd_device *dev, const nd_dist *d, int64_t i)
                                      : nd_mpi_rank_of_core(dev, (int64_t)c.y * nd_device_get_config(dev).grid_x + c.x);
 }
 
+/* The process whose cores write core-list entry i of d in launches: in L1 the holder; in DRAM the one
+ * running device core i (a kernel's core writes its own entry of a DRAM tensor, nda_tensor.owner_of);
+ * -1: an entry past the cores, which no launch writes. */
+static int writer(const nd_device *dev, const nd_dist *d, int64_t i)
+{
+    nd_device_config cfg = nd_device_get_config(dev);
+    if (d->spec.buffer != ND_DRAM)
+        return holder(dev, d, i);
+    return i < (int64_t)cfg.grid_x * cfg.grid_y ? nd_mpi_rank_of_core(dev, i) : -1;
+}
+
 /* Element e's coordinates in a row-major array of shape o. */
 static void coords(int64_t e, const nd_dist_spec *o, int64_t *x)
 {
@@ -264,7 +275,16 @@ typedef struct read_count {
     int64_t node, other;
     int sources;
     bool from[64];
+    bool read_from[64]; /* the other processes writing a page p reads (pages read by rule alone) */
 } read_count;
+
+/* The page at entry i of d, which p reads: its writer, when another process, into p's writers. */
+static void count_writer(read_count *rc, const setup *s, const nd_dist *d, int64_t i, int p)
+{
+    int w = writer(s->dev, d, i);
+    if (w >= 0 && w != p)
+        rc->read_from[w] = true;
+}
 
 /* Counts len bytes held by process h into p's read set. */
 static void count_held(read_count *rc, int p, int h, int64_t len)
@@ -297,8 +317,10 @@ static void count_pointwise(const setup *s, int p, read_count *rc)
                 xi[j] = d->spec.shape[j] == 1 ? 0 : x[j + o->rank - d->spec.rank];
             int64_t page;
             nd_loc loc = element_loc(d, xi, &page);
-            if (!seen[page])
+            if (!seen[page]) {
                 count_held(rc, p, holder(s->dev, d, loc.core), d->page_bytes);
+                count_writer(rc, s, d, loc.core, p);
+            }
             seen[page] = true;
         }
         free(seen);
@@ -373,8 +395,10 @@ static void count_dependent(enum depends dep, const nda_kernel_entry *e, const s
             for (;;) { /* every element of the box */
                 int64_t page;
                 nd_loc loc = element_loc(d, xi, &page);
-                if (!seen[page])
+                if (!seen[page]) {
                     count_held(rc, p, holder(s->dev, d, loc.core), d->page_bytes);
+                    count_writer(rc, s, d, loc.core, p);
+                }
                 seen[page] = true;
                 int j = d->spec.rank - 1;
                 while (j >= 0 && ++xi[j] == hi[j])
@@ -408,18 +432,64 @@ static read_count count_read_set(const nda_kernel_entry *e, const setup *s, int 
     return rc;
 }
 
+/* Whether the op's read rule describes what every input is read for (docs/mpi.md): an elementwise op as
+ * pointwise() says, or a permute, reduction, softmax or einsum of one output whose inputs are each one
+ * whole copy. Then the runtime orders the launch in pairs (or not at all), else with a fence. */
+static bool by_rule(const nda_kernel_entry *e, const setup *s)
+{
+    if (pointwise(e, s))
+        return true;
+    bool ok = depends_of(e) != DEP_NONE && e->noutputs == 1;
+    for (int t = 0; ok && t + 1 < s->n; ++t)
+        ok = s->d[t].spec.replicas == 1 && s->d[t].spec.parts == 1;
+    return ok;
+}
+
+/* How each process ordered the launch, against the brute force's writers of the pages each reads: in
+ * pairs, each waits for exactly the other processes writing a page it reads, and for exactly those
+ * reading a page it writes; with no order at all, no process reads another's page. */
+static void check_order(const nda_kernel_entry *e, const setup *s, const read_count *want, const nd_mpi_proc_stats *pp)
+{
+    bool pairs = !getenv("NDGEN_MPI_SYNC") || strcmp(getenv("NDGEN_MPI_SYNC"), "pairs") == 0, rule = by_rule(e, s);
+    for (int p = 0; p < nprocs; ++p) {
+        if (!all_stats() && p != rank)
+            continue;
+        int writers = 0, readers = 0;
+        for (int q = 0; q < nprocs; ++q)
+            writers += want[p].read_from[q], readers += want[q].read_from[p];
+        if (nprocs == 1) /* a device over one process is the plain device: nothing to order */
+            CHECK(pp[p].order == ND_MPI_ORDER_NONE, "%s: one process ordered a launch with others", e->op);
+        else if (pp[p].order == ND_MPI_ORDER_NONE)
+            CHECK(rule && writers == 0 && readers == 0,
+                  "%s: process %d ordered the launch with nobody, but reads pages of %d processes and %d read its own",
+                  e->op, p, writers, readers);
+        else if (pp[p].order == ND_MPI_ORDER_PAIRS)
+            CHECK(pairs && rule && pp[p].pair_writers == writers && pp[p].pair_readers == readers,
+                  "%s: process %d waited for %d writers and %d readers; want %d and %d%s", e->op, p, pp[p].pair_writers,
+                  pp[p].pair_readers, writers, readers, pairs && rule ? "" : " and a fence");
+        else
+            CHECK(!(pairs && rule), "%s: process %d fenced a launch its read rule describes (pairs expected)", e->op, p);
+    }
+}
+
 /* Every process's node, same-node and fetched bytes and gets in the last launch, against the count. */
 static void check_staged(const setup *s, const nda_kernel_entry *e, const double *sc, int nsc,
                          const nd_mpi_proc_stats *pp)
 {
     bool batched = !getenv("NDGEN_MPI_GETS") || strcmp(getenv("NDGEN_MPI_GETS"), "batched") == 0;
-    for (int p = 0; p < nprocs; ++p) {
+    read_count *all = calloc((size_t)nprocs, sizeof *all);
+    CHECK(all != NULL, "out of memory");
+    for (int p = 0; all && p < nprocs; ++p)
+        all[p] = count_read_set(e, s, s->n - e->noutputs, sc, nsc, p);
+    if (all)
+        check_order(e, s, all, pp);
+    for (int p = 0; all && p < nprocs; ++p) {
         if (!all_stats() && p != rank) { /* another process's share is not gathered here */
             CHECK(pp[p].staged_bytes == 0 && pp[p].node_bytes == 0 && pp[p].gets == 0 && pp[p].total.pages_written == 0,
                   "process %d's share is in process %d, not only in process %d", p, rank, stats_root);
             continue;
         }
-        read_count want = count_read_set(e, s, s->n - e->noutputs, sc, nsc, p);
+        read_count want = all[p];
         CHECK(pp[p].node == node_of(p) && pp[p].staged_bytes == want.other && pp[p].node_bytes == want.node &&
                   (!batched || pp[p].gets == want.sources) && (want.sources > 0) == (pp[p].gets > 0),
               "process %d (node %d): %lld bytes of its node's, fetched %lld bytes in %lld gets; want %lld, %lld bytes "
@@ -427,6 +497,7 @@ static void check_staged(const setup *s, const nda_kernel_entry *e, const double
               (long long)pp[p].staged_bytes, (long long)pp[p].gets, (long long)want.node, (long long)want.other,
               want.sources, node_of(p));
     }
+    free(all);
 }
 
 static result run(nd_kernels *k, setup *s, const nda_kernel_entry *e, const double *sc, int nsc, nd_variant v)

@@ -77,6 +77,15 @@ typedef enum nd_mpi_gets {
     ND_MPI_GETS_PER_PAGE, /* one MPI_Get per page (for comparison: the same bytes, many more calls) */
 } nd_mpi_gets;
 
+/* How a launch whose reads its op's read rule describes orders itself with the other processes. */
+typedef enum nd_mpi_sync {
+    ND_MPI_SYNC_PAIRS, /* with the processes it talks to alone: those whose pages its cores read (they have
+                          finished every earlier call) and those that read its pages (they have finished
+                          reading); a launch that reads no other process's page and whose pages no other
+                          process reads waits for nobody. Other launches and host calls fence */
+    ND_MPI_SYNC_FENCE, /* every launch fences over every process (for comparison) */
+} nd_mpi_sync;
+
 typedef struct nd_mpi_config {
     nd_mpi_bank_map banks;
     double fence_timeout; /* seconds a fence waits for the other processes before aborting the job: it
@@ -87,6 +96,7 @@ typedef struct nd_mpi_config {
                              ranks [0, k), [k, 2k), ... (within the real nodes), to run the cross-node
                              path on one machine */
     nd_mpi_gets gets;
+    nd_mpi_sync sync;
     int stats_root;       /* where a launch's statistics are gathered. -1: into every process
                              (MPI_Allgatherv), each then holding every core's, as one process does. r >= 0:
                              into process r alone (MPI_Gatherv), the one that asks for them: the others'
@@ -95,10 +105,11 @@ typedef struct nd_mpi_config {
                              moves every core's statistics to one process instead of to each */
 } nd_mpi_config;
 
-/* ND_MPI_BANKS_BY_CORE, fence_timeout 120 seconds, the real nodes, batched gets, statistics in every
- * process (stats_root -1). The environment variables NDGEN_MPI_NODE_SIZE (a number), NDGEN_MPI_GETS
- * ("batched" or "page"), NDGEN_MPI_FENCE_TIMEOUT (seconds) and NDGEN_MPI_STATS_ROOT (a rank, or -1),
- * when set, give node_size, gets, fence_timeout and stats_root instead (an unreadable value makes
+/* ND_MPI_BANKS_BY_CORE, fence_timeout 120 seconds, the real nodes, batched gets, launches synchronized in
+ * pairs, statistics in every process (stats_root -1). The environment variables NDGEN_MPI_NODE_SIZE (a
+ * number), NDGEN_MPI_GETS ("batched" or "page"), NDGEN_MPI_SYNC ("pairs" or "fence"),
+ * NDGEN_MPI_FENCE_TIMEOUT (seconds) and NDGEN_MPI_STATS_ROOT (a rank, or -1), when set, give node_size,
+ * gets, sync, fence_timeout and stats_root instead (an unreadable value makes
  * nd_device_open_mpi refuse, naming it), so that programs passing NULL or these defaults run over
  * emulated nodes unchanged. */
 void nd_mpi_config_init(nd_mpi_config *mcfg);
@@ -128,6 +139,14 @@ int nd_mpi_rank_of_core(const nd_device *dev, int64_t id);
 int nd_mpi_rank_of_bank(const nd_device *dev, int b);
 
 /* One process's share of the last launch. */
+/* How a launch was ordered with the other processes (nd_mpi_config.sync). */
+typedef enum nd_mpi_order {
+    ND_MPI_ORDER_FENCE, /* a fence over every process at its start and end */
+    ND_MPI_ORDER_PAIRS, /* with the processes it talks to alone (ND_MPI_SYNC_PAIRS) */
+    ND_MPI_ORDER_NONE,  /* none: every core read only its own pages (an elementwise op on inputs placed as
+                           its output) */
+} nd_mpi_order;
+
 typedef struct nd_mpi_proc_stats {
     int64_t core_lo, core_hi;         /* the device cores it ran */
     double seconds;                   /* its cores' run, fences excluded */
@@ -146,6 +165,10 @@ typedef struct nd_mpi_proc_stats {
     int64_t staged_bytes;             /* held on other nodes: fetched into its mirror before the launch */
     int64_t gets;                     /* the MPI_Get calls that fetched them */
     double stage_seconds;             /* the fetching, from the first get to the flush */
+    nd_mpi_order order;               /* how the launch was ordered with the other processes */
+    int pair_writers;                 /* ND_MPI_ORDER_PAIRS: the processes it waited for at the start (those
+                                         writing pages its cores read) */
+    int pair_readers;                 /* ... and at the end (those whose cores read pages it writes) */
 } nd_mpi_proc_stats;
 
 /* per_proc[0..nd_mpi_nprocs) from the device's last launch: every entry, in every process; with a

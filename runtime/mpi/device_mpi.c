@@ -22,7 +22,7 @@
 #include "mpi_internal.h"
 
 /* Unreadable environment values, which check_local refuses by name. */
-enum { NODE_SIZE_UNREADABLE = -1, GETS_UNREADABLE = -1, STATS_ROOT_UNREADABLE = -2 };
+enum { NODE_SIZE_UNREADABLE = -1, GETS_UNREADABLE = -1, SYNC_UNREADABLE = -1, STATS_ROOT_UNREADABLE = -2 };
 
 /* The longest fence wait accepted, in seconds: a day. Longer (or infinite) is a job that hangs without a
  * word when a process dies. */
@@ -34,9 +34,10 @@ void nd_mpi_config_init(nd_mpi_config *mcfg)
     mcfg->fence_timeout = 120.0;
     mcfg->node_size = 0;
     mcfg->gets = ND_MPI_GETS_BATCHED;
+    mcfg->sync = ND_MPI_SYNC_PAIRS;
     mcfg->stats_root = -1;
     const char *k = getenv("NDGEN_MPI_NODE_SIZE"), *g = getenv("NDGEN_MPI_GETS"), *f = getenv("NDGEN_MPI_FENCE_TIMEOUT"),
-               *s = getenv("NDGEN_MPI_STATS_ROOT");
+               *s = getenv("NDGEN_MPI_STATS_ROOT"), *y = getenv("NDGEN_MPI_SYNC");
     if (f && *f) { /* seconds; unreadable, or out of (0, a day] ("inf" included): NaN, which check_local
                     * refuses by name */
         char *end;
@@ -57,6 +58,10 @@ void nd_mpi_config_init(nd_mpi_config *mcfg)
         mcfg->gets = strcmp(g, "batched") == 0 ? ND_MPI_GETS_BATCHED
                      : strcmp(g, "page") == 0  ? ND_MPI_GETS_PER_PAGE
                                                : (nd_mpi_gets)GETS_UNREADABLE;
+    if (y && *y)
+        mcfg->sync = strcmp(y, "pairs") == 0   ? ND_MPI_SYNC_PAIRS
+                     : strcmp(y, "fence") == 0 ? ND_MPI_SYNC_FENCE
+                                               : (nd_mpi_sync)SYNC_UNREADABLE;
 }
 
 /* How long a process whose fence timed out waits for each other process's board: one that does not
@@ -64,7 +69,7 @@ void nd_mpi_config_init(nd_mpi_config *mcfg)
 static const double BOARD_ANSWER_SECONDS = 2.0;
 
 /* "the start of a launch", "the end of nd_tensor_write", from a board's call word. */
-static void call_text(char *buf, size_t len, int64_t word)
+void nd_mpi_call_text(char *buf, size_t len, int64_t word)
 {
     if (word < 0)
         snprintf(buf, len, "none yet");
@@ -74,7 +79,7 @@ static void call_text(char *buf, size_t len, int64_t word)
 
 /* The word processes compare in a fence: call, side and key, in 62 bits, so that its negation fits and
  * one MPI_MAX gives both the largest and the smallest. */
-static int64_t agree_word(nd_fence_call call)
+int64_t nd_mpi_call_word(nd_fence_call call)
 {
     int32_t what[2] = {(int32_t)call.call, call.end};
     return (int64_t)(nd_hash_bytes(call.key, what, sizeof what) >> 2);
@@ -98,7 +103,7 @@ static _Noreturn void report_different(nd_mpi_ctx *c)
         for (int r = 0; r < n; ++r) {
             const int64_t *b = all + (size_t)r * ND_MPI_BOARD_WORDS;
             char what[96];
-            call_text(what, sizeof what, b[ND_MPI_BOARD_CALL]);
+            nd_mpi_call_text(what, sizeof what, b[ND_MPI_BOARD_CALL]);
             int same = 0; /* processes before r at the same call, with another key */
             for (int q = 0; q < r; ++q)
                 same += all[(size_t)q * ND_MPI_BOARD_WORDS + ND_MPI_BOARD_CALL] == b[ND_MPI_BOARD_CALL] &&
@@ -118,11 +123,11 @@ static _Noreturn void report_different(nd_mpi_ctx *c)
 
 /* After fence_timeout: which processes have not arrived, from their boards (read with gets, which a
  * stopped process on another node does not answer), then the job ends. */
-static _Noreturn void report_absent(nd_mpi_ctx *c)
+_Noreturn void nd_mpi_report_absent(nd_mpi_ctx *c)
 {
     int n = c->procs.nranks, me = c->procs.rank;
     char mine[96], line[256];
-    call_text(mine, sizeof mine, c->board_mine[ND_MPI_BOARD_CALL]);
+    nd_mpi_call_text(mine, sizeof mine, c->board_mine[ND_MPI_BOARD_CALL]);
     fprintf(stderr, "ndgen mpi: process %d of %d: a fence waited %.0f s for the other processes (one has died or "
                     "hangs, or reached this call that much later: raise nd_mpi_config.fence_timeout or "
                     "NDGEN_MPI_FENCE_TIMEOUT for work that uneven); ending the job. This process is at fence %lld, "
@@ -156,7 +161,7 @@ static _Noreturn void report_absent(nd_mpi_ctx *c)
         char what[96];
         if (r == me)
             continue;
-        call_text(what, sizeof what, b[ND_MPI_BOARD_CALL]);
+        nd_mpi_call_text(what, sizeof what, b[ND_MPI_BOARD_CALL]);
         if (done[r] != 1)
             snprintf(line, sizeof line, "did not answer within %.0f s (stopped, dead, or busy outside MPI)",
                      BOARD_ANSWER_SECONDS);
@@ -178,7 +183,7 @@ static void fence_ctx(nd_mpi_ctx *c, nd_fence_call call)
 {
     MPI_Request req;
     int rc, done = 0;
-    int64_t word = agree_word(call);
+    int64_t word = nd_mpi_call_word(call);
     if (c->skipped) { /* the calls made since the last fence without one are compared here */
         word = (int64_t)(nd_hash_bytes(c->skipped, &word, sizeof word) >> 2);
         c->skipped = 0;
@@ -204,7 +209,7 @@ static void fence_ctx(nd_mpi_ctx *c, nd_fence_call call)
         if (spins > 1000) /* past a short spin, wait politely: processes may outnumber cores */
             nanosleep(&(struct timespec){0, 20000}, NULL);
         if ((spins & 255) == 0 && nd_mpi_now() - start > c->fence_timeout)
-            report_absent(c);
+            nd_mpi_report_absent(c);
     }
     if (out[0] != -out[1]) /* the largest word is not the smallest: seen alike by every process */
         report_different(c);
@@ -212,7 +217,12 @@ static void fence_ctx(nd_mpi_ctx *c, nd_fence_call call)
         nd_mpi_die(c, "MPI_Win_sync", rc);
 }
 
-static void fence(nd_device *dev, nd_fence_call call) { fence_ctx(dev->procs->ctx, call); }
+static void fence(nd_device *dev, nd_fence_call call)
+{
+    nd_mpi_ctx *c = dev->procs->ctx;
+    c->mine.order = ND_MPI_ORDER_FENCE; /* a launch's, or a host call's (reset by the next launch's gather) */
+    fence_ctx(c, call);
+}
 
 /* A fence a launch does without (it reads no other core's page): nothing waits, but the call counts,
  * hashed in order into what the next fence compares, so that processes whose calls differ in between
@@ -220,7 +230,8 @@ static void fence(nd_device *dev, nd_fence_call call) { fence_ctx(dev->procs->ct
 static void skip(nd_device *dev, nd_fence_call call)
 {
     nd_mpi_ctx *c = dev->procs->ctx;
-    int64_t word = agree_word(call);
+    int64_t word = nd_mpi_call_word(call);
+    c->mine.order = ND_MPI_ORDER_NONE;
     c->skipped = nd_hash_bytes(c->skipped ? c->skipped : 1, &word, sizeof word) | 1; /* never 0 once skipped */
 }
 
@@ -288,18 +299,19 @@ static void close_procs(nd_device_procs *p)
     free(c->node_of_rank);
     free(c->seg_bytes);
     free(c->seg_base);
+    nd_mpi_talk_free(c);
     free(c);
 }
 
 /* The settings every process must share, for comparing them. */
 typedef struct shared_cfg {
-    int64_t grid_x, grid_y, l1_bytes, dram_banks, dram_bank_bytes, banks, node_size, gets, stats_root;
+    int64_t grid_x, grid_y, l1_bytes, dram_banks, dram_bank_bytes, banks, node_size, gets, sync, stats_root;
 } shared_cfg;
 
 static int check_same(nd_mpi_ctx *c, const nd_device_config *cfg, const nd_mpi_config *m, nd_error *err)
 {
     shared_cfg mine = {cfg->grid_x, cfg->grid_y,  cfg->l1_bytes, cfg->dram_banks, cfg->dram_bank_bytes,
-                       m->banks,    m->node_size, m->gets,     m->stats_root};
+                       m->banks,    m->node_size, m->gets,     m->sync,     m->stats_root};
     int n = c->procs.nranks;
     shared_cfg *all = malloc((size_t)n * sizeof *all);
     int ok = all != NULL, everywhere;
@@ -314,14 +326,14 @@ static int check_same(nd_mpi_ctx *c, const nd_device_config *cfg, const nd_mpi_c
             shared_cfg o = all[r];
             free(all);
             return nd_fail(err, "device over %d processes: process %d asks for grid %lldx%lld, L1 %lld, %lld banks of "
-                                "%lld, bank map %lld, node size %lld, gets %lld, statistics root %lld, but process %d "
-                                "for grid %dx%d, L1 %lld, %d banks of %lld, bank map %d, node size %d, gets %d, "
-                                "statistics root %d: every process must give the same device", n, r,
+                                "%lld, bank map %lld, node size %lld, gets %lld, sync %lld, statistics root %lld, but "
+                                "process %d for grid %dx%d, L1 %lld, %d banks of %lld, bank map %d, node size %d, gets "
+                                "%d, sync %d, statistics root %d: every process must give the same device", n, r,
                            (long long)o.grid_x, (long long)o.grid_y, (long long)o.l1_bytes, (long long)o.dram_banks,
                            (long long)o.dram_bank_bytes, (long long)o.banks, (long long)o.node_size, (long long)o.gets,
-                           (long long)o.stats_root, c->procs.rank, cfg->grid_x, cfg->grid_y, (long long)cfg->l1_bytes,
-                           cfg->dram_banks, (long long)cfg->dram_bank_bytes, (int)m->banks, m->node_size, (int)m->gets,
-                           m->stats_root);
+                           (long long)o.sync, (long long)o.stats_root, c->procs.rank, cfg->grid_x, cfg->grid_y,
+                           (long long)cfg->l1_bytes, cfg->dram_banks, (long long)cfg->dram_bank_bytes, (int)m->banks,
+                           m->node_size, (int)m->gets, (int)m->sync, m->stats_root);
         }
     free(all);
     return 0;
@@ -537,6 +549,10 @@ static int check_local(const nd_device_config *cfg, const nd_mpi_config *m, int 
         return nd_fail(err, "device over MPI: gets %d (NDGEN_MPI_GETS '%s'): expected ND_MPI_GETS_BATCHED "
                             "(\"batched\") or ND_MPI_GETS_PER_PAGE (\"page\")", (int)m->gets,
                        getenv("NDGEN_MPI_GETS") ? getenv("NDGEN_MPI_GETS") : "");
+    if (m->sync != ND_MPI_SYNC_PAIRS && m->sync != ND_MPI_SYNC_FENCE)
+        return nd_fail(err, "device over MPI: sync %d (NDGEN_MPI_SYNC '%s'): expected ND_MPI_SYNC_PAIRS (\"pairs\") "
+                            "or ND_MPI_SYNC_FENCE (\"fence\")", (int)m->sync,
+                       getenv("NDGEN_MPI_SYNC") ? getenv("NDGEN_MPI_SYNC") : "");
     if (m->stats_root < -1 || m->stats_root >= nranks)
         return nd_fail(err, "device over MPI: stats_root %d (NDGEN_MPI_STATS_ROOT '%s'): expected -1 (every process) "
                             "or a process of the %d", m->stats_root,
@@ -566,7 +582,14 @@ int nd_device_open_mpi(const nd_device_config *cfg, const nd_mpi_config *mcfg, M
     c->shm = c->comm = MPI_COMM_NULL;
     c->fence_timeout = m.fence_timeout;
     c->stats_root = m.stats_root;
-    c->procs = (nd_device_procs){.fence = fence, .skip = skip, .gather = gather, .close = close_procs, .ctx = c};
+    c->sync = m.sync;
+    c->procs = (nd_device_procs){.fence = fence,
+                                 .skip = skip,
+                                 .pair_open = nd_mpi_pair_open,
+                                 .pair_close = nd_mpi_pair_close,
+                                 .gather = gather,
+                                 .close = close_procs,
+                                 .ctx = c};
     uint8_t **l1 = NULL, **banks = NULL;
     if (MPI_Comm_dup(comm, &c->comm) != MPI_SUCCESS) {
         close_procs(&c->procs);
@@ -688,6 +711,9 @@ int nd_mpi_launch_procs(const nd_device *dev, nd_mpi_proc_stats *per_proc, int n
         p->node_bytes = c ? c->shares[r].node_bytes : 0;
         p->gets = c ? c->shares[r].gets : 0;
         p->stage_seconds = c ? c->shares[r].stage_seconds : 0;
+        p->order = c ? (nd_mpi_order)c->shares[r].order : ND_MPI_ORDER_NONE;
+        p->pair_writers = c ? c->shares[r].pair_writers : 0;
+        p->pair_readers = c ? c->shares[r].pair_readers : 0;
         for (int64_t i = p->core_lo; i < p->core_hi; ++i) {
             const nda_stats *s = &dev->stats[i];
             p->total.local_pages_read += s->local_pages_read;

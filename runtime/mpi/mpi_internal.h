@@ -10,7 +10,18 @@ typedef struct nd_mpi_share {
     double seconds;       /* its own cores' run */
     double stage_seconds; /* its gets, first to flush */
     int64_t staged_bytes, gets, node_bytes;
+    int order, pair_writers, pair_readers; /* nd_mpi_order, and the pairs (nd_mpi_proc_stats) */
 } nd_mpi_share;
+
+/* Which processes a launch talks to (pairs_mpi.c), kept per launch key. */
+typedef struct nd_mpi_talk {
+    uint64_t key;       /* the launch's key (device.c: op, tensors' idents, scalars); 0: an empty slot */
+    int nfrom, nto;
+    int32_t *from, *to; /* ranks: the writers of pages this process's cores read; the processes whose
+                           cores read pages this process writes */
+} nd_mpi_talk;
+
+enum { ND_MPI_TALK_CACHE = 16 };
 
 /* A device's MPI state, behind nd_device_procs.ctx. */
 typedef struct nd_mpi_ctx {
@@ -29,6 +40,10 @@ typedef struct nd_mpi_ctx {
                                     other core's page): the next fence compares them too; 0: none */
     double fence_timeout;
     nd_mpi_gets gets;
+    nd_mpi_sync sync;
+    nd_mpi_talk talk[ND_MPI_TALK_CACHE]; /* the last launches' pairs, replaced in turn */
+    int talk_next;                       /* the slot the next new key takes */
+    const nd_mpi_talk *talk_now;         /* the launch under way's, between pair_open and pair_close */
     int nnodes;
     int32_t *node_of_rank;       /* [nranks] */
     int32_t *rank_of_core, *rank_of_bank;
@@ -46,6 +61,18 @@ typedef struct nd_mpi_ctx {
 /* The board's words per process: its fence count, the call (2 * nd_call + end) and the call's key. */
 enum { ND_MPI_BOARD_FENCES, ND_MPI_BOARD_CALL, ND_MPI_BOARD_KEY, ND_MPI_BOARD_WORDS };
 
+/* device_mpi.c: the word processes compare at a fence for a call (its kind, side and key). */
+int64_t nd_mpi_call_word(nd_fence_call call);
+/* device_mpi.c: "the start of a launch", ..., from a board's call word. */
+void nd_mpi_call_text(char *buf, size_t len, int64_t word);
+/* device_mpi.c: after a wait for other processes timed out: names each one and where it is, from the
+ * boards, then ends the job. */
+_Noreturn void nd_mpi_report_absent(nd_mpi_ctx *c);
+/* pairs_mpi.c: nd_device_procs.pair_open and pair_close; frees the talk cache. */
+bool nd_mpi_pair_open(nd_device *dev, nd_fence_call call, nd_tensor *const *ts, int ntensors, int ninputs,
+                      const nd_read_rule *rule);
+void nd_mpi_pair_close(nd_device *dev, nd_fence_call call);
+void nd_mpi_talk_free(nd_mpi_ctx *c);
 /* ctx_mpi.c: seconds on a monotonic clock. */
 double nd_mpi_now(void);
 
@@ -63,5 +90,18 @@ int nd_mpi_make_rma(nd_mpi_ctx *c, uint8_t *mine, nd_error *err);
 void nd_mpi_stage(nd_device *dev, const nd_tensor *const *ts, int n, const nd_tensor *out, const nd_read_rule *rule,
                   int64_t copy, bool launch);
 int nd_mpi_check_tensor(const nd_device *dev, const nd_dist *d, nd_error *err);
+/* stage_mpi.c: the process whose cores write core-list entry i of t in launches (in L1 the process
+ * holding it, in DRAM the one running device core i, nda_tensor.owner_of), or -1: no core (a DRAM entry
+ * past the cores, written by host calls alone). */
+int nd_mpi_writer_of(const nd_mpi_ctx *c, const nd_tensor *t, int64_t i);
+/* stage_mpi.c: whether the rule says which pages of input k (of nin) out's elements read (an input of
+ * one whole copy whose dims the rule maps). */
+bool nd_mpi_rule_applies(const nd_read_rule *rule, int k, int nin, const nd_tensor *in, const nd_tensor *out);
+/* stage_mpi.c: whether page p of in lies at the entry and slot of page p of out, for every p. */
+bool nd_mpi_same_placement(const nd_tensor *in, const nd_tensor *out);
+/* stage_mpi.c: visit(ctx, in, loc) for each page of input k holding elements that the elements of out's
+ * page opage read under the rule (which applies to it). */
+void nd_mpi_page_reads(const nd_read_rule *rule, int k, int nin, const nd_tensor *out, int64_t opage,
+                       const nd_tensor *in, void (*visit)(void *ctx, const nd_tensor *in, nd_loc loc), void *ctx);
 
 #endif

@@ -147,14 +147,18 @@ static void list_tensor(nd_mpi_ctx *c, const nd_tensor *t, int64_t copy, read_se
         set_add(c, set, nd_tensor_rank_of(t, i), t->base[i], t->dist.bytes_per_core);
 }
 
-/* Whether this process's cores write core-list entry i of t: in L1 the core holding it, in DRAM device
- * core i (nda_tensor.owner_of). */
-static bool writes_entry(const nd_mpi_ctx *c, const nd_tensor *t, int64_t i)
+int nd_mpi_writer_of(const nd_mpi_ctx *c, const nd_tensor *t, int64_t i)
 {
     int64_t ncores = c->core_lo[c->procs.nranks];
     if (t->dist.spec.buffer == ND_DRAM)
-        return i < ncores && c->rank_of_core[i] == c->procs.rank;
-    return nd_tensor_rank_of(t, i) == c->procs.rank;
+        return i < ncores ? c->rank_of_core[i] : -1;
+    return nd_tensor_rank_of(t, i);
+}
+
+/* Whether this process's cores write core-list entry i of t. */
+static bool writes_entry(const nd_mpi_ctx *c, const nd_tensor *t, int64_t i)
+{
+    return nd_mpi_writer_of(c, t, i) == c->procs.rank;
 }
 
 /* Whether in broadcasts to out as numpy does (aligned right, each dim equal or 1), as one whole copy. */
@@ -172,7 +176,7 @@ static bool broadcasts(const nd_tensor *in, const nd_tensor *out)
 /* Whether the rule says which pages of input k (of nin) the output reads: an input of one whole copy
  * whose dims the rule maps (an index letter per dim of it and of the output, whatever called the launch
  * checked; axes or perm over its rank). */
-static bool rule_applies(const nd_read_rule *rule, int k, int nin, const nd_tensor *in, const nd_tensor *out)
+bool nd_mpi_rule_applies(const nd_read_rule *rule, int k, int nin, const nd_tensor *in, const nd_tensor *out)
 {
     const nd_dist_spec *i = &in->dist.spec, *o = &out->dist.spec;
     if (i->replicas != 1 || i->parts != 1)
@@ -216,13 +220,12 @@ static void read_box(const nd_read_rule *rule, int k, int nin, const nd_tensor *
         elo[rule->axes[d]] = olo[d], ehi[rule->axes[d]] = ohi[d];
 }
 
-/* The pages of input k holding the elements output page opage's elements read, into the read set. */
-static void list_read(nd_mpi_ctx *c, const nd_read_rule *rule, int k, int nin, const nd_tensor *out, int64_t opage,
-                      const nd_tensor *in, read_set *set)
+void nd_mpi_page_reads(const nd_read_rule *rule, int k, int nin, const nd_tensor *out, int64_t opage,
+                       const nd_tensor *in, void (*visit)(void *ctx, const nd_tensor *in, nd_loc loc), void *ctx)
 {
     const nd_dist_spec *o = &out->dist.spec, *i = &in->dist.spec;
     int64_t oc[ND_MAX_RANK], olo[ND_MAX_RANK], ohi[ND_MAX_RANK], elo[ND_MAX_RANK], ehi[ND_MAX_RANK];
-    int64_t lo[ND_MAX_RANK], hi[ND_MAX_RANK], at[ND_MAX_RANK], pb = in->dist.page_bytes;
+    int64_t lo[ND_MAX_RANK], hi[ND_MAX_RANK], at[ND_MAX_RANK];
     nd_dist_page_coord(&out->dist, opage, oc);
     for (int d = 0; d < o->rank; ++d) {
         olo[d] = oc[d] * o->page[d];
@@ -236,8 +239,7 @@ static void list_read(nd_mpi_ctx *c, const nd_read_rule *rule, int k, int nin, c
         hi[j] = (ehi[j] - 1) / i->page[j];
     }
     for (;;) {
-        nd_loc loc = nd_layout_locate_id(&in->dist.squeezed, nd_dist_page_id(&in->dist, at));
-        set_add(c, set, nd_tensor_rank_of(in, loc.core), in->base[loc.core] + loc.offset * pb, pb);
+        visit(ctx, in, nd_layout_locate_id(&in->dist.squeezed, nd_dist_page_id(&in->dist, at)));
         int j = i->rank - 1; /* next page: odometer over the range */
         while (j >= 0 && ++at[j] > hi[j])
             at[j] = lo[j], --j;
@@ -246,9 +248,22 @@ static void list_read(nd_mpi_ctx *c, const nd_read_rule *rule, int k, int nin, c
     }
 }
 
+typedef struct list_ctx {
+    nd_mpi_ctx *c;
+    read_set *set;
+} list_ctx;
+
+/* One input page an output page reads, into the read set. */
+static void list_page(void *ctx, const nd_tensor *in, nd_loc loc)
+{
+    const list_ctx *l = ctx;
+    int64_t pb = in->dist.page_bytes;
+    set_add(l->c, l->set, nd_tensor_rank_of(in, loc.core), in->base[loc.core] + loc.offset * pb, pb);
+}
+
 /* Whether page p of in is at the entry and slot of page p of out, for every p: the same shape, page
  * box, shards in pages, entries and strategy (the layout's placement depends on nothing else). */
-static bool same_placement(const nd_tensor *in, const nd_tensor *out)
+bool nd_mpi_same_placement(const nd_tensor *in, const nd_tensor *out)
 {
     const nd_layout *a = &in->dist.layout, *b = &out->dist.layout;
     if (in->dist.spec.rank != out->dist.spec.rank || !nd_dist_same_paging(&in->dist, &out->dist) ||
@@ -269,7 +284,8 @@ static void list_rule(nd_mpi_ctx *c, const nd_read_rule *rule, int k, int nin, c
 {
     const nd_dist *d = &out->dist;
     int64_t per = d->layout.ncores;
-    bool same = rule->kind == ND_READS_POINTWISE && same_placement(in, out);
+    bool same = rule->kind == ND_READS_POINTWISE && nd_mpi_same_placement(in, out);
+    list_ctx l = {c, set};
     for (int64_t e = 0; e < per; ++e) {
         bool mine = false;
         for (int64_t r = 0; r < d->spec.replicas && !mine; ++r)
@@ -277,7 +293,7 @@ static void list_rule(nd_mpi_ctx *c, const nd_read_rule *rule, int k, int nin, c
         if (!mine || (same && nd_tensor_rank_of(in, e) == c->procs.rank))
             continue;
         for (nd_page_iter it = nd_page_iter_begin(&d->squeezed, e); it.valid; nd_page_iter_next(&it))
-            list_read(c, rule, k, nin, out, it.page_id, in, set);
+            nd_mpi_page_reads(rule, k, nin, out, it.page_id, in, list_page, &l);
     }
 }
 
@@ -387,7 +403,7 @@ void nd_mpi_stage(nd_device *dev, const nd_tensor *const *ts, int n, const nd_te
     if (!launch && c->nnodes == 1) /* a host read on one node: every page is in the shared window */
         return;
     for (int i = 0; i < n; ++i) {
-        if (out && rule && copy < 0 && rule_applies(rule, i, n, ts[i], out))
+        if (out && rule && copy < 0 && nd_mpi_rule_applies(rule, i, n, ts[i], out))
             list_rule(c, rule, i, n, out, ts[i], &set);
         else
             list_tensor(c, ts[i], copy, &set);

@@ -504,10 +504,15 @@ static int launch(nd_device *dev, const char *op, nda_kernel_fn *kernel, nd_tens
     launch_job job = {dev, lo, kernel, {ntensors, views, nscalars, scalars, names}, tensors, copies};
     memset(dev->stats, 0, (size_t)dev->ncores * sizeof *dev->stats);
     nd_fence_call call = {ND_CALL_LAUNCH, false, 0};
-    const bool local = procs && procs->skip && launch_local(tensors, ntensors, ninputs, rule);
-    if (procs) { /* every process's writes before the launch are visible to every core */
+    enum { SYNC_FENCE, SYNC_SKIP, SYNC_PAIRS } sync = SYNC_FENCE;
+    if (procs) { /* every process's writes before the launch are visible to every core that reads them */
         call.key = launch_key(op, tensors, ntensors, ninputs, scalars, nscalars, names);
-        (local ? procs->skip : procs->fence)(dev, call);
+        if (procs->skip && launch_local(tensors, ntensors, ninputs, rule))
+            sync = SYNC_SKIP, procs->skip(dev, call);
+        else if (procs->pair_open && procs->pair_open(dev, call, tensors, ntensors, ninputs, rule))
+            sync = SYNC_PAIRS;
+        else
+            procs->fence(dev, call);
     }
     double start = procs ? now_seconds() : 0; /* over processes a launch's time includes its gets */
     if (procs && procs->stage) /* other nodes' pages the cores read, into the local mirror */
@@ -521,7 +526,7 @@ static int launch(nd_device *dev, const char *op, nda_kernel_fn *kernel, nd_tens
     dev->run_seconds = t1 - t0;
     if (procs) { /* and every core's writes to every process after it */
         call.end = true;
-        (local ? procs->skip : procs->fence)(dev, call);
+        (sync == SYNC_SKIP ? procs->skip : sync == SYNC_PAIRS ? procs->pair_close : procs->fence)(dev, call);
         procs->gather(dev, t1 - t0);
         t1 = now_seconds();
     }

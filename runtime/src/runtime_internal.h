@@ -153,6 +153,15 @@ typedef struct nd_device_procs {
     /* In place of a launch's fences when no core of it reads a page another core holds (device.c,
      * launch_local): every process decides alike, nothing waits, and the next fence compares the call. */
     void (*skip)(nd_device *dev, nd_fence_call call);
+    /* In place of a launch's opening fence when its op's read rule says which input pages every output
+     * page reads: waits for the processes that write pages this process's cores read, tells those that
+     * read its pages, and returns true; false (nothing done, the launch fences) where it cannot say.
+     * Every process decides alike, from the arguments. NULL: never. */
+    bool (*pair_open)(nd_device *dev, nd_fence_call call, nd_tensor *const *ts, int ntensors, int ninputs,
+                      const nd_read_rule *rule);
+    /* Ends a launch pair_open began: tells the writers this process read from that it is done, and waits
+     * for the processes that read its pages. */
+    void (*pair_close)(nd_device *dev, nd_fence_call call);
     /* After a launch: every core's statistics from the process that ran it into dev->stats, and this
      * process's own seconds to every process. */
     void (*gather)(nd_device *dev, double own_seconds);

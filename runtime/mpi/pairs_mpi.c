@@ -1,0 +1,235 @@
+/*
+ * pairs_mpi.c - a launch ordered with the processes it talks to, in place of a fence over all of them.
+ *
+ * Why that is enough. Kernels write only their own core's pages (owner computes), no core reads within a
+ * launch a page another core writes in it, and host calls fence on both sides. So a launch L needs two
+ * orders between processes, both between a page's writer and its readers:
+ * - read after write: a page a core of this process reads in L was last written before L, by a launch
+ *   of its writer w (or by a host call, fenced). At L's start w sends READY, having finished every call
+ *   before L and made its stores visible (MPI_Win_sync); this process waits for READY from every writer
+ *   of a page it reads before its cores (or its gets) read one, then MPI_Win_sync (its loads after).
+ * - write after read: w may write that page again in a launch after L. Once this process's cores and
+ *   gets are done with L (MPI_Win_sync: the loads are complete) it sends DONE to every writer it read
+ *   from, and a writer leaves L only with DONE from every process that reads its pages.
+ * A process paired with nobody waits for nobody. Both sides see the same pairs: which process's cores
+ * read which process's pages follows from the op's read rule and the distributions alone (the walk
+ * staging does, nd_mpi_page_reads), over the whole output, so every process computes the same relation
+ * R (R[r][w]: process r's cores read a page process w writes); this process's writers are R[me][*] and
+ * its readers R[*][me]. That walk is the whole tensor's, so it is done once per launch key (the op, the
+ * tensors' idents, which hash their distributions and placements, and the scalars: all the walk reads)
+ * and kept in a small cache. Launches whose reads no rule describes (collectives, user ops, inputs of
+ * several copies or pending parts) fence.
+ *
+ * Every message carries the call's word and this process's count of fences and pairs, so processes that
+ * make different calls are named where two of them meet, and the waits end at fence_timeout naming the
+ * processes that have not arrived, as a fence does. Tags on the fence's communicator: its collectives and
+ * these messages do not match each other.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mpi_internal.h"
+
+enum { TAG_READY = 1, TAG_DONE = 2 };
+
+typedef struct relation {
+    const nd_mpi_ctx *c;
+    uint8_t *r;      /* [nranks * nranks]: r[reader * nranks + writer] */
+    int32_t *out_w;  /* the writers of the output entry being walked (its copies' processes) */
+    int nout_w;
+} relation;
+
+/* One input page an output entry's page reads: every writer of that entry reads it. */
+static void mark(void *ctx, const nd_tensor *in, nd_loc loc)
+{
+    relation *rel = ctx;
+    int n = rel->c->procs.nranks, w = nd_mpi_writer_of(rel->c, in, loc.core);
+    for (int i = 0; w >= 0 && i < rel->nout_w; ++i)
+        rel->r[(size_t)rel->out_w[i] * (size_t)n + (size_t)w] = 1;
+}
+
+/* The distinct processes writing entry e of out, in any copy, into rel->out_w. */
+static void entry_writers(relation *rel, const nd_tensor *out, int64_t e, uint8_t *seen)
+{
+    const nd_dist *d = &out->dist;
+    int64_t per = d->layout.ncores;
+    rel->nout_w = 0;
+    for (int64_t r = 0; r < d->spec.replicas; ++r) {
+        int w = nd_mpi_writer_of(rel->c, out, r * per + e);
+        if (w >= 0 && !seen[w])
+            seen[w] = 1, rel->out_w[rel->nout_w++] = w;
+    }
+    for (int i = 0; i < rel->nout_w; ++i)
+        seen[rel->out_w[i]] = 0;
+}
+
+/* R over every output page, as every process computes it; false when the rule does not describe every
+ * input's reads (the launch fences). */
+static bool walk(nd_mpi_ctx *c, nd_tensor *const *ts, int ntensors, int ninputs, const nd_read_rule *rule,
+                 uint8_t *r)
+{
+    const nd_tensor *out = ts[ntensors - 1];
+    if (!rule || ntensors - ninputs != 1)
+        return false;
+    for (int k = 0; k < ninputs; ++k)
+        if (!nd_mpi_rule_applies(rule, k, ninputs, ts[k], out))
+            return false;
+    int n = c->procs.nranks;
+    relation rel = {c, r, malloc((size_t)n * sizeof(int32_t)), 0};
+    uint8_t *seen = calloc((size_t)n, 1);
+    if (!rel.out_w || !seen) /* the processes are in step: one that cannot go on ends the job */
+        nd_mpi_die(c, "pairing a launch (out of memory)", MPI_ERR_NO_MEM);
+    const nd_dist *d = &out->dist;
+    for (int64_t e = 0; e < d->layout.ncores; ++e) {
+        entry_writers(&rel, out, e, seen);
+        for (int k = 0; k < ninputs; ++k) {
+            const nd_tensor *in = ts[k];
+            if (rule->kind == ND_READS_POINTWISE && nd_mpi_same_placement(in, out)) { /* entry e reads entry e */
+                mark(&rel, in, (nd_loc){.core = e});
+                continue;
+            }
+            for (nd_page_iter it = nd_page_iter_begin(&d->squeezed, e); it.valid; nd_page_iter_next(&it))
+                nd_mpi_page_reads(rule, k, ninputs, out, it.page_id, in, mark, &rel);
+        }
+    }
+    free(rel.out_w);
+    free(seen);
+    return true;
+}
+
+/* The ranks q != me with r[me][q] (from) or r[q][me] (to). */
+static int32_t *ranks_of(const nd_mpi_ctx *c, const uint8_t *r, bool from, int *count)
+{
+    int n = c->procs.nranks, me = c->procs.rank;
+    int32_t *v = malloc((size_t)n * sizeof *v);
+    if (!v)
+        nd_mpi_die(c, "pairing a launch (out of memory)", MPI_ERR_NO_MEM);
+    *count = 0;
+    for (int q = 0; q < n; ++q)
+        if (q != me && (from ? r[(size_t)me * (size_t)n + (size_t)q] : r[(size_t)q * (size_t)n + (size_t)me]))
+            v[(*count)++] = q;
+    return v;
+}
+
+static void talk_clear(nd_mpi_talk *t)
+{
+    free(t->from);
+    free(t->to);
+    memset(t, 0, sizeof *t);
+}
+
+void nd_mpi_talk_free(nd_mpi_ctx *c)
+{
+    for (int i = 0; i < ND_MPI_TALK_CACHE; ++i)
+        talk_clear(&c->talk[i]);
+}
+
+/* The launch's pairs, from the cache or walked; NULL when it fences. */
+static const nd_mpi_talk *talk_of(nd_mpi_ctx *c, uint64_t key, nd_tensor *const *ts, int ntensors, int ninputs,
+                                  const nd_read_rule *rule)
+{
+    for (int i = 0; key && i < ND_MPI_TALK_CACHE; ++i)
+        if (c->talk[i].key == key)
+            return &c->talk[i];
+    size_t n = (size_t)c->procs.nranks;
+    uint8_t *r = calloc(n * n, 1);
+    if (!r)
+        nd_mpi_die(c, "pairing a launch (out of memory for the relation)", MPI_ERR_NO_MEM);
+    if (!walk(c, ts, ntensors, ninputs, rule, r)) {
+        free(r);
+        return NULL;
+    }
+    nd_mpi_talk *t = &c->talk[c->talk_next];
+    c->talk_next = (c->talk_next + 1) % ND_MPI_TALK_CACHE;
+    talk_clear(t);
+    t->from = ranks_of(c, r, true, &t->nfrom);
+    t->to = ranks_of(c, r, false, &t->nto);
+    t->key = key;
+    free(r);
+    return t;
+}
+
+/* One side's message to each of send[0..nsend) and from each of recv[0..nrecv), tag `tag`, each carrying
+ * the call's word and this process's fence count; between MPI_Win_sync calls, as a fence. */
+static void exchange(nd_mpi_ctx *c, nd_fence_call call, int tag, const int32_t *send, int nsend, const int32_t *recv,
+                     int nrecv)
+{
+    int rc;
+    int64_t mine[2] = {nd_mpi_call_word(call), ++c->fences};
+    c->board_mine[ND_MPI_BOARD_FENCES] = mine[1];
+    c->board_mine[ND_MPI_BOARD_CALL] = 2 * (int64_t)call.call + call.end;
+    c->board_mine[ND_MPI_BOARD_KEY] = mine[0];
+    if ((rc = MPI_Win_sync(c->board)) != MPI_SUCCESS)
+        nd_mpi_die(c, "MPI_Win_sync of the fence board", rc);
+    if (nsend + nrecv == 0)
+        return;
+    if (c->win != MPI_WIN_NULL && (rc = MPI_Win_sync(c->win)) != MPI_SUCCESS) /* this process's stores, or */
+        nd_mpi_die(c, "MPI_Win_sync", rc);                                       /* its loads, are complete */
+    if (c->rma != MPI_WIN_NULL && (rc = MPI_Win_sync(c->rma)) != MPI_SUCCESS)
+        nd_mpi_die(c, "MPI_Win_sync of the RMA window", rc);
+    int64_t(*got)[2] = malloc((size_t)(nrecv ? nrecv : 1) * sizeof *got);
+    MPI_Request *req = malloc((size_t)(nsend + nrecv) * sizeof *req);
+    if (!got || !req)
+        nd_mpi_die(c, "pairing a launch (out of memory)", MPI_ERR_NO_MEM);
+    for (int i = 0; i < nrecv; ++i)
+        if ((rc = MPI_Irecv(got[i], 2, MPI_INT64_T, recv[i], tag, c->fence_comm, &req[i])) != MPI_SUCCESS)
+            nd_mpi_die(c, "MPI_Irecv of a launch's pair", rc);
+    for (int i = 0; i < nsend; ++i)
+        if ((rc = MPI_Isend(mine, 2, MPI_INT64_T, send[i], tag, c->fence_comm, &req[nrecv + i])) != MPI_SUCCESS)
+            nd_mpi_die(c, "MPI_Isend of a launch's pair", rc);
+    double start = nd_mpi_now();
+    for (long spins = 0, done = 0; !done; ++spins) {
+        int flag = 0;
+        if ((rc = MPI_Testall(nsend + nrecv, req, &flag, MPI_STATUSES_IGNORE)) != MPI_SUCCESS)
+            nd_mpi_die(c, "MPI_Testall of a launch's pairs", rc);
+        if ((done = flag))
+            break;
+        if (spins > 1000) /* past a short spin, wait politely: processes may outnumber cores */
+            nanosleep(&(struct timespec){0, 20000}, NULL);
+        if ((spins & 255) == 0 && nd_mpi_now() - start > c->fence_timeout)
+            nd_mpi_report_absent(c);
+    }
+    for (int i = 0; i < nrecv; ++i)
+        if (got[i][0] != mine[0] || got[i][1] != mine[1]) {
+            char theirs[96], ours[96];
+            nd_mpi_call_text(ours, sizeof ours, c->board_mine[ND_MPI_BOARD_CALL]);
+            snprintf(theirs, sizeof theirs, "another call (key %016llx)", (unsigned long long)got[i][0]);
+            fprintf(stderr, "ndgen mpi: process %d of %d: at fence %lld, %s (key %016llx), process %d was at fence "
+                            "%lld, %s: the processes made different device calls (every process must make the same "
+                            "calls, in the same order, on tensors allocated in the same order, with the same "
+                            "arguments); ending the job\n", c->procs.rank, c->procs.nranks, (long long)mine[1], ours,
+                    (unsigned long long)mine[0], recv[i], (long long)got[i][1],
+                    got[i][0] == mine[0] ? "the same call" : theirs);
+            fflush(stderr);
+            MPI_Abort(c->comm, 1);
+        }
+    free(got);
+    free(req);
+    if (c->win != MPI_WIN_NULL && (rc = MPI_Win_sync(c->win)) != MPI_SUCCESS) /* later loads and stores after */
+        nd_mpi_die(c, "MPI_Win_sync", rc);
+}
+
+bool nd_mpi_pair_open(nd_device *dev, nd_fence_call call, nd_tensor *const *ts, int ntensors, int ninputs,
+                      const nd_read_rule *rule)
+{
+    nd_mpi_ctx *c = dev->procs->ctx;
+    const nd_mpi_talk *t = c->sync == ND_MPI_SYNC_PAIRS ? talk_of(c, call.key, ts, ntensors, ninputs, rule) : NULL;
+    if (!t)
+        return false;
+    c->talk_now = t; /* READY to the readers of this process's pages, from the writers of those it reads */
+    c->mine.order = ND_MPI_ORDER_PAIRS;
+    c->mine.pair_writers = t->nfrom;
+    c->mine.pair_readers = t->nto;
+    exchange(c, call, TAG_READY, t->to, t->nto, t->from, t->nfrom);
+    return true;
+}
+
+void nd_mpi_pair_close(nd_device *dev, nd_fence_call call)
+{
+    nd_mpi_ctx *c = dev->procs->ctx;
+    const nd_mpi_talk *t = c->talk_now; /* DONE to the writers read from, from this process's readers */
+    exchange(c, call, TAG_DONE, t->from, t->nfrom, t->to, t->nto);
+    c->talk_now = NULL;
+}
