@@ -8,6 +8,10 @@
  *   scalar launches with another scalar
  *   local  makes an elementwise launch that reads no other core's page (it fences nothing) with another
  *          scalar: found at the next fence, the device's close, which compares the skipped calls too
+ *   pairs  makes an elementwise launch ordered in pairs (process 0 reads the last one's pages) with another
+ *          scalar: found where the two meet, process 0 receiving the last one's READY
+ *   alone  the same over tensors whose pages every process reads from itself alone (ordered in pairs
+ *          with nobody): found at the next fence, the close
  * The fences must end the job within a bounded time (fence_timeout is 2 s here) with a message naming
  * the process, never hang and never let the call finish. Prints "finished" and exits 0 only if every
  * call completed, which must not happen.
@@ -32,7 +36,7 @@ static void die(const char *what, const nd_error *err)
     MPI_Abort(MPI_COMM_WORLD, 2);
 }
 
-static nd_tensor *tensor(nd_device *dev, const char *shape, const char *shard)
+static nd_tensor *tensor_dealt(nd_device *dev, const char *shape, const char *shard, nd_strategy strategy)
 {
     nd_dist_spec s;
     nd_dist d;
@@ -40,15 +44,21 @@ static nd_tensor *tensor(nd_device *dev, const char *shape, const char *shard)
     nd_error err;
     nd_dist_spec_init(&s);
     if (nd_parse_dims("shape", shape, s.shape, &s.rank, &err) ||
-        nd_parse_dims("shard", shard, s.shard, &s.shard_rank, &err) || nd_dist_make(&s, 4, 1, &d, &err) ||
+        nd_parse_dims("shard", shard, s.shard, &s.shard_rank, &err) || ((s.strategy = strategy), 0) ||
+        nd_dist_make(&s, 4, 1, &d, &err) ||
         nd_tensor_alloc(dev, &d, &t, &err))
         die("tensor", &err);
     return t;
 }
 
+static nd_tensor *tensor(nd_device *dev, const char *shape, const char *shard)
+{
+    return tensor_dealt(dev, shape, shard, ND_ROUND_ROBIN);
+}
+
 int main(int argc, char **argv)
 {
-    static const char *const modes[] = {"kill", "hang", "stop", "extra", "args", "order", "scalar", "local"};
+    static const char *const modes[] = {"kill", "hang", "stop", "extra", "args", "order", "scalar", "local", "pairs", "alone"};
     int rank, nprocs, mode = -1;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -56,7 +66,7 @@ int main(int argc, char **argv)
     for (int i = 0; argc == 2 && i < (int)(sizeof modes / sizeof *modes); ++i)
         mode = strcmp(argv[1], modes[i]) == 0 ? i : mode;
     if (mode < 0 || nprocs < 2) {
-        fprintf(stderr, "usage: mpirun -np 2 test_mpi_fault kill|hang|stop|extra|args|order|scalar|local\n");
+        fprintf(stderr, "usage: mpirun -np 2 test_mpi_fault kill|hang|stop|extra|args|order|scalar|local|pairs|alone\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     const char *m = modes[mode];
@@ -107,6 +117,25 @@ int main(int argc, char **argv)
         double value = odd ? 2.0 : 1.0;
         if (nd_launch_entry(dev, &e, local, 2, &value, 1, &st, &err))
             die("local launch", &err);
+        nd_tensor_free(c);
+    }
+    if (strcmp(m, "pairs") == 0 || strcmp(m, "alone") == 0) {
+        /* pairs: c's rows 0 to 7 on cores 0 and 1 read a's rows on every core (every process); alone: c's
+           one-row shards dealt in blocks, two to a core, hold the rows a's two-row shards hold on that core,
+           so each core reads its own pages and no process talks, yet c does not lie as a (no skipped fence) */
+        nd_tensor *c = strcmp(m, "pairs") == 0 ? tensor(dev, "8,32", "4,32")
+                                                : tensor_dealt(dev, "8,32", "1,32", ND_CONTIGUOUS);
+        nd_tensor *both[2] = {a, c};
+        const char *const operands[] = {"a", "out"}, *const indices[] = {"...", "..."};
+        const nda_kernel_entry e = {.op = "fault_pairs", .symbol = "fault_pairs", .fn = nothing, .noperands = 2,
+                                    .operands = operands, .indices = indices, .noutputs = 1,
+                                    .reads = NDA_READS_POINTWISE};
+        double value = odd ? 2.0 : 1.0;
+        if (nd_launch_entry(dev, &e, both, 2, &value, 1, &st, &err))
+            die("launch in pairs", &err);
+        nd_mpi_proc_stats pp[8];
+        if (nprocs <= 8 && nd_mpi_launch_procs(dev, pp, nprocs, &err) == 0 && pp[rank].order != ND_MPI_ORDER_PAIRS)
+            fprintf(stderr, "test_mpi_fault: process %d: the launch was not ordered in pairs\n", rank);
         nd_tensor_free(c);
     }
     nd_tensor_free(b);

@@ -70,7 +70,8 @@ typedef struct nd_launch_stats {
 
 /* Runs kernel once on every virtual core with args built from tensors[] and scalars[]. The kernel is
  * given no scalar names: one that reads a scalar by name (nda_scalar) stops the process; launch those
- * with nd_launch_entry or nd_run. */
+ * with nd_launch_entry or nd_run. stats may be NULL; over MPI processes (nd_runtime_mpi.h) the statistics
+ * are gathered only when it is not, and every process must pass NULL alike. */
 int nd_launch(nd_device *dev, nda_kernel_fn *kernel, nd_tensor *const *tensors, int ntensors,
               const double *scalars, int nscalars, nd_launch_stats *stats, nd_error *err);
 /* nd_launch of a registry entry's kernel, given the names of its op's declared scalars. Beyond

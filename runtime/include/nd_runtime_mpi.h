@@ -171,9 +171,9 @@ typedef struct nd_mpi_proc_stats {
     int pair_readers;                 /* ... and at the end (those whose cores read pages it writes) */
 } nd_mpi_proc_stats;
 
-/* per_proc[0..nd_mpi_nprocs) from the device's last launch: every entry, in every process; with a
- * stats_root, every entry in that process and in each other only its own (the rest hold their cores'
- * range and node, and zeros). */
+/* per_proc[0..nd_mpi_nprocs) from the device's last launch that asked for statistics (nd_launch_stats
+ * not NULL): every entry, in every process; with a stats_root, every entry in that process and in each
+ * other only its own (the rest hold their cores' range and node, and zeros). */
 int nd_mpi_launch_procs(const nd_device *dev, nd_mpi_proc_stats *per_proc, int nprocs, nd_error *err);
 
 /*

@@ -227,12 +227,17 @@ static void fence(nd_device *dev, nd_fence_call call)
 /* A fence a launch does without (it reads no other core's page): nothing waits, but the call counts,
  * hashed in order into what the next fence compares, so that processes whose calls differ in between
  * are still found there. */
+void nd_mpi_note_call(nd_mpi_ctx *c, nd_fence_call call)
+{
+    int64_t word = nd_mpi_call_word(call);
+    c->skipped = nd_hash_bytes(c->skipped ? c->skipped : 1, &word, sizeof word) | 1; /* never 0 once noted */
+}
+
 static void skip(nd_device *dev, nd_fence_call call)
 {
     nd_mpi_ctx *c = dev->procs->ctx;
-    int64_t word = nd_mpi_call_word(call);
     c->mine.order = ND_MPI_ORDER_NONE;
-    c->skipped = nd_hash_bytes(c->skipped ? c->skipped : 1, &word, sizeof word) | 1; /* never 0 once skipped */
+    nd_mpi_note_call(c, call);
 }
 
 /* The launch's per-core statistics and every process's share, into every process or into stats_root

@@ -63,6 +63,9 @@ enum { ND_MPI_BOARD_FENCES, ND_MPI_BOARD_CALL, ND_MPI_BOARD_KEY, ND_MPI_BOARD_WO
 
 /* device_mpi.c: the word processes compare at a fence for a call (its kind, side and key). */
 int64_t nd_mpi_call_word(nd_fence_call call);
+/* device_mpi.c: a call made without a fence (a launch ordered in pairs or not at all), hashed in order
+ * into what the next fence compares, so that processes whose calls differ in between are named there. */
+void nd_mpi_note_call(nd_mpi_ctx *c, nd_fence_call call);
 /* device_mpi.c: "the start of a launch", ..., from a board's call word. */
 void nd_mpi_call_text(char *buf, size_t len, int64_t word);
 /* device_mpi.c: after a wait for other processes timed out: names each one and where it is, from the

@@ -21,8 +21,9 @@
  * several copies or pending parts) fence.
  *
  * Every message carries the call's word and this process's count of fences and pairs, so processes that
- * make different calls are named where two of them meet, and the waits end at fence_timeout naming the
- * processes that have not arrived, as a fence does. Tags on the fence's communicator: its collectives and
+ * make different calls are named where two of them meet; each call is also hashed into what the next
+ * fence compares (nd_mpi_note_call), so processes that meet nobody in between are named there. The
+ * waits end at fence_timeout naming the processes that have not arrived, as a fence does. Tags on the fence's communicator: its collectives and
  * these messages do not match each other.
  */
 #include <stdio.h>
@@ -158,6 +159,7 @@ static void exchange(nd_mpi_ctx *c, nd_fence_call call, int tag, const int32_t *
 {
     int rc;
     int64_t mine[2] = {nd_mpi_call_word(call), ++c->fences};
+    nd_mpi_note_call(c, call); /* compared at the next fence too, by every process */
     c->board_mine[ND_MPI_BOARD_FENCES] = mine[1];
     c->board_mine[ND_MPI_BOARD_CALL] = 2 * (int64_t)call.call + call.end;
     c->board_mine[ND_MPI_BOARD_KEY] = mine[0];
