@@ -56,6 +56,26 @@ static nd_tensor *tensor(nd_device *dev, const char *shape, const char *shard)
     return tensor_dealt(dev, shape, shard, ND_ROUND_ROBIN);
 }
 
+/* An elementwise launch (read rule POINTWISE) of a into c with one scalar, then c freed; says so on stderr
+ * when the launch was not ordered as `want`. */
+static void launch_pointwise(nd_device *dev, nd_tensor *a, nd_tensor *c, double value, nd_mpi_order want)
+{
+    nd_tensor *both[2] = {a, c};
+    const char *const operands[] = {"a", "out"}, *const indices[] = {"...", "..."};
+    const nda_kernel_entry e = {.op = "fault_pointwise", .symbol = "fault_pointwise", .fn = nothing, .noperands = 2,
+                                .operands = operands, .indices = indices, .noutputs = 1, .reads = NDA_READS_POINTWISE};
+    nd_launch_stats st;
+    nd_mpi_proc_stats pp[8];
+    nd_error err;
+    int rank = nd_mpi_rank(dev), n = nd_mpi_nprocs(dev);
+    if (nd_launch_entry(dev, &e, both, 2, &value, 1, &st, &err))
+        die("elementwise launch", &err);
+    if (n <= 8 && nd_mpi_launch_procs(dev, pp, n, &err) == 0 && pp[rank].order != want)
+        fprintf(stderr, "test_mpi_fault: process %d: the launch was not ordered as it should be (%d, not %d)\n", rank,
+                (int)pp[rank].order, (int)want);
+    nd_tensor_free(c);
+}
+
 int main(int argc, char **argv)
 {
     static const char *const modes[] = {"kill", "hang", "stop", "extra", "args", "order", "scalar", "local", "pairs", "alone"};
@@ -108,36 +128,15 @@ int main(int argc, char **argv)
         die("launch", &err);
     if (odd && strcmp(m, "extra") == 0 && nd_tensor_write(a, host, 8 * 32 * (int64_t)sizeof(float), &err))
         die("extra write", &err);
-    if (strcmp(m, "local") == 0) { /* c lies as a: an elementwise launch over them reads no other core's page */
-        nd_tensor *c = tensor(dev, "8,32", "2,32"), *local[2] = {a, c};
-        const char *const operands[] = {"a", "out"}, *const indices[] = {"...", "..."};
-        const nda_kernel_entry e = {.op = "fault_local", .symbol = "fault_local", .fn = nothing, .noperands = 2,
-                                    .operands = operands, .indices = indices, .noutputs = 1,
-                                    .reads = NDA_READS_POINTWISE};
-        double value = odd ? 2.0 : 1.0;
-        if (nd_launch_entry(dev, &e, local, 2, &value, 1, &st, &err))
-            die("local launch", &err);
-        nd_tensor_free(c);
-    }
-    if (strcmp(m, "pairs") == 0 || strcmp(m, "alone") == 0) {
-        /* pairs: c's rows 0 to 7 on cores 0 and 1 read a's rows on every core (every process); alone: c's
-           one-row shards dealt in blocks, two to a core, hold the rows a's two-row shards hold on that core,
-           so each core reads its own pages and no process talks, yet c does not lie as a (no skipped fence) */
-        nd_tensor *c = strcmp(m, "pairs") == 0 ? tensor(dev, "8,32", "4,32")
-                                                : tensor_dealt(dev, "8,32", "1,32", ND_CONTIGUOUS);
-        nd_tensor *both[2] = {a, c};
-        const char *const operands[] = {"a", "out"}, *const indices[] = {"...", "..."};
-        const nda_kernel_entry e = {.op = "fault_pairs", .symbol = "fault_pairs", .fn = nothing, .noperands = 2,
-                                    .operands = operands, .indices = indices, .noutputs = 1,
-                                    .reads = NDA_READS_POINTWISE};
-        double value = odd ? 2.0 : 1.0;
-        if (nd_launch_entry(dev, &e, both, 2, &value, 1, &st, &err))
-            die("launch in pairs", &err);
-        nd_mpi_proc_stats pp[8];
-        if (nprocs <= 8 && nd_mpi_launch_procs(dev, pp, nprocs, &err) == 0 && pp[rank].order != ND_MPI_ORDER_PAIRS)
-            fprintf(stderr, "test_mpi_fault: process %d: the launch was not ordered in pairs\n", rank);
-        nd_tensor_free(c);
-    }
+    if (strcmp(m, "local") == 0) /* c lies as a: an elementwise launch over them reads no other core's page */
+        launch_pointwise(dev, a, tensor(dev, "8,32", "2,32"), odd ? 2.0 : 1.0, ND_MPI_ORDER_NONE);
+    /* pairs: c's rows 0 to 7 on cores 0 and 1 read a's rows on every core (every process); alone: c's
+       one-row shards dealt in blocks, two to a core, hold the rows a's two-row shards hold on that core, so
+       each core reads its own pages and no process talks, yet c does not lie as a (no skipped fence) */
+    if (strcmp(m, "pairs") == 0)
+        launch_pointwise(dev, a, tensor(dev, "8,32", "4,32"), odd ? 2.0 : 1.0, ND_MPI_ORDER_PAIRS);
+    if (strcmp(m, "alone") == 0)
+        launch_pointwise(dev, a, tensor_dealt(dev, "8,32", "1,32", ND_CONTIGUOUS), odd ? 2.0 : 1.0, ND_MPI_ORDER_PAIRS);
     nd_tensor_free(b);
     nd_tensor_free(a);
     nd_device_close(dev);

@@ -30,7 +30,7 @@ for mode in kill hang stop extra args order scalar local pairs alone; do
   esac
   missing=
   for w in "${want[@]}"; do grep -Eq "$w" <<<"$out" || missing=$w; done
-  if grep -q "was not ordered in pairs" <<<"$out"; then missing="(the launch ordered in pairs)"; fi
+  if grep -q "was not ordered as it should be" <<<"$out"; then missing="(the launch ordered as the mode says)"; fi
   if (( rc == 124 )); then
     echo "FAIL $mode: the job was still running after 60 s" >&2; echo "$out" >&2; fail=1
   elif (( rc == 0 )); then
