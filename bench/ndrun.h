@@ -251,6 +251,8 @@ typedef struct nr_proc {
     int node;                     /* its node (emulated or real) */
     int64_t node_bytes;           /* its launch's read set held by other processes of its node */
     int64_t fetched_bytes, gets;  /* held on other nodes, fetched before the launch in that many MPI_Get calls */
+    const char *order;            /* how its launch was ordered with the others: "fence", "pairs", "none" */
+    int pair_writers, pair_readers; /* in pairs: the processes it waited for at the start and at the end */
 } nr_proc;
 
 typedef struct nr_result {

@@ -102,10 +102,13 @@ int nr_procs_capture(nd_device *dev, nr_result *r, nd_error *err)
         return nd_failc(err, ND_ENOMEM, "per-process statistics: out of memory");
     int rc = n > NR_MAX_PROCS ? nd_fail(err, "%d processes; ndrun reports at most %d", n, NR_MAX_PROCS)
                               : nd_mpi_launch_procs(dev, p, n, err);
+    static const char *const orders[] = {[ND_MPI_ORDER_FENCE] = "fence", [ND_MPI_ORDER_PAIRS] = "pairs",
+                                         [ND_MPI_ORDER_NONE] = "none"};
     for (int i = 0; i < n && !rc; ++i)
         r->procs[i] = (nr_proc){p[i].core_lo,    p[i].core_hi,      p[i].total.local_bytes_read,
                                 p[i].total.remote_bytes_read, p[i].other_process_bytes_read,
-                                p[i].node,       p[i].node_bytes,   p[i].staged_bytes, p[i].gets};
+                                p[i].node,       p[i].node_bytes,   p[i].staged_bytes, p[i].gets,
+                                orders[p[i].order], p[i].pair_writers, p[i].pair_readers};
     r->processes = rc ? 1 : n;
     r->nodes = rc ? 1 : nd_mpi_nnodes(dev);
     free(p);
@@ -143,6 +146,11 @@ void nr_print_procs(FILE *fp, const nr_result *r)
         if (r->nodes > 1)
             fprintf(fp, ", node %d, fetched %lld bytes from other nodes in %lld gets", p->node,
                     (long long)p->fetched_bytes, (long long)p->gets);
+        if (!strcmp(p->order, "pairs"))
+            fprintf(fp, "; ordered in pairs, with %d writers of pages it read and %d readers of its pages",
+                    p->pair_writers, p->pair_readers);
+        else
+            fprintf(fp, "; ordered %s", !strcmp(p->order, "fence") ? "by a fence over every process" : "with nobody");
         fputc('\n', fp);
     }
     if (uncounted) /* kernels count reads by core, and a process running several cannot split them */
@@ -159,9 +167,10 @@ void nr_print_procs_json(FILE *fp, const nr_result *r, const char *indent)
         const nr_proc *p = &r->procs[i];
         fprintf(fp, "%s\n%s  {\"cores\": [%lld, %lld], \"local_bytes\": %lld, \"other_core_bytes\": %lld, "
                     "\"other_process_bytes\": %lld, \"node\": %d, \"node_bytes\": %lld, \"fetched_bytes\": %lld, "
-                    "\"gets\": %lld}", i ? "," : "", indent, (long long)p->core_lo, (long long)p->core_hi,
-                (long long)p->local_bytes, (long long)p->remote_bytes, (long long)p->other_process_bytes, p->node,
-                (long long)p->node_bytes, (long long)p->fetched_bytes, (long long)p->gets);
+                    "\"gets\": %lld, \"order\": \"%s\", \"pair_writers\": %d, \"pair_readers\": %d}", i ? "," : "",
+                indent, (long long)p->core_lo, (long long)p->core_hi, (long long)p->local_bytes,
+                (long long)p->remote_bytes, (long long)p->other_process_bytes, p->node, (long long)p->node_bytes,
+                (long long)p->fetched_bytes, (long long)p->gets, p->order, p->pair_writers, p->pair_readers);
     }
     fprintf(fp, "%s%s],\n", r->processes > 1 ? "\n" : "", r->processes > 1 ? indent : "");
 }

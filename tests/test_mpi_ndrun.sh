@@ -27,8 +27,17 @@ for np in 1 2 4; do
       .other_core_bytes == $other_b)] | length == $np" \
       "-np $np: each process reads $local_b bytes of its own and $other_b of the others'"
     holds "$tmp/out" "[.per_process[] | .cores[1] - .cores[0]] | all(. == 1)" "-np $np: one core per process"
+    # every output column block reads every process's rows: each process waits for all the others, twice
+    holds "$tmp/out" "[.per_process[] | select(.order == \"pairs\" and .pair_writers == $((np - 1)) and
+      .pair_readers == $((np - 1)))] | length == $np" "-np $np: ordered in pairs with the $((np - 1)) others"
   fi
 done
+# NDGEN_MPI_SYNC=fence: the same launch fenced over every process
+if NDGEN_MPI_SYNC=fence "$mpirun" -np 2 --oversubscribe "$ndrun" compare --op reshard --shape 64,64 --shard 32,64 \
+     --grid 2x1 --operand out --shard 64,32 --no-probes --min-time 0.001 --json >"$tmp/out" 2>"$tmp/err"; then
+  holds "$tmp/out" ".match == true and ([.per_process[] | select(.order == \"fence\")] | length == 2)" \
+    "NDGEN_MPI_SYNC=fence: every process fenced"
+else bad "NDGEN_MPI_SYNC=fence: exit status $?: $(tail -3 "$tmp/err")"; fi
 # 4 processes as emulated nodes of 1, 2 and 4 (NDGEN_MPI_NODE_SIZE): each process fetches, before the
 # launch, the input pages of other nodes covering the output elements its core writes, counted here by
 # hand. Rows to columns: a core's 16 columns take every input row, a 256-byte page each, so the rows of
