@@ -138,7 +138,6 @@ int nd_mpi_nnodes(const nd_device *dev);
 int nd_mpi_rank_of_core(const nd_device *dev, int64_t id);
 int nd_mpi_rank_of_bank(const nd_device *dev, int b);
 
-/* One process's share of the last launch. */
 /* How a launch was ordered with the other processes (nd_mpi_config.sync). */
 typedef enum nd_mpi_order {
     ND_MPI_ORDER_FENCE, /* a fence over every process at its start and end */
@@ -147,6 +146,7 @@ typedef enum nd_mpi_order {
                            its output) */
 } nd_mpi_order;
 
+/* One process's share of the last launch. */
 typedef struct nd_mpi_proc_stats {
     int64_t core_lo, core_hi;         /* the device cores it ran */
     double seconds;                   /* its cores' run, fences excluded */

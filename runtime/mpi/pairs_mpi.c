@@ -2,10 +2,12 @@
  * pairs_mpi.c - a launch ordered with the processes it talks to, in place of a fence over all of them.
  *
  * Why that is enough. Kernels write only their own core's pages (owner computes), no core reads within a
- * launch a page another core writes in it, and host calls fence on both sides. So a launch L needs two
- * orders between processes, both between a page's writer and its readers:
+ * launch a page another core writes in it, and host calls fence on both sides. The one other write is
+ * an allocation's clearing, by the process holding the memory: for L1 that is the pages' writer, and a
+ * DRAM allocation, whose holder may be neither writer nor reader, fences (nd_tensor_alloc). So a launch L
+ * needs two orders between processes, both between a page's writer and its readers:
  * - read after write: a page a core of this process reads in L was last written before L, by a launch
- *   of its writer w (or by a host call, fenced). At L's start w sends READY, having finished every call
+ *   of its writer w, or by w clearing it (or by a host call or a DRAM allocation, fenced). At L's start w sends READY, having finished every call
  *   before L and made its stores visible (MPI_Win_sync); this process waits for READY from every writer
  *   of a page it reads before its cores (or its gets) read one, then MPI_Win_sync (its loads after).
  * - write after read: w may write that page again in a launch after L. Once this process's cores and
@@ -127,10 +129,28 @@ void nd_mpi_talk_free(nd_mpi_ctx *c)
         talk_clear(&c->talk[i]);
 }
 
+/* The launch key with the read rule, which the walk also reads: two kernel libraries may give one op
+ * name different rules. */
+static uint64_t rule_key(uint64_t key, int ntensors, const nd_read_rule *rule)
+{
+    if (!rule)
+        return 0;
+    int32_t what[2 + ND_MAX_RANK] = {(int32_t)rule->kind, rule->naxes};
+    for (int i = 0; i < rule->naxes && i < ND_MAX_RANK; ++i)
+        what[2 + i] = rule->axes[i];
+    key = nd_hash_bytes(key, what, sizeof what);
+    for (int i = 0; rule->kind == ND_READS_LETTERS && i < ntensors; ++i)
+        key = nd_hash_bytes(key, rule->indices[i], strlen(rule->indices[i]) + 1);
+    return key;
+}
+
 /* The launch's pairs, from the cache or walked; NULL when it fences. */
 static const nd_mpi_talk *talk_of(nd_mpi_ctx *c, uint64_t key, nd_tensor *const *ts, int ntensors, int ninputs,
                                   const nd_read_rule *rule)
 {
+    if (!rule)
+        return NULL;
+    key = rule_key(key, ntensors, rule);
     for (int i = 0; key && i < ND_MPI_TALK_CACHE; ++i)
         if (c->talk[i].key == key)
             return &c->talk[i];

@@ -349,12 +349,22 @@ int nd_tensor_alloc(nd_device *dev, const nd_dist *d, nd_tensor **out, nd_error 
         for (int64_t i = 0; i < dev->ncores; ++i)
             t->owner_of[i] = i < t->ncores ? (int32_t)i : -1;
     }
+    /* Over processes, place() clears each entry on the process holding it. An L1 entry's holder is its
+     * writer, whose launches are ordered with every reader of its pages (in pairs or by fences). A DRAM
+     * entry's holder (its bank's process) need not be the process whose core writes it, nor any process
+     * reading it, so nothing else orders its clearing: it is fenced on both sides, so that no launch still
+     * reads the memory when it is cleared and none reads or writes it before it is clear. */
+    const bool fence_clear = dev->procs && d->spec.buffer == ND_DRAM;
+    if (fence_clear)
+        dev->procs->fence(dev, (nd_fence_call){ND_CALL_ALLOC_DRAM, false, 0});
     if (place(t, err))
         return -1;
     t->view = (nda_tensor){&t->dist, &t->dist.squeezed, t->base, t->index_of, t->owner_of, d->page_bytes,
                            d->spec.replicas, d->spec.parts, 0, t->base, (int32_t)d->spec.reduce};
     if (dev->procs)
         t->ident = tensor_ident(t);
+    if (fence_clear)
+        dev->procs->fence(dev, (nd_fence_call){ND_CALL_ALLOC_DRAM, true, t->ident});
     ++dev->live_tensors;
     *out = t;
     return 0;
@@ -462,8 +472,9 @@ static uint64_t launch_key(const char *op, nd_tensor *const *tensors, int ntenso
  * input at their own coordinates (the read rule POINTWISE), every input placed exactly as its one
  * output (same shape, pages, shards, cores and strategy), all in L1, one copy and no pending parts.
  * Then core c reads only its own pages, which only core c wrote since the last fence (owner computes;
- * host writes end in a fence), and writes only pages no other process reads before the next fence (a
- * launch that reads others' pages begins with one). Every process decides alike, from the arguments. */
+ * host writes end in a fence), and writes only pages no other process reads before the next fence or
+ * the next READY from this process (a launch that reads others' pages begins with one or the other:
+ * pairs_mpi.c). Every process decides alike, from the arguments. */
 static bool launch_local(nd_tensor *const *tensors, int ntensors, int ninputs, const nd_read_rule *rule)
 {
     if (!rule || rule->kind != ND_READS_POINTWISE || ntensors - ninputs != 1)

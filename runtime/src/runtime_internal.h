@@ -107,6 +107,7 @@ const char *nd_jit_notice(const nd_jit *j);
     X(ND_CALL_SAVE, "nd_tensor_save_mpi")                                                                  \
     X(ND_CALL_WRITE_LOCAL, "nd_tensor_write_local_mpi")                                                    \
     X(ND_CALL_READ_LOCAL, "nd_tensor_read_local_mpi")                                                      \
+    X(ND_CALL_ALLOC_DRAM, "nd_tensor_alloc of a DRAM tensor")                                              \
     X(ND_CALL_CLOSE, "nd_device_close")
 #define ND_FENCE_CALL_ENUM(kind, name) kind,
 typedef enum nd_call { ND_FENCE_CALLS(ND_FENCE_CALL_ENUM) ND_NCALLS } nd_call;
