@@ -3,9 +3,20 @@
  * none of them, so device_mpi.c, stage_mpi.c and io_mpi.c each depend on it alone. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <sched.h>
 #include <time.h>
 
 #include "mpi_internal.h"
+
+void nd_mpi_pause(long spins, double waited)
+{
+    if (spins < 1000)
+        return;
+    if (waited < 1e-3)
+        sched_yield();
+    else
+        nanosleep(&(struct timespec){0, 20000}, NULL);
+}
 
 double nd_mpi_now(void)
 {

@@ -206,9 +206,9 @@ static void fence_ctx(nd_mpi_ctx *c, nd_fence_call call)
             nd_mpi_die(c, "MPI_Test of the fence", rc);
         if (done)
             break;
-        if (spins > 1000) /* past a short spin, wait politely: processes may outnumber cores */
-            nanosleep(&(struct timespec){0, 20000}, NULL);
-        if ((spins & 255) == 0 && nd_mpi_now() - start > c->fence_timeout)
+        double waited = nd_mpi_now() - start;
+        nd_mpi_pause(spins, waited);
+        if (waited > c->fence_timeout)
             nd_mpi_report_absent(c);
     }
     if (out[0] != -out[1]) /* the largest word is not the smallest: seen alike by every process */

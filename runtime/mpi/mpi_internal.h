@@ -76,6 +76,13 @@ bool nd_mpi_pair_open(nd_device *dev, nd_fence_call call, nd_tensor *const *ts, 
                       const nd_read_rule *rule);
 void nd_mpi_pair_close(nd_device *dev, nd_fence_call call);
 void nd_mpi_talk_free(nd_mpi_ctx *c);
+/* ctx_mpi.c: one turn of a loop polling MPI for other processes, after `spins` turns and `waited`
+ * seconds: nothing for the first thousand turns; then sched_yield, so that a process sharing this CPU
+ * runs (processes may outnumber cores) while an answer still costs microseconds; past a millisecond, a
+ * short sleep, so that a long wait costs no CPU. A sleep from the start made waits feed each other: a
+ * process asleep (20 µs asked, 60 µs or more given) kept its partner waiting past its own spins, which
+ * slept in turn, and a launch ordered in pairs took 350 µs instead of 11 (nd_mpi_sync_bench). */
+void nd_mpi_pause(long spins, double waited);
 /* ctx_mpi.c: seconds on a monotonic clock. */
 double nd_mpi_now(void);
 

@@ -31,7 +31,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "mpi_internal.h"
 
@@ -208,9 +207,9 @@ static void exchange(nd_mpi_ctx *c, nd_fence_call call, int tag, const int32_t *
             nd_mpi_die(c, "MPI_Testall of a launch's pairs", rc);
         if ((done = flag))
             break;
-        if (spins > 1000) /* past a short spin, wait politely: processes may outnumber cores */
-            nanosleep(&(struct timespec){0, 20000}, NULL);
-        if ((spins & 255) == 0 && nd_mpi_now() - start > c->fence_timeout)
+        double waited = nd_mpi_now() - start;
+        nd_mpi_pause(spins, waited);
+        if (waited > c->fence_timeout)
             nd_mpi_report_absent(c);
     }
     for (int i = 0; i < nrecv; ++i)

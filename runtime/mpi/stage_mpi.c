@@ -426,7 +426,9 @@ void nd_mpi_stage(nd_device *dev, const nd_tensor *const *ts, int n, const nd_te
         if (open && mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE) != 0)
             nd_mpi_die(c, "mprotect of the mirror of other nodes' memory (writable, for the gets)", MPI_ERR_OTHER);
         gets = issue(c, &set.other, page_bytes);
-        int rc = MPI_Win_flush_all(c->rma); /* every get of this stage has landed in the mirror */
+        /* every get of this stage has landed in the mirror; none issued, nothing to wait for (a flush may
+         * cost a round trip to every process, with the pt2pt one-sided component) */
+        int rc = gets ? MPI_Win_flush_all(c->rma) : MPI_SUCCESS;
         if (rc != MPI_SUCCESS)
             nd_mpi_die(c, "MPI_Win_flush_all after the gets", rc);
         if (open && mprotect((void *)lo, hi - lo, PROT_READ) != 0)
