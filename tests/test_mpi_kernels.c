@@ -445,12 +445,32 @@ static bool by_rule(const nda_kernel_entry *e, const setup *s)
     return ok;
 }
 
+/* Whether, by the brute force, some process talks (reads pages of, or has its pages read by) more other
+ * processes than ceil(log2 nprocs), the rounds of an all-reduce: then pairs would cost more than a fence,
+ * and the runtime fences (docs/mpi.md). */
+static bool dense(const read_count *want)
+{
+    int rounds = 0;
+    while ((1 << rounds) < nprocs)
+        ++rounds;
+    for (int p = 0; p < nprocs; ++p) {
+        int talks = 0;
+        for (int q = 0; q < nprocs; ++q)
+            talks += q != p && (want[p].read_from[q] || want[q].read_from[p]);
+        if (talks > rounds)
+            return true;
+    }
+    return false;
+}
+
 /* How each process ordered the launch, against the brute force's writers of the pages each reads: in
  * pairs, each waits for exactly the other processes writing a page it reads, and for exactly those
- * reading a page it writes; with no order at all, no process reads another's page. */
+ * reading a page it writes; with no order at all, no process reads another's page; fenced, only when
+ * the rule does not describe the reads or the relation is dense. */
 static void check_order(const nda_kernel_entry *e, const setup *s, const read_count *want, const nd_mpi_proc_stats *pp)
 {
-    bool pairs = !getenv("NDGEN_MPI_SYNC") || strcmp(getenv("NDGEN_MPI_SYNC"), "pairs") == 0, rule = by_rule(e, s);
+    bool pairs = (!getenv("NDGEN_MPI_SYNC") || strcmp(getenv("NDGEN_MPI_SYNC"), "pairs") == 0) && !dense(want);
+    bool rule = by_rule(e, s);
     for (int p = 0; p < nprocs; ++p) {
         if (!all_stats() && p != rank)
             continue;

@@ -19,6 +19,7 @@ typedef struct nd_mpi_talk {
     int nfrom, nto;
     int32_t *from, *to; /* ranks: the writers of pages this process's cores read; the processes whose
                            cores read pages this process writes */
+    bool fence;         /* some process talks to more processes than a fence's rounds: fence instead */
 } nd_mpi_talk;
 
 enum { ND_MPI_TALK_CACHE = 16 };
