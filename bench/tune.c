@@ -686,7 +686,9 @@ static int measure(tune_job *j, nd_kernels *k, int top, nd_error *err)
 }
 
 /* The measured winner among the top: the fastest median; a candidate whose interval overlaps the
- * fastest's is a tie, and the model (their order) breaks it. Sets *tie. */
+ * fastest's is a tie, and the model (their order) breaks it. Sets *tie. A candidate whose own interval
+ * is not tight ties only when its median lies within the fastest's interval: its lower bound says
+ * nothing (at +-114% it was below zero, and a scores candidate 3.5 times slower than the fastest won). */
 static int winner(const tune_job *j, int top, bool *tie)
 {
     int best = 0;
@@ -697,7 +699,8 @@ static int winner(const tune_job *j, int top, bool *tie)
     *tie = false;
     for (int i = 0; i < top; ++i) {
         const cand *x = &j->c[i], *b = &j->c[best];
-        bool overlaps = i != best && x->median * (1 - x->half) <= b->median * (1 + b->half);
+        double low = x->tight ? x->median * (1 - x->half) : x->median;
+        bool overlaps = i != best && low <= b->median * (1 + b->half);
         if (overlaps || !b->tight)
             *tie = true;
         if (overlaps && i < pick)
@@ -757,8 +760,8 @@ static void report_text(FILE *fp, const tune_job *j, int top, int win, bool tie)
 static void report_json(FILE *fp, const void *ctx)
 {
     const tune_job *j = ctx;
-    fprintf(fp, "{\n  \"op\": \"%s\", \"shape\": \"%s\", \"grid\": \"%s\", \"candidates\": %d,\n  \"ranked\": [\n",
-            j->o.op, j->o.shape, j->o.grid, j->n);
+    fprintf(fp, "{\n  \"op\": \"%s\", \"shape\": \"%s\", \"grid\": \"%s\", \"candidates\": %d, \"chosen\": %d,\n"
+                "  \"ranked\": [\n", j->o.op, j->o.shape, j->o.grid, j->n, j->chosen);
     for (int i = 0; i < j->n; ++i) {
         const cand *c = &j->c[i];
         char lua[1200];
@@ -1043,6 +1046,7 @@ int nr_tune_main(int argc, char **argv)
     nd_error err;
     nd_kernels *k = NULL;
     memset(&j, 0, sizeof j);
+    j.chosen = -1;
     nr_settings_init(&j.s);
     for (int i = 1; i < argc; ++i)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -1073,7 +1077,7 @@ int nr_tune_main(int argc, char **argv)
         }
     bool tie = false;
     if (!rc && !j.o.predict_only && !(rc = measure(&j, k, top, &err)))
-        win = winner(&j, top, &tie);
+        j.chosen = win = winner(&j, top, &tie);
     if (!rc)
         report_text(stdout, &j, top, win, tie);
     if (!rc && opened)

@@ -53,6 +53,7 @@ typedef struct tune_job {
     int64_t size[128];
     cand *c;
     int n;
+    int chosen; /* after timing: the candidate chosen (index into c), -1 before or when none was timed */
 } tune_job;
 
 /* The job's candidates for j->o (op, shape, grid, dtype, axes set): the op's kind from the kernels,
