@@ -173,6 +173,8 @@ static void run_variant(nr_setup *su, variants *v, rounds *rd, int which)
     nd_error err;
     int probe = which >= V_PROBE ? rd->probes[which - V_PROBE] : NR_STREAM_INIT;
     nr_flush_caches(su->dev, which >= V_PROBE ? (int64_t)nr_stream_bytes(&rd->stream, probe) : rd->working);
+    if (which == V_GENERIC || which == V_SPECIAL)
+        nr_procs_align();
     double t0 = nr_now();
     if (which == V_GENERIC || which == V_SPECIAL) {
         const nda_kernel_entry *e = (which == V_SPECIAL ? v->special : v->generic).entry;

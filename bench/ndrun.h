@@ -314,6 +314,11 @@ int nr_procs_rank(void);
 /* Rank 0's go, on every process (as is without a launcher): a decision every process must take alike,
  * such as whether to time another round, when each process's own clock would say otherwise. */
 bool nr_procs_agree(bool go);
+/* Every process of the job here before any goes on (nothing without a launcher): a timed launch starts
+ * on all of them at once, so that the wait for a process still busy with the round's untimed work (its
+ * cache flush, its own plain loop) is not in the launch's time. A launch fenced over every process
+ * began with that wait anyway; one ordered in pairs, or with nobody, does not. */
+void nr_procs_align(void);
 /* nd_device_open, or over every process of the job when under a launcher. */
 int nr_open_device(const nd_device_config *cfg, nd_device **out, nd_error *err);
 /* r->processes and r->procs from the device's last launch. */

@@ -175,6 +175,16 @@ void nr_print_procs_json(FILE *fp, const nr_result *r, const char *indent)
     fprintf(fp, "%s%s],\n", r->processes > 1 ? "\n" : "", r->processes > 1 ? indent : "");
 }
 
+void nr_procs_align(void)
+{
+#ifdef NDRUN_HAVE_MPI
+    if (active && MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS) {
+        fprintf(stderr, "ndrun: process %d: MPI_Barrier failed; ending the job\n", nr_procs_rank());
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+#endif
+}
+
 bool nr_procs_agree(bool go)
 {
 #ifdef NDRUN_HAVE_MPI
