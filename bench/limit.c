@@ -72,3 +72,21 @@ nr_verdict nr_judge(double rate, double limit, bool tight)
         return NR_NOISY;
     return 100 * rate / limit > NR_FAULT_PERCENT ? NR_FAULT : NR_BELIEVED;
 }
+
+int nr_pick_fastest(const double *median, const double *half, const bool *tight, int n, bool *tie)
+{
+    int best = 0;
+    for (int i = 1; i < n; ++i)
+        if (median[i] < median[best])
+            best = i;
+    int pick = best;
+    *tie = n > 0 && !tight[best];
+    for (int i = 0; i < n; ++i) { /* a loose interval's lower bound says nothing: its median must reach */
+        double low = tight[i] ? median[i] * (1 - half[i]) : median[i];
+        bool ties = i != best && low <= median[best] * (1 + half[best]);
+        *tie |= ties;
+        if (ties && i < pick)
+            pick = i;
+    }
+    return pick;
+}

@@ -209,6 +209,12 @@ int nr_ceiling_check(const nr_ceiling *c, const char *who, double rate, nd_error
 bool nr_median_tight(const double *sorted, int n, double *half_width);
 typedef enum { NR_BELIEVED, NR_NOISY, NR_FAULT, NR_NOT_MEASURED } nr_verdict;
 nr_verdict nr_judge(double rate, double limit, bool tight);
+/* Of n candidates in order of preference, each a median with its 95% half width (a fraction of it) and
+ * whether that interval is tight: the fastest, unless an earlier one ties with it, and then the first
+ * that does; *tie when any candidate ties or the fastest is not tight. A candidate ties when its interval
+ * reaches the fastest's (its lower bound at most the fastest's upper one); one whose interval is not
+ * tight, only when its median itself lies within the fastest's interval. */
+int nr_pick_fastest(const double *median, const double *half, const bool *tight, int n, bool *tie);
 
 /* ---- peers.c: the libraries the field uses for an op (OpenBLAS, BLIS, oneDNN, LIBXSMM), each run on
  * the case's dense host arrays as its users call it. */

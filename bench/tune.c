@@ -685,27 +685,23 @@ static int measure(tune_job *j, nd_kernels *k, int top, nd_error *err)
     return rc;
 }
 
-/* The measured winner among the top: the fastest median; a candidate whose interval overlaps the
- * fastest's is a tie, and the model (their order) breaks it. Sets *tie. A candidate whose own interval
- * is not tight ties only when its median lies within the fastest's interval: its lower bound says
- * nothing (at +-114% it was below zero, and a scores candidate 3.5 times slower than the fastest won). */
+/* The measured winner among the top (limit.c, nr_pick_fastest): the fastest median, or the model's
+ * better of those within noise of it (at +-114%, a scores candidate 3.5 times slower had tied with
+ * everything and won). Sets *tie. */
 static int winner(const tune_job *j, int top, bool *tie)
 {
-    int best = 0;
-    for (int i = 1; i < top; ++i)
-        if (j->c[i].median < j->c[best].median)
-            best = i;
-    int pick = best;
-    *tie = false;
-    for (int i = 0; i < top; ++i) {
-        const cand *x = &j->c[i], *b = &j->c[best];
-        double low = x->tight ? x->median * (1 - x->half) : x->median;
-        bool overlaps = i != best && low <= b->median * (1 + b->half);
-        if (overlaps || !b->tight)
-            *tie = true;
-        if (overlaps && i < pick)
-            pick = i; /* the model's better */
+    double *median = malloc((size_t)top * sizeof *median), *half = malloc((size_t)top * sizeof *half);
+    bool *tight = malloc((size_t)top * sizeof *tight);
+    int pick = 0;
+    *tie = true; /* out of memory: the model's best, said to be a tie */
+    if (median && half && tight) {
+        for (int i = 0; i < top; ++i)
+            median[i] = j->c[i].median, half[i] = j->c[i].half, tight[i] = j->c[i].tight;
+        pick = nr_pick_fastest(median, half, tight, top, tie);
     }
+    free(median);
+    free(half);
+    free(tight);
     return pick;
 }
 

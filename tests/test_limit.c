@@ -3,7 +3,8 @@
  * here: the limit is the largest positive finite rate of its candidates (probes, plain loop, peers),
  * so never below any of them; nothing measured is "not measured", not 0 shown as a rate; a rate above
  * the limit is refused with a message naming both; a median is believed only when its order-statistic
- * 95% interval is within 5%; and the verdict follows. Random sets of candidates, seed printed.
+ * 95% interval is within 5%; and the verdict follows. Random sets of candidates, seed printed. Also
+ * ndrun tune's pick of the fastest candidate within noise (nr_pick_fastest), case by case.
  */
 #include <math.h>
 #include <stdio.h>
@@ -108,6 +109,29 @@ static void random_cases(int rounds)
     }
 }
 
+/* Picking the fastest of timed candidates (ndrun tune): rules written out case by case. */
+static void pick_cases(void)
+{
+    bool tie;
+    /* the scores search: the model's first candidate at 15.2 ms +-114% (its lower bound below zero), the
+       fastest at 4.3 +-9%; neither tight. The loose one's median is far past the fastest's interval */
+    CHECK(nr_pick_fastest((double[]){15.2, 4.3}, (double[]){1.14, 0.09}, (bool[]){false, false}, 2, &tie) == 1 && tie,
+          "a loose candidate 3.5 times slower must not tie with the fastest");
+    /* tight intervals that touch: a tie, the model's first */
+    CHECK(nr_pick_fastest((double[]){5.0, 4.9}, (double[]){0.03, 0.03}, (bool[]){true, true}, 2, &tie) == 0 && tie,
+          "touching tight intervals tie, and the earlier wins");
+    /* tight intervals apart: the fastest, no tie */
+    CHECK(nr_pick_fastest((double[]){6.0, 4.9}, (double[]){0.03, 0.03}, (bool[]){true, true}, 2, &tie) == 1 && !tie,
+          "tight intervals apart: the fastest, not a tie");
+    /* a loose candidate whose median lies within the fastest's interval ties */
+    CHECK(nr_pick_fastest((double[]){5.0, 4.9}, (double[]){0.5, 0.03}, (bool[]){false, true}, 2, &tie) == 0 && tie,
+          "a loose candidate with its median inside the fastest's interval ties");
+    /* three: the fastest last, the second ties with it, the first does not: the second */
+    CHECK(nr_pick_fastest((double[]){9.0, 5.0, 4.9}, (double[]){0.02, 0.03, 0.03}, (bool[]){true, true, true}, 3,
+                          &tie) == 1 && tie,
+          "the first candidate that ties, not the first candidate");
+}
+
 int main(int argc, char **argv)
 {
     rng_state = argc > 1 ? strtoull(argv[1], NULL, 0) : 0x9e3779b97f4a7c15ull ^ (uint64_t)time(NULL);
@@ -116,6 +140,7 @@ int main(int argc, char **argv)
     printf("test_limit: seed %llu (rerun with: test_limit %llu)\n", (unsigned long long)rng_state,
            (unsigned long long)rng_state);
     fixed_cases();
+    pick_cases();
     random_cases(2000);
     printf("test_limit: %s\n", failures ? "FAILED" : "ok");
     return failures ? 1 : 0;
