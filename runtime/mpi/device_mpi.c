@@ -36,8 +36,9 @@ void nd_mpi_config_init(nd_mpi_config *mcfg)
     mcfg->gets = ND_MPI_GETS_BATCHED;
     mcfg->sync = ND_MPI_SYNC_PAIRS;
     mcfg->stats_root = -1;
-    const char *k = getenv("NDGEN_MPI_NODE_SIZE"), *g = getenv("NDGEN_MPI_GETS"), *f = getenv("NDGEN_MPI_FENCE_TIMEOUT"),
-               *s = getenv("NDGEN_MPI_STATS_ROOT"), *y = getenv("NDGEN_MPI_SYNC");
+    const char *k = getenv("NDGEN_MPI_NODE_SIZE"), *g = getenv("NDGEN_MPI_GETS"),
+               *f = getenv("NDGEN_MPI_FENCE_TIMEOUT"), *s = getenv("NDGEN_MPI_STATS_ROOT"),
+               *y = getenv("NDGEN_MPI_SYNC");
     if (f && *f) { /* seconds; unreadable, or out of (0, a day] ("inf" included): NaN, which check_local
                     * refuses by name */
         char *end;

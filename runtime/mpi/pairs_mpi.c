@@ -7,9 +7,10 @@
  * DRAM allocation, whose holder may be neither writer nor reader, fences (nd_tensor_alloc). So a launch L
  * needs two orders between processes, both between a page's writer and its readers:
  * - read after write: a page a core of this process reads in L was last written before L, by a launch
- *   of its writer w, or by w clearing it (or by a host call or a DRAM allocation, fenced). At L's start w sends READY, having finished every call
- *   before L and made its stores visible (MPI_Win_sync); this process waits for READY from every writer
- *   of a page it reads before its cores (or its gets) read one, then MPI_Win_sync (its loads after).
+ *   of its writer w, or by w clearing it (or by a host call or a DRAM allocation, fenced). At L's start
+ *   w sends READY, having finished every call before L and made its stores visible (MPI_Win_sync); this
+ *   process waits for READY from every writer of a page it reads before its cores (or its gets) read
+ *   one, then MPI_Win_sync (its loads after).
  * - write after read: w may write that page again in a launch after L. Once this process's cores and
  *   gets are done with L (MPI_Win_sync: the loads are complete) it sends DONE to every writer it read
  *   from, and a writer leaves L only with DONE from every process that reads its pages.
@@ -18,15 +19,16 @@
  * staging does, nd_mpi_page_reads), over the whole output, so every process computes the same relation
  * R (R[r][w]: process r's cores read a page process w writes); this process's writers are R[me][*] and
  * its readers R[*][me]. That walk is the whole tensor's, so it is done once per launch key (the op, the
- * tensors' idents, which hash their distributions and placements, and the scalars: all the walk reads)
- * and kept in a small cache. Launches whose reads no rule describes (collectives, user ops, inputs of
- * several copies or pending parts) fence.
+ * tensors' idents, which hash their distributions and placements, the scalars and the read rule: all
+ * the walk reads) and kept in a small cache; a relation too dense to pay for its messages fences.
+ * Launches whose reads no rule describes (collectives, user ops, inputs of several copies or pending
+ * parts) fence.
  *
  * Every message carries the call's word and this process's count of fences and pairs, so processes that
  * make different calls are named where two of them meet; each call is also hashed into what the next
  * fence compares (nd_mpi_note_call), so processes that meet nobody in between are named there. The
- * waits end at fence_timeout naming the processes that have not arrived, as a fence does. Tags on the fence's communicator: its collectives and
- * these messages do not match each other.
+ * waits end at fence_timeout naming the processes that have not arrived, as a fence does. Tags on the
+ * fence's communicator: its collectives and these messages do not match each other.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,17 +69,22 @@ static void entry_writers(relation *rel, const nd_tensor *out, int64_t e, uint8_
         seen[rel->out_w[i]] = 0;
 }
 
-/* R over every output page, as every process computes it; false when the rule does not describe every
- * input's reads (the launch fences). */
-static bool walk(nd_mpi_ctx *c, nd_tensor *const *ts, int ntensors, int ninputs, const nd_read_rule *rule,
-                 uint8_t *r)
+/* Whether the rule describes every input's reads, of a launch with one output; else the launch fences. */
+static bool rule_covers(nd_tensor *const *ts, int ntensors, int ninputs, const nd_read_rule *rule)
 {
-    const nd_tensor *out = ts[ntensors - 1];
     if (!rule || ntensors - ninputs != 1)
         return false;
     for (int k = 0; k < ninputs; ++k)
-        if (!nd_mpi_rule_applies(rule, k, ninputs, ts[k], out))
+        if (!nd_mpi_rule_applies(rule, k, ninputs, ts[k], ts[ntensors - 1]))
             return false;
+    return true;
+}
+
+/* R over every output page, as every process computes it (rule_covers holds). */
+static void walk(nd_mpi_ctx *c, nd_tensor *const *ts, int ntensors, int ninputs, const nd_read_rule *rule,
+                 uint8_t *r)
+{
+    const nd_tensor *out = ts[ntensors - 1];
     int n = c->procs.nranks;
     relation rel = {c, r, malloc((size_t)n * sizeof(int32_t)), 0};
     uint8_t *seen = calloc((size_t)n, 1);
@@ -98,7 +105,6 @@ static bool walk(nd_mpi_ctx *c, nd_tensor *const *ts, int ntensors, int ninputs,
     }
     free(rel.out_w);
     free(seen);
-    return true;
 }
 
 /* The ranks q != me with r[me][q] (from) or r[q][me] (to). */
@@ -152,8 +158,6 @@ void nd_mpi_talk_free(nd_mpi_ctx *c)
  * name different rules. */
 static uint64_t rule_key(uint64_t key, int ntensors, const nd_read_rule *rule)
 {
-    if (!rule)
-        return 0;
     int32_t what[2 + ND_MAX_RANK] = {(int32_t)rule->kind, rule->naxes};
     for (int i = 0; i < rule->naxes && i < ND_MAX_RANK; ++i)
         what[2 + i] = rule->axes[i];
@@ -167,7 +171,7 @@ static uint64_t rule_key(uint64_t key, int ntensors, const nd_read_rule *rule)
 static const nd_mpi_talk *talk_of(nd_mpi_ctx *c, uint64_t key, nd_tensor *const *ts, int ntensors, int ninputs,
                                   const nd_read_rule *rule)
 {
-    if (!rule)
+    if (!rule_covers(ts, ntensors, ninputs, rule)) /* before any allocation: most fenced launches are these */
         return NULL;
     key = rule_key(key, ntensors, rule);
     for (int i = 0; key && i < ND_MPI_TALK_CACHE; ++i)
@@ -177,10 +181,7 @@ static const nd_mpi_talk *talk_of(nd_mpi_ctx *c, uint64_t key, nd_tensor *const 
     uint8_t *r = calloc(n * n, 1);
     if (!r)
         nd_mpi_die(c, "pairing a launch (out of memory for the relation)", MPI_ERR_NO_MEM);
-    if (!walk(c, ts, ntensors, ninputs, rule, r)) {
-        free(r);
-        return NULL;
-    }
+    walk(c, ts, ntensors, ninputs, rule, r);
     nd_mpi_talk *t = &c->talk[c->talk_next];
     c->talk_next = (c->talk_next + 1) % ND_MPI_TALK_CACHE;
     talk_clear(t);
