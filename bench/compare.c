@@ -163,16 +163,41 @@ typedef struct rounds {
     int n;
     stream_job stream;
     int probes[NR_MAX_PROBES]; /* stream kinds, for V_PROBE + i */
-    int64_t working;           /* bytes the case touches: below 4 times the caches, each run starts flushed */
+    /* what each variant touches: the tensors on the device; the host inputs and the plain loop's output,
+     * or the peers'; a probe's arrays are the stream's */
+    nr_spans device, plain, peer;
+    int last; /* the variant run last, whose lines are evicted with the next one's; -1 before any */
 } rounds;
 
-/* Variant which of a round, timed from a flushed cache (nr_flush_caches), into rd->t[which][rd->n]. */
+static const nr_spans *touched(const rounds *rd, int which)
+{
+    if (which < 0)
+        return NULL;
+    return which >= V_PROBE ? nr_stream_spans(&rd->stream, rd->probes[which - V_PROBE])
+           : which == V_REFERENCE ? &rd->plain
+           : which >= V_PEER      ? &rd->peer
+                                  : &rd->device;
+}
+
+static int spans_open(const nr_setup *su, const variants *v, rounds *rd)
+{
+    int rc = 0;
+    for (int k = 0; k < su->n && !rc; ++k)
+        rc = nr_spans_tensor(&rd->device, su->t[k]);
+    for (int k = 0; k + 1 < su->n && !rc; ++k)
+        rc = nr_spans_add(&rd->plain, su->host[k], nr_bytes(su, k)) || nr_spans_add(&rd->peer, su->host[k], nr_bytes(su, k));
+    return rc || nr_spans_add(&rd->plain, v->out[2], nr_bytes(su, su->n - 1)) ||
+           nr_spans_add(&rd->peer, v->out[3], nr_bytes(su, su->n - 1));
+}
+
+/* Variant which of a round, timed from a cold cache (nr_cold), into rd->t[which][rd->n]. */
 static void run_variant(nr_setup *su, variants *v, rounds *rd, int which)
 {
     nd_launch_stats st;
     nd_error err;
     int probe = which >= V_PROBE ? rd->probes[which - V_PROBE] : NR_STREAM_INIT;
-    nr_flush_caches(su->dev, which >= V_PROBE ? (int64_t)nr_stream_bytes(&rd->stream, probe) : rd->working);
+    nr_cold(su->dev, touched(rd, which), touched(rd, rd->last));
+    rd->last = which;
     if (which == V_GENERIC || which == V_SPECIAL)
         nr_procs_align();
     double t0 = nr_now();
@@ -274,7 +299,7 @@ static int set_ceiling(rounds *rd, nr_result *r, nd_error *err)
 
 static int time_variants(nr_setup *su, variants *v, const nr_settings *s, int64_t bytes, nr_result *r, nd_error *err)
 {
-    rounds rd = {.working = (int64_t)r->bytes};
+    rounds rd = {.last = -1};
     int kind = nr_limit_kind(r), nprobes = 0;
     if (s->probes && kind != NR_LIMIT_FMA && nr_stream_open(su->dev, bytes, &rd.stream) == 0)
         nprobes = nr_limit_probes(kind, rd.probes);
@@ -284,7 +309,7 @@ static int time_variants(nr_setup *su, variants *v, const nr_settings *s, int64_
         rd.on[V_PEER + i] = true;
     for (int i = 0; i < nprobes; ++i)
         rd.on[V_PROBE + i] = true;
-    int rc = 0;
+    int rc = spans_open(su, v, &rd) ? nd_failc(err, ND_ENOMEM, "out of host memory") : 0;
     for (int i = 0; i < NV && !rc; ++i)
         if (rd.on[i] && !(rd.t[i] = malloc(MAX_RUNS * sizeof(double))))
             rc = nd_failc(err, ND_ENOMEM, "out of host memory");
@@ -312,6 +337,9 @@ static int time_variants(nr_setup *su, variants *v, const nr_settings *s, int64_
     }
     if (nprobes)
         nr_stream_close(&rd.stream);
+    nr_spans_free(&rd.device);
+    nr_spans_free(&rd.plain);
+    nr_spans_free(&rd.peer);
     for (int i = 0; i < NV; ++i)
         free(rd.t[i]);
     return rc;

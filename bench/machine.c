@@ -302,6 +302,14 @@ void nr_flush_caches(nd_device *dev, int64_t working_bytes)
     nd_device_parallel(dev, j.pieces, flush_piece, &j);
 }
 
+void nr_cold(nd_device *dev, const nr_spans *run, const nr_spans *before)
+{
+    if (run && run->bytes >= 4 * nr_cache_bytes()) /* as nr_flush_caches: a run this large is cold anyway */
+        return;
+    if (!run || nr_procs_several() || !nr_spans_evict(dev, run, before))
+        nr_flush_caches(dev, run ? run->bytes : 0);
+}
+
 double nr_load_average(void)
 {
     double load = -1;
@@ -482,7 +490,7 @@ static double median_of(nd_device *dev, stream_job *j, int kind, const nr_settin
     j->kind = kind;
     nd_device_parallel(dev, j->pieces, stream_piece, j); /* warm up */
     while (n < 1000 && (n < s->min_repeats || nr_now() - start < s->min_seconds / 4)) {
-        nr_flush_caches(dev, 3 * j->n * 4); /* cold, as every timed variant starts */
+        nr_cold(dev, nr_stream_spans(j, kind), NULL); /* cold, as every timed variant starts */
         double t0 = nr_now();
         nd_device_parallel(dev, j->pieces, stream_piece, j);
         t[n++] = nr_now() - t0;
@@ -573,11 +581,23 @@ int nr_stream_open(nd_device *dev, int64_t bytes, stream_job *j)
     }
     j->kind = 0;
     nd_device_parallel(dev, j->pieces, stream_piece, j); /* first touch by the threads that use it */
+    if (nr_spans_add(&j->staggered, j->block, 3 * stride * 4) ||
+        nr_spans_add(&j->cores, j->core, 3 * j->region * j->pieces * 4)) {
+        nr_stream_close(j);
+        return -1;
+    }
     return 0;
+}
+
+const nr_spans *nr_stream_spans(const stream_job *j, int kind)
+{
+    return kind == NR_STREAM_COPY_NT_CORE || kind == NR_STREAM_ADD_NT_CORE ? &j->cores : &j->staggered;
 }
 
 void nr_stream_close(stream_job *j)
 {
+    nr_spans_free(&j->staggered);
+    nr_spans_free(&j->cores);
     free(j->block);
     free(j->core);
     j->block = j->a = j->b = j->c = j->core = NULL;

@@ -146,17 +146,29 @@ void nr_measure_machine(nd_device *dev, int64_t bytes, const nr_settings *s, nr_
 enum { NR_STREAMS(NR_STREAM_ENUM) NR_NSTREAMS };
 #undef NR_STREAM_ENUM
 const char *nr_stream_name(int kind);
+/* The memory a timed run touches, as address spans (adjacent ones merged). */
+typedef struct nr_span {
+    const uint8_t *p;
+    int64_t bytes;
+} nr_span;
+typedef struct nr_spans {
+    nr_span *v;
+    int n, cap;
+    int64_t bytes; /* in all */
+} nr_spans;
 typedef struct stream_job {
     float *block;              /* the three arrays, staggered in one allocation */
     float *a, *b, *c;
     float *core;               /* the same arrays cut per piece: piece p's parts of a, b, c together */
     int64_t n, pieces, region; /* region: floats from one piece's part of a array to the next's */
     int kind;
+    nr_spans staggered, cores; /* what a probe over either layout touches (nr_cold) */
 } stream_job;
 int nr_stream_open(nd_device *dev, int64_t bytes, stream_job *j);
 void nr_stream_close(stream_job *j);
 double nr_stream_once(nd_device *dev, stream_job *j, int kind); /* seconds */
 double nr_stream_bytes(const stream_job *j, int kind);         /* bytes one run moves */
+const nr_spans *nr_stream_spans(const stream_job *j, int kind); /* the memory one run touches */
 /* The kernels implementing the access pattern of a limit kind (a stream kind of nr_limit_kind) into
  * kinds; how many. */
 enum { NR_MAX_PROBES = 4 };
@@ -186,8 +198,26 @@ void nr_run_unpinned(void (*fn)(void *ctx), void *ctx);
 int64_t nr_cache_bytes(void);
 /* Evicts the caches by writing twice nr_cache_bytes on the device's threads, so that each timed run
  * (variants and probes alike) starts cold; nothing when working_bytes are at least 4 times the caches,
- * which no run keeps cached. */
+ * which no run keeps cached. What nr_cold falls back to. */
 void nr_flush_caches(nd_device *dev, int64_t working_bytes);
+/* ---- cold.c: the spans a run touches, and their eviction. */
+int nr_spans_add(nr_spans *s, const void *p, int64_t bytes); /* -1: out of memory */
+int nr_spans_tensor(nr_spans *s, const nd_tensor *t);         /* every copy's pages on every core */
+void nr_spans_free(nr_spans *s);
+/* Piece p of pieces' share of the bytes of set[0..nsets) (NULL entries skipped) taken end to end, as
+ * calls fn(lo, hi) over ranges of the spans: the pieces' shares are disjoint and cover every byte. */
+void nr_spans_share(const nr_spans *const *set, int nsets, int64_t pieces, int64_t p,
+                    void (*fn)(const uint8_t *lo, const uint8_t *hi, void *ctx), void *ctx);
+/* Every cache line of a's and b's spans (b may be NULL) written back and evicted, on the device's
+ * threads; false where the target has no instruction for it (x86's clflush). */
+bool nr_spans_evict(nd_device *dev, const nr_spans *a, const nr_spans *b);
+/* Makes the next run start cold: every line of the spans it touches (run) and of those the previous run
+ * touched (before, or NULL) evicted (nr_spans_evict). That costs time in proportion to those bytes,
+ * where writing over the caches costs their size (968 MB, 0.4 s a round of 8 variants, on a VM that
+ * sees a 480 MiB L3) and leaves them full of dirty lines whose write-back the next run pays. Nothing
+ * when run is at least 4 times the caches. Where lines cannot be evicted by address (no x86 clflush;
+ * under MPI, other processes' pages are mirrors not all mapped), or run is NULL: nr_flush_caches. */
+void nr_cold(nd_device *dev, const nr_spans *run, const nr_spans *before);
 
 /* ---- limit.c: a row's limit, the best of everything doing its work, and when a median is believed. */
 enum { NR_MAX_CANDIDATES = 3 + NR_MAX_PROBES + 4 };
@@ -317,6 +347,7 @@ int nr_best_peer(const nr_result *r);
 int nr_procs_init(int *argc, char ***argv, nd_error *err);
 void nr_procs_finish(void);
 int nr_procs_rank(void);
+bool nr_procs_several(void); /* under a launcher, in a job of several processes */
 /* Rank 0's go, on every process (as is without a launcher): a decision every process must take alike,
  * such as whether to time another round, when each process's own clock would say otherwise. */
 bool nr_procs_agree(bool go);

@@ -60,15 +60,18 @@ typedef struct contract_run {
     float *out[NVARIANTS];
     double *t[NVARIANTS];
     int rounds;
+    nr_spans spans[NVARIANTS]; /* what each variant touches: the tensors or the host inputs, and its output */
+    int last;                  /* the variant run last, or -1 */
 } contract_run;
 
-/* Variant v once, from flushed caches; its seconds, its output in run->out[v]. */
+/* Variant v once, from cold caches (nr_cold); its seconds, its output in run->out[v]. */
 static double run_variant(contract_run *run, int v, nd_error *err)
 {
     nr_setup *su = &run->su;
     int o = su->n - 1;
     nd_launch_stats st;
-    nr_flush_caches(su->dev, nr_bytes(su, 0) + nr_bytes(su, 1) + nr_bytes(su, o));
+    nr_cold(su->dev, &run->spans[v], run->last >= 0 ? &run->spans[run->last] : NULL);
+    run->last = v;
     double t0 = nr_now();
     if (v < 2) {
         nr_watch_begin(v ? "specialized" : "generic", su->entry->op, run->pick[v].symbol);
@@ -107,9 +110,17 @@ static int open_run(nd_kernels *k, const contract_case *cc, const nr_settings *s
     nr_setup *su = &run->su;
     if (nr_peers_open(su, &run->peers, err))
         return -1;
-    for (int v = 0; v < NVARIANTS; ++v)
+    run->last = -1;
+    for (int v = 0; v < NVARIANTS; ++v) {
         if (!(run->out[v] = malloc((size_t)nr_bytes(su, su->n - 1))) || !(run->t[v] = malloc(MAX_ROUNDS * sizeof(double))))
             return nd_failc(err, ND_ENOMEM, "out of host memory");
+        int rc = nr_spans_add(&run->spans[v], run->out[v], nr_bytes(su, su->n - 1));
+        for (int i = 0; i < su->n && !rc; ++i)
+            rc = v < 2 ? nr_spans_tensor(&run->spans[v], su->t[i])
+                       : i + 1 < su->n ? nr_spans_add(&run->spans[v], su->host[i], nr_bytes(su, i)) : 0;
+        if (rc)
+            return nd_failc(err, ND_ENOMEM, "out of host memory");
+    }
     for (int v = 0; v < 2; ++v) { /* picks the kernels (specializing on demand), and runs each once */
         nr_watch_begin(v ? "specialized" : "generic", su->entry->op, NULL);
         int rc = nd_run(&(nd_launch_desc){.device = su->dev, .kernels = k, .op = su->entry->op, .tensors = su->t,
@@ -125,7 +136,7 @@ static int open_run(nd_kernels *k, const contract_case *cc, const nr_settings *s
 static void close_run(contract_run *run)
 {
     for (int v = 0; v < NVARIANTS; ++v)
-        free(run->out[v]), free(run->t[v]);
+        free(run->out[v]), free(run->t[v]), nr_spans_free(&run->spans[v]);
     nr_peers_close(&run->peers);
     nr_setup_close(&run->su);
 }

@@ -574,7 +574,7 @@ typedef struct timed {
     nr_setup su;
     nd_kernel_pick pick;
     double t[TUNE_ROUNDS_MAX];
-    int64_t working;
+    nr_spans spans; /* its tensors, made cold before each run (nr_cold) */
     bool open;
 } timed;
 
@@ -600,7 +600,8 @@ int nr_tune_time(nd_kernels *k, const nr_settings *s, int n, int rounds,
             rc = nd_kernels_pick(k, tm[i].su.entry->op, tm[i].su.t, tm[i].su.n, ND_VARIANT_SPECIALIZED, &tm[i].pick,
                                  err);
         for (int o = 0; !rc && o < tm[i].su.n; ++o)
-            tm[i].working += nr_bytes(&tm[i].su, o);
+            if (nr_spans_tensor(&tm[i].spans, tm[i].su.t[o]))
+                rc = nd_failc(err, ND_ENOMEM, "out of memory");
         if (rc) {
             char why[sizeof err->msg];
             snprintf(why, sizeof why, "%s", err->msg);
@@ -608,12 +609,14 @@ int nr_tune_time(nd_kernels *k, const nr_settings *s, int n, int rounds,
         }
     }
     int done = 0;
+    const nr_spans *last = NULL;
     for (double start = nr_now(); !rc && done < TUNE_ROUNDS_MAX && (done < rounds || nr_now() - start < 0.2 * n);
          ++done)
         for (int q = 0; q < n && !rc; ++q) {
             timed *x = &tm[(q + done) % n];
             nd_launch_stats st;
-            nr_flush_caches(x->su.dev, x->working);
+            nr_cold(x->su.dev, &x->spans, last);
+            last = &x->spans;
             nr_watch_begin("specialized", x->pick.entry->op, x->pick.entry->symbol);
             rc = nd_launch_entry(x->su.dev, x->pick.entry, x->su.t, x->su.n, x->su.scalars, x->su.nscalars, &st, err);
             nr_watch_end();
@@ -625,9 +628,11 @@ int nr_tune_time(nd_kernels *k, const nr_settings *s, int n, int rounds,
         snprintf(out[i].fixed, sizeof out[i].fixed, "%s", tm[i].pick.fixed ? tm[i].pick.fixed : "none");
         out[i].tight = nr_median_tight(tm[i].t, done, &out[i].half);
     }
-    for (int i = 0; tm && i < n; ++i)
+    for (int i = 0; tm && i < n; ++i) {
         if (tm[i].open)
             nr_setup_close(&tm[i].su);
+        nr_spans_free(&tm[i].spans);
+    }
     free(tm);
     return rc;
 }

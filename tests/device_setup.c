@@ -1,5 +1,6 @@
 /* device_setup.c - see device_setup.h. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "device_setup.h"
@@ -46,6 +47,25 @@ int td_setup_open(const char *const *sigs, int n, int threads, td_setup *s, nd_e
     if (td_setup_config(sigs, n, threads, s, &cfg, err) || nd_device_open(&cfg, &s->dev, err))
         return -1;
     return td_setup_alloc(s, err);
+}
+
+nd_device *td_device_for(const nd_dist *d, int grid_x, int grid_y, int threads)
+{
+    nd_device_config cfg;
+    nd_device *dev;
+    nd_error err;
+    nd_device_config_init(&cfg);
+    bool dram = d->spec.buffer == ND_DRAM;
+    cfg.grid_x = dram ? 2 : grid_x;
+    cfg.grid_y = dram ? 2 : grid_y;
+    cfg.dram_banks = dram ? grid_x : 1;
+    cfg.l1_bytes = cfg.dram_bank_bytes = d->bytes_per_core > 4096 ? d->bytes_per_core : 4096;
+    cfg.threads = threads;
+    if (nd_device_open(&cfg, &dev, &err)) {
+        fprintf(stderr, "device: %s\n", err.msg);
+        exit(1);
+    }
+    return dev;
 }
 
 void td_setup_free(td_setup *s)

@@ -25,6 +25,10 @@ int td_setup_open(const char *const *sigs, int n, int threads, td_setup *s, nd_e
 /* Frees the operands and closes the device; a half-made setup too. */
 void td_setup_free(td_setup *s);
 
+/* A device holding d (on a grid_x x grid_y grid, or grid_x DRAM banks) and nothing else: exits with a
+ * message when it cannot be opened. */
+nd_device *td_device_for(const nd_dist *d, int grid_x, int grid_y, int threads);
+
 /* A test's kernels (library lib loaded) and a default device of `threads` threads; on failure prints
  * "who: message" and leaves nothing open. */
 int td_open_library(const char *who, const char *lib, int threads, nd_kernels **k, nd_device **dev);

@@ -7,29 +7,11 @@
 #include <string.h>
 
 #include "nd_runtime.h"
+#include "device_setup.h"
 #include "oracle.h"
 #include "testutil.h"
 
 static int64_t passed;
-
-static nd_device *open_for(const nd_dist *d, int gx, int gy)
-{
-    nd_device_config cfg;
-    nd_device *dev;
-    nd_error err;
-    nd_device_config_init(&cfg);
-    bool dram = d->spec.buffer == ND_DRAM;
-    cfg.grid_x = dram ? 2 : gx;
-    cfg.grid_y = dram ? 2 : gy;
-    cfg.dram_banks = dram ? gx : 1;
-    cfg.l1_bytes = cfg.dram_bank_bytes = d->bytes_per_core > 4096 ? d->bytes_per_core : 4096;
-    cfg.threads = 1;
-    if (nd_device_open(&cfg, &dev, &err)) {
-        fprintf(stderr, "device: %s\n", err.msg);
-        exit(1);
-    }
-    return dev;
-}
 
 /* Each element's bytes sit at the oracle's address; every other reserved byte is zero. */
 static void check_placement(const nd_tensor *t, const oracle *o, const uint8_t *host)
@@ -68,7 +50,7 @@ static void one_case(uint64_t *rng, char *desc)
         CHECK(0, "nd_dist_make: %s", err.msg);
         return;
     }
-    nd_device *dev = open_for(&d, gx, gy);
+    nd_device *dev = td_device_for(&d, gx, gy, 1);
     CHECK(nd_tensor_alloc(dev, &d, &t, &err) == 0, "alloc: %s", err.msg);
     oracle_init(&o, &spec, gx, gy);
     int64_t bytes = oracle_elements(&o) * o.esize;
