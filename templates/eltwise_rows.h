@@ -162,9 +162,18 @@ static inline int64_t vmath_min(int64_t a, int64_t b) { return a < b ? a : b; }
  */
 enum { ROWS_STREAM_ALIGN = ND_VBYTES }; /* the compile target's vector width (target.h) */
 
-/* The last-level cache's bytes: cpu0's L3 as the kernel reports it in sysfs, else as the C library does,
- * else 8 MiB. Read once per process (the C library's figure can be far off under a hypervisor: 320 MiB
- * for a 32 MiB L3 seen here); racing first reads store the same value. */
+/* The most last-level cache per CPU of any current x86 part: AMD's stacked-cache parts, 96 MiB per
+ * 8-core complex. A machine's online CPUs cannot hold more than that many times it of their L3. */
+enum { ROWS_LLC_PER_CPU = 12 << 20 };
+
+/* The last-level cache's bytes this machine's CPUs can hold: cpu0's L3 as the kernel reports it in
+ * sysfs, else as the C library does, else 8 MiB; at most ROWS_LLC_PER_CPU per online CPU. A VM sees its
+ * host's whole L3 and the hypervisor says only its own CPUs share it (a 2-CPU Intel Xeon VM here: 480
+ * MiB, "shared by 2"), so outputs far larger than its share were stored through the caches: a 64 MB
+ * add then ran at 68% of a copy with non-temporal stores, a 3-D permute at 16% (2x behind oneDNN),
+ * and even a chain of two copies whose second reads the first's output was faster streamed, from 2 MB
+ * up. Read once per process (the C library's figure can be far off under a hypervisor: 320 MiB for a
+ * 32 MiB L3 seen here); racing first reads store the same value. */
 static inline int64_t rows_llc_bytes(void)
 {
     static _Atomic int64_t llc; /* 0: not read yet */
@@ -180,6 +189,9 @@ static inline int64_t rows_llc_bytes(void)
         fclose(f);
     if (v <= 0)
         v = sysconf(_SC_LEVEL3_CACHE_SIZE) > 0 ? (int64_t)sysconf(_SC_LEVEL3_CACHE_SIZE) : (int64_t)8 << 20;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cpus > 0 && v > (int64_t)cpus * ROWS_LLC_PER_CPU)
+        v = (int64_t)cpus * ROWS_LLC_PER_CPU;
     atomic_store_explicit(&llc, v, memory_order_relaxed);
     return v;
 }
