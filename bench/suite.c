@@ -331,9 +331,9 @@ int nr_bench_main(int argc, char **argv)
         bool timed = false;
         for (int i = 1; i < argc; ++i)
             timed = timed || !strcmp(argv[i], "--min-time") || !strcmp(argv[i], "--repeats");
-        if (!timed) {
-            s.min_seconds = b.size == SIZE_QUICK ? 0.04 : 0;
-            s.min_repeats = b.size == SIZE_QUICK ? 3 : 1;
+        if (!timed) { /* quick: at least the 8 rounds a 95% interval needs, and time to tighten it */
+            s.min_seconds = b.size == SIZE_QUICK ? 0.1 : 0;
+            s.min_repeats = b.size == SIZE_QUICK ? 8 : 1;
         }
     }
     nd_kernels *k = NULL;
