@@ -306,7 +306,7 @@ void nr_cold(nd_device *dev, const nr_spans *run, const nr_spans *before)
 {
     if (run && run->bytes >= 4 * nr_cache_bytes()) /* as nr_flush_caches: a run this large is cold anyway */
         return;
-    if (!run || nr_procs_several() || !nr_spans_evict(dev, run, before))
+    if (!run || !nr_spans_evict(dev, run, before))
         nr_flush_caches(dev, run ? run->bytes : 0);
 }
 

@@ -215,8 +215,9 @@ bool nr_spans_evict(nd_device *dev, const nr_spans *a, const nr_spans *b);
  * touched (before, or NULL) evicted (nr_spans_evict). That costs time in proportion to those bytes,
  * where writing over the caches costs their size (968 MB, 0.4 s a round of 8 variants, on a VM that
  * sees a 480 MiB L3) and leaves them full of dirty lines whose write-back the next run pays. Nothing
- * when run is at least 4 times the caches. Where lines cannot be evicted by address (no x86 clflush;
- * under MPI, other processes' pages are mirrors not all mapped), or run is NULL: nr_flush_caches. */
+ * when run is at least 4 times the caches. Under MPI the spans hold other nodes' pages in this process's
+ * mirror too, mapped readable (a page never fetched reads as the zero page, and clflush needs no more).
+ * Where lines cannot be evicted by address (no x86 clflush), or run is NULL: nr_flush_caches. */
 void nr_cold(nd_device *dev, const nr_spans *run, const nr_spans *before);
 
 /* ---- limit.c: a row's limit, the best of everything doing its work, and when a median is believed. */
@@ -347,7 +348,6 @@ int nr_best_peer(const nr_result *r);
 int nr_procs_init(int *argc, char ***argv, nd_error *err);
 void nr_procs_finish(void);
 int nr_procs_rank(void);
-bool nr_procs_several(void); /* under a launcher, in a job of several processes */
 /* Rank 0's go, on every process (as is without a launcher): a decision every process must take alike,
  * such as whether to time another round, when each process's own clock would say otherwise. */
 bool nr_procs_agree(bool go);

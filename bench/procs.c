@@ -73,11 +73,6 @@ int nr_procs_rank(void)
     return rank;
 }
 
-bool nr_procs_several(void)
-{
-    return active;
-}
-
 int nr_open_device(const nd_device_config *cfg, nd_device **out, nd_error *err)
 {
 #ifdef NDRUN_HAVE_MPI

@@ -6,7 +6,10 @@
  * (ways g[d] per dim, at most the dim, the product N, 2N or 4N for N cores: one shard per core, or 2 or
  * 4 dealt round robin), each with row pages and, where the shard's last two dims hold whole 32x32
  * tiles, with tile pages. Every operand takes the candidate's split (a reduction's output the split of
- * its kept dims), so no operand's pages move to another core to line up with another's.
+ * its kept dims), so no operand's pages move to another core to line up with another's. A reduction
+ * whose output may be Partial also has a pending candidate (enumerate_pending): its first reduced dim
+ * split over every core, the output a pending reduction whose copies each fold their own shard, then a
+ * reduce_scatter; timed as both launches.
  *
  * An einsum (every operand indexed by letters: matmul, bmm, attention scores, ...) is searched by the
  * ways its output's letters are split, product N, 2N or 4N as above; each input splits the letters it
@@ -95,6 +98,7 @@ static void target_fixed(char *buf, size_t len, const tune_job *j)
 }
 
 static void summed_target(char *buf, size_t len, const tune_job *j, const cand *c);
+static int pending_out_dims(const tune_job *j, int64_t *shape, int64_t *shard);
 
 /* The candidate as a target a spec takes as it is: `{ all = {...} }` when every operand is placed alike,
  * else the input and output by name (a reduction: the output's shard is the kept dims'); a pending-sum
@@ -119,6 +123,15 @@ static void spec_target(char *buf, size_t len, const tune_job *j, const cand *c)
         return;
     }
     nr_tune_lua_dist(in, sizeof in, j->o.grid, j->o.dtype, j->shape, c->shard, j->rank, c->tiles);
+    if (c->pending) { /* the output a pending reduction over the cores, one copy each */
+        int64_t oshape[ND_MAX_RANK], oshard[ND_MAX_RANK];
+        char how[96];
+        int nk = pending_out_dims(j, oshape, oshard);
+        snprintf(how, sizeof how, "placements = \"[Partial(%s)]\", mesh = \"%lld\"", j->pending, (long long)j->cores);
+        lua_operand(out, sizeof out, j->o.grid, j->o.dtype, oshape, nk, how);
+        snprintf(buf, len, "{ %s = %s, %s = %s }", j->in_name, in, j->out_name, out);
+        return;
+    }
     if (!j->o.axes) {
         snprintf(buf, len, "{ all = %s }", in);
         return;
@@ -193,12 +206,13 @@ static void summed_target(char *buf, size_t len, const tune_job *j, const cand *
 void nr_tune_spec_then(char *buf, size_t len, const tune_job *j, const cand *c)
 {
     buf[0] = '\0';
-    if (!c->summed)
+    if (!c->summed && !c->pending)
         return;
     int64_t shape[ND_MAX_RANK], shard[ND_MAX_RANK];
     char how[64], in[512], out[512];
-    int rk = nr_tune_operand_dims(j, c, j->noperands - 1, shape, shard);
-    snprintf(how, sizeof how, "placements = \"[Partial(sum)]\", mesh = \"%lld\"", (long long)j->cores);
+    int rk = c->pending ? pending_out_dims(j, shape, shard) : nr_tune_operand_dims(j, c, j->noperands - 1, shape, shard);
+    snprintf(how, sizeof how, "placements = \"[Partial(%s)]\", mesh = \"%lld\"", c->pending ? j->pending : "sum",
+             (long long)j->cores);
     lua_operand(in, sizeof in, j->o.grid, j->o.dtype, shape, rk, how);
     nr_tune_lua_dist(out, sizeof out, j->o.grid, j->o.dtype, shape, shard, rk, false);
     snprintf(buf, len, "{ [\"in\"] = %s, out = %s }", in, out);
@@ -376,6 +390,59 @@ static void predict(const tune_job *j, cand *c)
     c->pages = per_core * (shard_elems / page) * (j->ninputs + 1);
 }
 
+/* ---------------------------------------------------------------- pending reductions */
+
+/* A pending candidate's output: the kept dims (one element: [1]) whole on every core, and the
+ * reduce_scatter's result, the first kept dim split by rows over the cores. Returns its rank. */
+static int pending_out_dims(const tune_job *j, int64_t *shape, int64_t *shard)
+{
+    int nk = out_dims(j, j->shape, shape);
+    if (nk == 0)
+        shape[0] = 1, nk = 1;
+    for (int i = 0; i < nk; ++i)
+        shard[i] = shape[i];
+    shard[0] = (shape[0] + j->cores - 1) / j->cores;
+    return nk;
+}
+
+/* Core q holds chunk q of the first reduced dim and folds it into its whole copy of the output; then the
+ * reduce_scatter: each core writes its rows of the result, reading them from every part, the N - 1 other
+ * cores' counted twice (as a pending sum's, summed_predict). */
+static void pending_predict(const tune_job *j, cand *c)
+{
+    int64_t shape[ND_MAX_RANK], shard[ND_MAX_RANK], in = 1, out = 1, mine = 1;
+    int nk = pending_out_dims(j, shape, shard);
+    for (int d = 0; d < j->rank; ++d)
+        in *= c->shard[d];
+    for (int i = 0; i < nk; ++i)
+        out *= shape[i], mine *= shard[i];
+    c->bytes = (double)j->elem * ((double)in + (double)out + (double)mine * (double)(2 * j->cores));
+    c->pages = in / c->shard[j->rank - 1] + out / shape[nk - 1] + (2 * j->cores) * (mine / shard[nk - 1]);
+}
+
+/* The pending candidate of a reduction whose output may be Partial: the first reduced dim split over
+ * every core, one shard each, so that the chunk each copy folds (the chunk rule) is its own core's shard;
+ * the output a pending j->pending over the cores; then a reduce_scatter. Every output element is then
+ * folded by every core, not by the one holding it. Needs as many indices of that dim as cores. */
+static void enumerate_pending(tune_job *j)
+{
+    int f = 0;
+    while (f < j->rank && !j->reduced[f])
+        ++f;
+    if (!j->pending || j->cores < 2 || f == j->rank || j->shape[f] < j->cores || j->n >= TUNE_MAX)
+        return;
+    cand c = {.pending = true, .median = NAN};
+    char dims[128];
+    for (int d = 0; d < j->rank; ++d)
+        c.ways[d] = 1, c.shard[d] = j->shape[d];
+    c.ways[f] = j->cores;
+    c.shard[f] = (j->shape[f] + j->cores - 1) / j->cores;
+    pending_predict(j, &c);
+    nr_tune_format_dims(dims, sizeof dims, c.shard, j->rank);
+    snprintf(c.text, sizeof c.text, "--shard %s, out Partial(%s)", dims, j->pending);
+    j->c[j->n++] = c;
+}
+
 /* Every ways vector with product N, 2N or 4N (each way at most its dim), in a fixed order. */
 static void enumerate(tune_job *j, int d, int64_t *ways, int64_t product)
 {
@@ -462,7 +529,7 @@ static int pick_also(tune_job *j, const char *text, nd_error *err)
     if (nd_parse_dims("--also", dims, shard, &rank, err))
         return -1;
     for (int i = 0; rank == j->rank && i < j->n; ++i)
-        if (j->c[i].tiles == tiles && !memcmp(j->c[i].shard, shard, (size_t)rank * sizeof *shard)) {
+        if (!j->c[i].pending && j->c[i].tiles == tiles && !memcmp(j->c[i].shard, shard, (size_t)rank * sizeof *shard)) {
             j->c[i].picked = true;
             return 0;
         }
@@ -493,16 +560,18 @@ void nr_tune_both_page_kinds(tune_job *j, int top)
 
 /* ---------------------------------------------------------------- measurement */
 
-int nr_tune_parts(const cand *c) { return c->summed ? 2 : 1; }
+int nr_tune_parts(const cand *c) { return c->summed || c->pending ? 2 : 1; }
 
-/* Part 1 of a pending-sum candidate: the reduce_scatter of its output into rows over the cores. */
+/* Part 1 of a pending-sum or pending candidate: the reduce_scatter of its output into rows over the
+ * cores. */
 static int summed_scatter_case(const tune_job *j, const cand *c, nr_case *out, nd_error *err)
 {
-    static char shape_text[160], shard_text[160], mesh[32], label[200];
+    static char shape_text[160], shard_text[160], mesh[32], label[200], placements[32];
     const char *a[TUNE_ARGS + 1];
     int n = 0;
     int64_t shape[ND_MAX_RANK], shard[ND_MAX_RANK];
-    int rk = nr_tune_operand_dims(j, c, j->noperands - 1, shape, shard);
+    int rk = c->pending ? pending_out_dims(j, shape, shard) : nr_tune_operand_dims(j, c, j->noperands - 1, shape, shard);
+    snprintf(placements, sizeof placements, "[Partial(%s)]", c->pending ? j->pending : "sum");
     nr_tune_format_dims(shape_text, sizeof shape_text, shape, rk);
     nr_tune_format_dims(shard_text, sizeof shard_text, shard, rk);
     snprintf(mesh, sizeof mesh, "%lld", (long long)j->cores);
@@ -511,7 +580,7 @@ static int summed_scatter_case(const tune_job *j, const cand *c, nr_case *out, n
     a[n++] = j->o.grid;
     if (j->o.dtype)
         a[n++] = "--dtype", a[n++] = j->o.dtype;
-    a[n++] = "--operand", a[n++] = "in", a[n++] = "--placements", a[n++] = "[Partial(sum)]", a[n++] = "--mesh",
+    a[n++] = "--operand", a[n++] = "in", a[n++] = "--placements", a[n++] = placements, a[n++] = "--mesh",
     a[n++] = mesh;
     a[n++] = "--operand", a[n++] = "out", a[n++] = "--shard", a[n++] = shard_text;
     a[n] = NULL;
@@ -556,6 +625,17 @@ int nr_tune_case(const tune_job *j, const cand *c, int part, nr_case *out, nd_er
         return nr_case_from_args(c->text, a, n, out, err);
     }
     nr_tune_format_dims(text[0], sizeof text[0], c->shard, j->rank);
+    if (c->pending) { /* the input split, the output a pending reduction with one copy per core */
+        snprintf(text[1], sizeof text[1], "[Partial(%s)]", j->pending);
+        snprintf(text[2], sizeof text[2], "%lld", (long long)j->cores);
+        int64_t oshape[ND_MAX_RANK], oshard[ND_MAX_RANK];
+        nr_tune_format_dims(text[3], sizeof text[3], oshape, pending_out_dims(j, oshape, oshard));
+        a[n++] = "--axes", a[n++] = j->o.axes, a[n++] = "--operand", a[n++] = j->in_name, a[n++] = "--shard",
+        a[n++] = text[0], a[n++] = "--operand", a[n++] = j->out_name, a[n++] = "--shape", a[n++] = text[3],
+        a[n++] = "--placements", a[n++] = text[1], a[n++] = "--mesh", a[n++] = text[2];
+        a[n] = NULL;
+        return nr_case_from_args(c->text, a, n, out, err);
+    }
     a[n++] = "--shard", a[n++] = text[0];
     if (c->tiles)
         a[n++] = "--tile", a[n++] = "32x32";
@@ -565,6 +645,8 @@ int nr_tune_case(const tune_job *j, const cand *c, int part, nr_case *out, nd_er
         nr_tune_format_dims(dims, sizeof dims, kept, nk);
         snprintf(text[1], sizeof text[1], "%s", nk ? dims : "1");
         a[n++] = "--axes", a[n++] = j->o.axes, a[n++] = "--operand", a[n++] = "out", a[n++] = "--shard", a[n++] = text[1];
+        if (nk == 0) /* one element, rank 1 as the spec target states it (ndrun compare would keep rank r) */
+            a[n++] = "--shape", a[n++] = "1";
     }
     a[n] = NULL;
     return nr_case_from_args(c->text, a, n, out, err);
@@ -734,9 +816,11 @@ static void report_text(FILE *fp, const tune_job *j, int top, int win, bool tie)
     if (strcmp(j->s.fixed, "all") != 0)
         fprintf(fp, "kernels fixing at most \"%s\" (--fixed): one per candidate's pattern serves every %s\n",
                 j->s.fixed, !strcmp(j->s.fixed, "pattern") ? "tensor shape" : "tensor shape and core grid");
-    if (j->c[win].summed) { /* ndrun compare reads every output whole, which a pending sum is not */
-        fprintf(fp, "target: a pending sum over %lld cores, then its reduce_scatter (ndrun compare runs no op "
-                    "whose output is Partial; the spec targets below do)\n", (long long)j->cores);
+    if (j->c[win].summed || j->c[win].pending) { /* ndrun compare reads every output whole, which a pending one
+                                                    is not */
+        fprintf(fp, "target: a pending %s over %lld cores, then its reduce_scatter (ndrun compare runs no op "
+                    "whose output is Partial; the spec targets below do)\n",
+                j->c[win].pending ? j->pending : "sum", (long long)j->cores);
     } else if (j->einsum) {
         fprintf(fp, "target: ndrun compare --op %s --shape %s --grid %s", j->o.op, j->o.shape, j->o.grid);
         for (int k = 0; k < j->noperands; ++k) {
@@ -1019,6 +1103,10 @@ static int setup_job(tune_job *j, nd_kernels *k, nd_error *err)
             p = end + 1;
         }
         j->drops = true;
+        const unsigned kinds = (unsigned)(e->partial_reduce >> 8 * (e->noperands - 1)) & 0xffu;
+        for (int r = 0; r < ND_REDUCES && !j->pending; ++r)
+            if (kinds >> r & 1u)
+                j->pending = nd_reduce_name((nd_reduce)r);
     } else if (e->reads == NDA_READS_LAST_AXIS) {
         j->reduced[j->rank - 1] = true; /* each output element reads its row */
     }
@@ -1035,6 +1123,7 @@ int nr_tune_prepare(tune_job *j, nd_kernels *k, nd_error *err)
     enumerate(j, 0, ways, 1);
     if (j->einsum)
         enumerate_summed(j);
+    enumerate_pending(j);
     qsort(j->c, (size_t)j->n, sizeof *j->c, by_model);
     if (j->n == 0)
         return nd_failc(err, ND_EREFUSED, "no split of [%s] over %s cores into equal shards", j->o.shape, j->o.grid);

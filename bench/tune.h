@@ -17,6 +17,9 @@ typedef struct cand {
     char summed;       /* an einsum: the contracted letter split over every core (each core's output a
                           part of a pending sum, then a reduce_scatter over the output's first letter);
                           0: none, every input aligned with the output's split */
+    bool pending;      /* a reduction: the input split along its first reduced dim over every core, the
+                          output Partial over the cores (each copy folds its own chunk: templates/reduce.c),
+                          then a reduce_scatter onto the kept dims split by rows */
     double flops;      /* an einsum's model, first: the busiest core's multiply-adds (0 for other ops) */
     double bytes;      /* the model: the busiest core's bytes */
     int64_t pages;     /* that core's pages */
@@ -48,6 +51,8 @@ typedef struct tune_job {
      * search's dims: rank and shape above are the output's) */
     bool einsum;
     bool partial_out;          /* the einsum's output may be Partial: pending-sum candidates exist */
+    const char *pending;       /* a reduction whose output may be Partial, pending this op ("sum", "max"):
+                                  pending candidates exist; NULL: none */
     int noperands;
     const char *letters[TUNE_OPERANDS], *names[TUNE_OPERANDS];
     int64_t size[128];
@@ -61,8 +66,8 @@ typedef struct tune_job {
 int nr_tune_prepare(tune_job *j, nd_kernels *k, nd_error *err);
 /* The top `top` hold the model's best of both page kinds where the candidates have both. */
 void nr_tune_both_page_kinds(tune_job *j, int top);
-/* Candidate c as ndrun cases: part 0 the op; a pending-sum candidate has part 1, the reduce_scatter of
- * its output. The strings live until the next call. */
+/* Candidate c as ndrun cases: part 0 the op; a pending-sum or pending candidate has part 1, the
+ * reduce_scatter of its output. The strings live until the next call. */
 int nr_tune_parts(const cand *c);
 int nr_tune_case(const tune_job *j, const cand *c, int part, nr_case *out, nd_error *err);
 /* Operand k's shape and shard under candidate c of an einsum job; returns its rank. */

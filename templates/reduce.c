@@ -19,6 +19,12 @@
  * same order, so generic and specialized agree bit for bit.
  * A maximum is whatever NDT_ACC makes it: the spec's is NaN when any element is NaN.
  *
+ * A Partial output (a pending sum, or max, over its copies) lets every copy's cores share the work of
+ * an output that would otherwise fall to the few cores holding it (a reduction to one element: one
+ * core reading the whole input). Each copy folds only its chunk of the first reduced axis, by the chunk
+ * rule (nda_part_range, as matmul's copies split k), so the parts combine to the whole reduction: a copy
+ * whose chunk is empty holds NDT_INIT, the combination's identity.
+ *
  * Operands: 0 a (input), 1 out (output). Scalars: axes(a).
  * Parameters: NDT_T stored type, NDT_LOAD(v) and NDT_STORE(v) conversions to and from f32;
  * NDT_INIT, the accumulator's start; NDT_ACC(acc, x), one step; NDT_FINISH(acc, n), the result of n
@@ -60,6 +66,20 @@ static inline void reduce_lanes(float *restrict lane, const NDT_T *restrict p, i
     VMATH_FOLD(lane, p, n, NDT_ACC);
 }
 
+/* The next combination of the picked axes' indices, y[i] in [lo[i], hi[i]), the last fastest; false
+ * after the last. */
+static inline bool reduce_odometer(int64_t *y, const bool *pick, const int64_t *lo, const int64_t *hi, int r)
+{
+    for (int i = r - 1; i >= 0; --i) {
+        if (!pick[i])
+            continue;
+        if (++y[i] < hi[i])
+            return true;
+        y[i] = lo[i];
+    }
+    return false;
+}
+
 /* acc[0, n) folds in the runs p[0][0, n), .., p[g - 1][0, n), in that order for every element: the
  * input's order, with one load and store of each accumulator per GROUP runs. One statement per step,
  * not nested NDT_ACCs, which GCC would not vectorize. */
@@ -92,11 +112,13 @@ void reduce(const nda_core *core, const nda_args *args)
     const nda_tensor *a = nda_operand(args, 0);
     const nda_tensor *out = nda_operand(args, 1);
     const int r = nda_rank(a), ro = nda_rank(out);
-    int64_t ad[ROWS_MAX_RANK], od[ROWS_MAX_RANK], pd[ROWS_MAX_RANK], count = 1;
+    int64_t ad[ROWS_MAX_RANK], lo[ROWS_MAX_RANK], hi[ROWS_MAX_RANK], od[ROWS_MAX_RANK], pd[ROWS_MAX_RANK], count = 1;
     bool red[ROWS_MAX_RANK] = {false}, red_outer[ROWS_MAX_RANK] = {false};
     int map[ROWS_MAX_RANK] = {0}; /* output axis -> input axis */
-    for (int i = 0; i < r; ++i)
-        ad[i] = nda_dim(a, i);
+    for (int i = 0; i < r; ++i) {
+        ad[i] = hi[i] = nda_dim(a, i);
+        lo[i] = 0;
+    }
     for (int i = 0; i < ro; ++i) {
         od[i] = nda_dim(out, i);
         pd[i] = nda_page_dim(out, i);
@@ -111,6 +133,16 @@ void reduce(const nda_core *core, const nda_args *args)
     }
     (void)count; /* for NDT_FINISH, which may not need it (a sum, a max) */
     const bool rows_kept = !red[r - 1];
+    int first = 0; /* the first reduced axis: a Partial output's copy folds its chunk [lo, hi) of it */
+    while (first < r - 1 && !red[first])
+        ++first;
+    bool empty; /* this copy folds nothing: more parts than the axis has indices, or no axis reduced */
+    if (red[first]) {
+        nda_part_range(core, out, ad[first], &lo[first], &hi[first]);
+        empty = lo[first] >= hi[first];
+    } else {
+        empty = nda_part(core, out) != 0; /* a copy: part 0 holds the values, the others the identity */
+    }
     for (nda_iter it = nda_iter_local(core, out); nda_iter_valid(&it); nda_iter_next(&it)) {
         int64_t pc[ROWS_MAX_RANK], x[ROWS_MAX_RANK] = {0}, y[ROWS_MAX_RANK] = {0}, off;
         rows w;
@@ -127,12 +159,12 @@ void reduce(const nda_core *core, const nda_args *args)
                 for (int q = 0; q < VMATH_BLOCK; ++q)
                     lane[q] = NDT_INIT;
                 for (int i = 0; i < r; ++i)
-                    y[i] = 0;
+                    y[i] = lo[i];
                 for (int j = 0; j < ro; ++j)
-                    y[map[j]] = red[map[j]] ? 0 : x[j];
-                y[r - 1] = rows_kept ? x[ro - 1] : 0; /* x[ro - 1] already advanced past j0 */
-                const int64_t start = y[r - 1], span = rows_kept ? m : ad[r - 1];
-                bool more = true;
+                    y[map[j]] = red[map[j]] ? lo[map[j]] : x[j];
+                y[r - 1] = rows_kept ? x[ro - 1] : lo[r - 1]; /* x[ro - 1] already advanced past j0 */
+                const int64_t start = y[r - 1], span = rows_kept ? m : hi[r - 1] - lo[r - 1];
+                bool more = !empty;
                 while (more) { /* every combination of the reduced axes but the last, GROUP at a time */
                     int64_t ys[GROUP][ROWS_MAX_RANK] = {{0}};
                     int g = 0;
@@ -140,7 +172,7 @@ void reduce(const nda_core *core, const nda_args *args)
                         for (int i = 0; i < r; ++i)
                             ys[g][i] = y[i];
                         ++g;
-                        more = rows_odometer(y, red_outer, ad, r);
+                        more = reduce_odometer(y, red_outer, lo, hi, r);
                     } while (more && g < GROUP);
                     for (int64_t k = 0; k < span;) {
                         const NDT_T *p[GROUP];

@@ -16,6 +16,7 @@ ndrun=$1 ndgen=$2
 # brute SHAPE0 SHAPE1 CORES KIND: "candidate bytes" lines, KIND add, reduce1 (sum over dim 1) or softmax
 brute() {
   local d0=$1 d1=$2 n=$3 kind=$4 g0 g1 s0 s1 per bytes
+  {
   for ((g0 = 1; g0 <= d0; ++g0)); do
     for ((g1 = 1; g1 <= d1; ++g1)); do
       local p=$((g0 * g1))
@@ -31,7 +32,15 @@ brute() {
       echo "--shard $s0,$s1 $bytes"
       if [ "$kind" != reduce1 ] && ((s0 % 32 == 0 && s1 % 32 == 0)); then echo "--shard $s0,$s1 --tile 32x32 $bytes"; fi
     done
-  done | sort
+  done
+  # a reduction's output may be Partial: dim 1 split over every core, each core folding its own chunk into
+  # a whole copy of the output (d0 elements), then the reduce_scatter writes its ceil(d0/n) rows, reading
+  # them from every part (the n - 1 others' counted twice)
+  if [ "$kind" = reduce1 ] && ((n > 1 && d1 >= n)); then
+    s1=$(((d1 + n - 1) / n))
+    echo "--shard $d0,$s1, out Partial(sum) $((4 * (d0 * s1 + d0 + (d0 + n - 1) / n * 2 * n)))"
+  fi
+  } | sort
 }
 
 # model_matches NAME NFIELDS FIELDS WANT TUNE-ARGS...: ndrun tune --predict-only's ranked list, each
@@ -168,22 +177,49 @@ spec_roundtrip mm 'op {
   inputs = { { name = "a", dtype = "f32", index = "ik" }, { name = "b", dtype = "f32", index = "kj" } },
   outputs = { { name = "out", dtype = "f32", index = "ij" } },' \
   "$(mm_sig a 256,128)" "$(mm_sig b 128,192)" "$(mm_sig out 256,192)"
+# pending NAME KIND FIRST OP-LINES SIG... : tune's output in $tmp/NAME.out ranks FIRST first, a pending
+# candidate whose op's output is Partial pending KIND; its spec target with the op (OP-LINES, up to the
+# targets) and its `then reduce_scatter:` target with a reduce_scatter generate kernels for every
+# signature SIG.
+pending() {
+  local name=$1 kind=$2 first=$3 op=$4 t1 t2 sig
+  shift 4
+  t1=$(sed -n 's/^spec target: //p' "$tmp/$name.out") t2=$(sed -n 's/^then reduce_scatter: //p' "$tmp/$name.out")
+  printf '%s\n  targets = { %s },\n}\nop {
+  name = "reduce_scatter", template = "all_reduce.c", params = {},
+  inputs = { { name = "in", dtype = "f32", partial = { "%s" } } }, outputs = { { name = "out", dtype = "f32" } },
+  targets = { %s },\n}\n' "$op" "$t1" "$kind" "$t2" >"$tmp/$name.lua"
+  if ! sed -n 3p "$tmp/$name.out" | grep -qF "1  $first " || [ -z "$t2" ] ||
+     ! "$ndgen" generate --templates "$templates" --output "$tmp/$name.c" "$tmp/$name.lua" 2>"$tmp/err"; then
+    bad "$name: pending candidate: $(head -c 900 "$tmp/$name.out") $(head -c 300 "$tmp/err")"; return
+  fi
+  for sig in "$@"; do
+    grep -qF "\"$sig\"" "$tmp/$name.c" || { bad "$name: no kernel for [$sig]: $t1 then $t2"; return; }
+  done
+  ok
+}
 # k over the cores, a pending sum, then a reduce_scatter: the model's best for this matmul (it reads a
 # and b once and writes a part of the output); both spec targets generate kernels for their
 # distributions (k split in a and b, the output Partial over 2, its rows over the 2 cores)
 "$ndrun" tune --op matmul --shape 256,512,128 --grid 2x1 --predict-only >"$tmp/sum.out" 2>&1
-t1=$(sed -n 's/^spec target: //p' "$tmp/sum.out") t2=$(sed -n 's/^then reduce_scatter: //p' "$tmp/sum.out")
-printf 'op {\n  name = "matmul", template = "matmul.c", params = {},
+pending sum sum "--sum-over k=2" 'op {
+  name = "matmul", template = "matmul.c", params = {},
   inputs = { { name = "a", dtype = "f32", index = "ik" }, { name = "b", dtype = "f32", index = "kj" } },
-  outputs = { { name = "out", dtype = "f32", index = "ij", partial = true } },\n  targets = { %s },\n}\nop {
-  name = "reduce_scatter", template = "all_reduce.c", params = {},
-  inputs = { { name = "in", dtype = "f32", partial = { "sum" } } }, outputs = { { name = "out", dtype = "f32" } },
-  targets = { %s },\n}\n' "$t1" "$t2" >"$tmp/sum.lua"
-if sed -n 3p "$tmp/sum.out" | grep -q '^ *1  --sum-over k=2 ' && [ -n "$t2" ] &&
-   "$ndgen" generate --templates "$templates" --output "$tmp/sum.c" "$tmp/sum.lua" 2>"$tmp/err" &&
-   grep -qF '"f32 shape=256,512 page=1,256 shard=256,256 cores=(0,0)-(1,0) row_major round_robin l1"' "$tmp/sum.c" &&
-   grep -qF 'shape=256,128 page=1,128 shard=128,128 cores=(0,0)-(1,0) row_major round_robin l1"' "$tmp/sum.c"; then ok
-else bad "pending-sum candidate: $(head -c 900 "$tmp/sum.out") $(head -c 300 "$tmp/err")"; fi
+  outputs = { { name = "out", dtype = "f32", index = "ij", partial = true } },' \
+  "f32 shape=256,512 page=1,256 shard=256,256 cores=(0,0)-(1,0) row_major round_robin l1" \
+  "f32 shape=512,128 page=1,128 shard=256,128 cores=(0,0)-(1,0) row_major round_robin l1" \
+  "f32 shape=256,128 page=1,128 shard=128,128 cores=(0,0)-(1,0) row_major round_robin l1"
+# a reduction to one element: the model's best splits the rows over the cores with the output a pending
+# max over them (each core folds its own rows, not one core all of them), then a reduce_scatter
+"$ndrun" tune --op reduce_max --axes 0,1 --shape 64,96 --grid 2x1 --predict-only >"$tmp/pm.out" 2>&1
+pending pm max "--shard 32,96, out Partial(max)" 'op {
+  name = "reduce_max", template = "reduce.c", scalars = "axes(a)",
+  params = { INIT = "(-INFINITY)", ACC = "((x) > (acc) || (x) != (x) ? (x) : (acc))" },
+  inputs = { { name = "a", dtype = "f32", index = "..." } },
+  outputs = { { name = "out", dtype = "f32", index = "...", partial = { "max" } } },' \
+  "f32 shape=64,96 page=1,96 shard=32,96 cores=(0,0)-(1,0) row_major round_robin l1" \
+  "f32 shape=1 page=1 shard=1 cores=(0,0)-(1,0) row_major round_robin l1 replicas=2 parts=2 reduce=max" \
+  "f32 shape=1 page=1 shard=1 cores=(0,0)-(1,0) row_major round_robin l1"
 # --fixed pattern: the candidates are timed with kernels that fix all but the tensor shape (the JIT
 # builds them), the report says so, and the spec target carries fixed = "pattern", from which ndgen
 # generates a pattern kernel
