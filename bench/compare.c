@@ -408,11 +408,13 @@ int nr_compare(nd_kernels *k, const nr_case *c, const nr_settings *s, nr_result 
     if (!rc) {
         r->local_pages = v.stats.total.local_pages_read;
         r->remote_pages = v.stats.total.remote_pages_read;
-        for (int i = 0; i + 1 < su.n; ++i) { /* data pages: the layout's pages less the edge shards' padding */
+        for (int i = 0; i + 1 < su.n; ++i) { /* data pages: the layout's pages less the edge shards' padding, of
+                                                 every part of a Partial input (each is data the op needs) */
             int64_t per_core[4096];
             const nd_layout *l = &su.dist[i].layout;
-            r->input_pages += l->ncores <= 4096 && nd_layout_data_pages(l, per_core) == 0 ? sum_of(per_core, l->ncores)
-                                                                                          : l->num_pages;
+            r->input_pages += su.dist[i].spec.parts * (l->ncores <= 4096 && nd_layout_data_pages(l, per_core) == 0
+                                                           ? sum_of(per_core, l->ncores)
+                                                           : l->num_pages);
         }
         r->jit = v.special.jit;
         snprintf(r->jit_note, sizeof r->jit_note, "%s", v.special.jit_note);

@@ -49,6 +49,12 @@ then ok; else bad "compare permute 2,0,1"; fi
 if $ndrun compare --op add --shape 16,64 --shard 8,64 --grid 2x1 --operand b --shape 64 --shard 32 --min-time 0 \
      --repeats 1 --json | jq -e '.match and .shapes == "16x64,64->16x64"' >/dev/null
 then ok; else bad "compare add with a broadcast operand"; fi
+# a Partial input's parts are each data the op reads: a reduce_scatter of 2 parts of one 4096-element page
+# onto 2 output pages of 2048 reads half of each part per output page, 4 reads over 2 data pages
+if $ndrun compare --op reduce_scatter --shape 4096 --grid 2x1 --operand in --placements "[Partial(sum)]" --mesh 2 \
+     --operand out --shard 2048 --min-time 0 --repeats 1 --json |
+   jq -e '.match and .local_pages + .remote_pages == 4 and .input_pages == 2 and .reads_per_page == 2' >/dev/null
+then ok; else bad "compare reduce_scatter: pages read per page of a Partial input's data"; fi
 
 # A wrong kernel is caught: exit 1 and MISMATCH in the table
 out=$($ndrun compare --kernels "$wrong_lib" --spec-dir "$wrong_specs" --op add --shape 16,64 --shard 8,64 --grid 2x1 \
