@@ -51,14 +51,17 @@ void nr_tune_format_dims(char *buf, size_t len, const int64_t *v, int n)
 }
 
 /* A reduction's output dims from the input's v (shape or shard): the kept dims, a reduced one as 1
- * when the output keeps it; their count (0: a scalar output). */
+ * when the output keeps it; their count. Every dim reduced: one element kept at the input's rank, as
+ * the runtime's op check takes it (it refuses a rank-0 or a rank-1 [1] output of a rank-2 input). */
 static int out_dims(const tune_job *j, const int64_t *v, int64_t *out)
 {
     int nk = 0;
     for (int d = 0; d < j->rank; ++d)
         if (!j->reduced[d] || !j->drops)
             out[nk++] = j->reduced[d] ? 1 : v[d];
-    return nk;
+    for (int d = 0; nk == 0 && d < j->rank; ++d)
+        out[d] = 1;
+    return nk ? nk : j->rank;
 }
 
 /* "64, 128": dims as a Lua list's items. */
@@ -139,8 +142,6 @@ static void spec_target(char *buf, size_t len, const tune_job *j, const cand *c)
     int64_t oshape[ND_MAX_RANK], oshard[ND_MAX_RANK];
     int nk = out_dims(j, j->shape, oshape);
     out_dims(j, c->shard, oshard);
-    if (nk == 0) /* every dim reduced: one element */
-        oshape[0] = oshard[0] = 1, nk = 1;
     nr_tune_lua_dist(out, sizeof out, j->o.grid, j->o.dtype, oshape, oshard, nk, false);
     snprintf(buf, len, "{ %s = %s, %s = %s }", j->in_name, in, j->out_name, out);
 }
@@ -392,13 +393,11 @@ static void predict(const tune_job *j, cand *c)
 
 /* ---------------------------------------------------------------- pending reductions */
 
-/* A pending candidate's output: the kept dims (one element: [1]) whole on every core, and the
- * reduce_scatter's result, the first kept dim split by rows over the cores. Returns its rank. */
+/* A pending candidate's output: the kept dims whole on every core, and the reduce_scatter's result,
+ * the first kept dim split by rows over the cores. Returns its rank. */
 static int pending_out_dims(const tune_job *j, int64_t *shape, int64_t *shard)
 {
     int nk = out_dims(j, j->shape, shape);
-    if (nk == 0)
-        shape[0] = 1, nk = 1;
     for (int i = 0; i < nk; ++i)
         shard[i] = shape[i];
     shard[0] = (shape[0] + j->cores - 1) / j->cores;
@@ -643,10 +642,8 @@ int nr_tune_case(const tune_job *j, const cand *c, int part, nr_case *out, nd_er
         int64_t kept[ND_MAX_RANK];
         int nk = out_dims(j, c->shard, kept);
         nr_tune_format_dims(dims, sizeof dims, kept, nk);
-        snprintf(text[1], sizeof text[1], "%s", nk ? dims : "1");
+        snprintf(text[1], sizeof text[1], "%s", dims);
         a[n++] = "--axes", a[n++] = j->o.axes, a[n++] = "--operand", a[n++] = "out", a[n++] = "--shard", a[n++] = text[1];
-        if (nk == 0) /* one element, rank 1 as the spec target states it (ndrun compare would keep rank r) */
-            a[n++] = "--shape", a[n++] = "1";
     }
     a[n] = NULL;
     return nr_case_from_args(c->text, a, n, out, err);
@@ -831,8 +828,15 @@ static void report_text(FILE *fp, const tune_job *j, int top, int win, bool tie)
         }
         fputc('\n', fp);
     } else {
-        fprintf(fp, "target: ndrun compare --op %s --shape %s --grid %s %s\n", j->o.op, j->o.shape, j->o.grid,
+        fprintf(fp, "target: ndrun compare --op %s --shape %s --grid %s %s", j->o.op, j->o.shape, j->o.grid,
                 j->c[win].text);
+        if (j->o.axes) { /* the reduced axes, and the output's shard of the kept dims */
+            int64_t kept[ND_MAX_RANK];
+            char dims[128];
+            nr_tune_format_dims(dims, sizeof dims, kept, out_dims(j, j->c[win].shard, kept));
+            fprintf(fp, " --axes %s --operand %s --shard %s", j->o.axes, j->out_name, dims);
+        }
+        fputc('\n', fp);
     }
     char lua[1200];
     nr_tune_spec_target(lua, sizeof lua, j, &j->c[win]);
@@ -885,8 +889,6 @@ static int draw_winner(const tune_job *j, const cand *c, const char *path, nd_er
     } else if (j->o.axes) { /* the reduction's output: its kept dims (one element when none) */
         r = out_dims(j, j->shape, v);
         out_dims(j, c->shard, s);
-        if (r == 0)
-            v[0] = s[0] = 1, r = 1;
         tiles = false;
     } else {
         r = j->rank;
@@ -1035,7 +1037,7 @@ static int setup_einsum(tune_job *j, const nda_kernel_entry *e, nd_error *err)
                         j->o.op, e->noperands, TUNE_OPERANDS);
     j->einsum = true;
     j->noperands = e->noperands;
-    j->partial_out = (e->partial >> (e->noperands - 1)) & 1;
+    j->partial_out = ((e->partial >> (e->noperands - 1)) & 1) && j->dtype == ND_F32;
     for (int k = 0; k < e->noperands; ++k) {
         j->letters[k] = e->indices[k];
         j->names[k] = e->operands[k];
@@ -1067,6 +1069,7 @@ static int setup_job(tune_job *j, nd_kernels *k, nd_error *err)
         return -1;
     j->cores = (int64_t)j->gx * j->gy;
     j->elem = nd_dtype_size(t);
+    j->dtype = t;
     const nda_kernel_entry *e = NULL;
     for (int i = 0; i < nd_kernels_count(k) && !e; ++i)
         if (!strcmp(nd_kernels_entry(k, i)->op, j->o.op))
@@ -1105,7 +1108,7 @@ static int setup_job(tune_job *j, nd_kernels *k, nd_error *err)
         j->drops = true;
         const unsigned kinds = (unsigned)(e->partial_reduce >> 8 * (e->noperands - 1)) & 0xffu;
         for (int r = 0; r < ND_REDUCES && !j->pending; ++r)
-            if (kinds >> r & 1u)
+            if ((kinds >> r & 1u) && (t == ND_F32 || nd_reduce_selects((nd_reduce)r)))
                 j->pending = nd_reduce_name((nd_reduce)r);
     } else if (e->reads == NDA_READS_LAST_AXIS) {
         j->reduced[j->rank - 1] = true; /* each output element reads its row */

@@ -43,6 +43,7 @@ typedef struct tune_job {
     nr_settings s;
     int rank, gx, gy;
     int64_t shape[ND_MAX_RANK], cores, elem;
+    nd_dtype dtype;
     bool reduced[ND_MAX_RANK]; /* the dims each output element reads whole: reduced, or softmax's last */
     bool drops;                /* the output drops the reduced dims (a reduction without keepdims) */
     int ninputs;
@@ -50,9 +51,10 @@ typedef struct tune_job {
     /* an einsum: its operands' letters and names, and each letter's size (the output's letters are the
      * search's dims: rank and shape above are the output's) */
     bool einsum;
-    bool partial_out;          /* the einsum's output may be Partial: pending-sum candidates exist */
-    const char *pending;       /* a reduction whose output may be Partial, pending this op ("sum", "max"):
-                                  pending candidates exist; NULL: none */
+    bool partial_out;          /* the einsum's output may be Partial, and in this dtype (f32: the runtime
+                                  refuses a narrower pending sum, its parts rounded): pending-sum candidates */
+    const char *pending;       /* a reduction whose output may be Partial, pending this op ("sum", "max"), in
+                                  this dtype (a sum in f32 alone, as above): pending candidates; NULL: none */
     int noperands;
     const char *letters[TUNE_OPERANDS], *names[TUNE_OPERANDS];
     int64_t size[128];

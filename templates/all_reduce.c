@@ -33,18 +33,24 @@
 enum { AR_MAX_PAGE = 4096 }; /* elements of one output page summed on the stack */
 
 /* Combines a run of m elements of one part into acc by reduce op op, or stores it there for the first
- * part. */
+ * part. A max or min is NaN when any part is, as reduce_max's is (so a pending max from reduce_max
+ * combines to the whole reduce_max), numpy's and jax.lax.max's: written as a comparison and a select,
+ * as fmaxf and fminf pass NaN over. */
 static void ar_combine(float *acc, const NDT_T *x, int64_t m, int first, int op)
 {
     if (first) {
         for (int64_t e = 0; e < m; ++e)
             acc[e] = NDT_LOAD(x[e]);
     } else if (op == ND_REDUCE_MAX) {
-        for (int64_t e = 0; e < m; ++e)
-            acc[e] = fmaxf(acc[e], NDT_LOAD(x[e]));
+        for (int64_t e = 0; e < m; ++e) {
+            const float v = NDT_LOAD(x[e]);
+            acc[e] = v > acc[e] || v != v ? v : acc[e];
+        }
     } else if (op == ND_REDUCE_MIN) {
-        for (int64_t e = 0; e < m; ++e)
-            acc[e] = fminf(acc[e], NDT_LOAD(x[e]));
+        for (int64_t e = 0; e < m; ++e) {
+            const float v = NDT_LOAD(x[e]);
+            acc[e] = v < acc[e] || v != v ? v : acc[e];
+        }
     } else if (op == ND_REDUCE_PRODUCT) {
         for (int64_t e = 0; e < m; ++e)
             acc[e] *= NDT_LOAD(x[e]);

@@ -72,6 +72,16 @@ static void tensor_case(uint64_t *rng, char *desc)
         sum += s.v[i].bytes;
     }
     CHECK(sum == s.bytes, "the spans hold %lld bytes, their total says %lld", (long long)sum, (long long)s.bytes);
+    int64_t inside = 0; /* bytes of the spans within some core's reservation of some copy */
+    for (int i = 0; i < s.n; ++i)
+        for (int64_t c = 0; c < copies * o.ncores; ++c) {
+            const uint8_t *lo = v->all_base[c], *hi = lo + d.bytes_per_core;
+            const uint8_t *end = s.v[i].p + s.v[i].bytes;
+            const uint8_t *a = s.v[i].p > lo ? s.v[i].p : lo, *b = end < hi ? end : hi;
+            inside += b > a ? b - a : 0;
+        }
+    CHECK(inside == s.bytes, "%lld of the %lld spanned bytes lie outside the cores' reservations",
+          (long long)(s.bytes - inside), (long long)s.bytes);
     CHECK(s.bytes <= copies * o.ncores * d.bytes_per_core, "%lld bytes spanned, more than the %lld reserved",
           (long long)s.bytes, (long long)(copies * o.ncores * d.bytes_per_core));
     /* evicting changes no byte */

@@ -380,10 +380,10 @@ static void add_part(float *acc, const uint8_t *part, nd_dtype t, int64_t n, boo
         const float f = load_value(part, j, t);
         if (first)
             acc[j] = f;
-        else if (r == ND_REDUCE_MAX)
-            acc[j] = f > acc[j] ? f : acc[j];
+        else if (r == ND_REDUCE_MAX) /* NaN when any part is NaN */
+            acc[j] = isnan(acc[j]) || isnan(f) ? NAN : f > acc[j] ? f : acc[j];
         else if (r == ND_REDUCE_MIN)
-            acc[j] = f < acc[j] ? f : acc[j];
+            acc[j] = isnan(acc[j]) || isnan(f) ? NAN : f < acc[j] ? f : acc[j];
         else if (r == ND_REDUCE_PRODUCT)
             acc[j] = acc[j] * f;
         else
@@ -453,8 +453,9 @@ static void random_fill(uint8_t *x, const nd_dist *d, int64_t elems)
 }
 
 /* Writes random data to input t and returns its value: for a Partial input, every part gets its own
- * data and the value is their sum (exact: few quarters add up exactly in f32 and in bf16). */
-static uint8_t *random_input(nd_tensor *t, int64_t elems)
+ * data and the value is their sum (exact: few quarters add up exactly in f32 and in bf16). With nan, the
+ * middle element of the last part is NaN, which a max or min must pass on. */
+static uint8_t *random_input(nd_tensor *t, int64_t elems, bool nan)
 {
     const nd_dist *d = nd_tensor_dist(t);
     nd_error err;
@@ -463,6 +464,8 @@ static uint8_t *random_input(nd_tensor *t, int64_t elems)
     float *acc = d->spec.parts > 1 ? malloc((size_t)elems * sizeof *acc) : NULL;
     for (int q = 0; q < d->spec.parts; ++q) {
         random_fill(x, d, elems);
+        if (nan && q == d->spec.parts - 1 && elems > 0 && nd_dtype_floating(d->spec.dtype))
+            store_value(x, elems / 2, d->spec.dtype, NAN);
         int rc = d->spec.parts > 1 ? nd_tensor_write_part(t, q, x, bytes, &err) : nd_tensor_write(t, x, bytes, &err);
         CHECK(rc == 0, "%s", err.msg);
         if (acc)
@@ -485,8 +488,11 @@ void check_case(nd_kernels *k, const nda_kernel_entry *e, const char *const *sig
         return;
     }
     const void *in[8];
-    for (int i = 0; i + 1 < s.n; ++i)
-        in[i] = random_input(s.t[i], s.elems[i]);
+    for (int i = 0; i + 1 < s.n; ++i) { /* a NaN in a Partial max or min (reduce_max's own NaN: test_reduce;
+                                            the property libraries' reduce_max passes NaN over, as fmaxf) */
+        const nd_reduce r = s.d[i].spec.reduce;
+        in[i] = random_input(s.t[i], s.elems[i], s.d[i].spec.parts > 1 && (r == ND_REDUCE_MAX || r == ND_REDUCE_MIN));
+    }
     int perm[ND_MAX_RANK];
     bool red[ND_MAX_RANK] = {false};
     double scalars[ND_MAX_RANK];

@@ -157,7 +157,7 @@ spec_roundtrip add 'op {
   outputs = { { name = "out", dtype = "f32", index = "..." } },' \
   "f32 shape=512,512 page=$page shard=$shard cores=(0,0)-(1,0) row_major round_robin l1"
 "$ndrun" tune --op reduce_sum --axes 1 --shape 512,512 --grid 2x1 --predict-only --dtype bf16 >"$tmp/red.out" 2>&1
-shard=$(sed -n 's/^target: .* --shard \([0-9,]*\).*/\1/p' "$tmp/red.out")
+shard=$(sed -n 's/^target: .* --grid [^ ]* --shard \([0-9,]*\).*/\1/p' "$tmp/red.out")
 spec_roundtrip red 'op {
   name = "reduce_sum", template = "reduce.c", params = {}, scalars = "axes(a)",
   inputs = { { name = "a", dtype = "bf16", index = "..." } }, outputs = { { name = "out", dtype = "bf16", index = "..." } },' \
@@ -218,8 +218,20 @@ pending pm max "--shard 32,96, out Partial(max)" 'op {
   inputs = { { name = "a", dtype = "f32", index = "..." } },
   outputs = { { name = "out", dtype = "f32", index = "...", partial = { "max" } } },' \
   "f32 shape=64,96 page=1,96 shard=32,96 cores=(0,0)-(1,0) row_major round_robin l1" \
-  "f32 shape=1 page=1 shard=1 cores=(0,0)-(1,0) row_major round_robin l1 replicas=2 parts=2 reduce=max" \
-  "f32 shape=1 page=1 shard=1 cores=(0,0)-(1,0) row_major round_robin l1"
+  "f32 shape=1,1 page=1,1 shard=1,1 cores=(0,0)-(1,0) row_major round_robin l1 replicas=2 parts=2 reduce=max" \
+  "f32 shape=1,1 page=1,1 shard=1,1 cores=(0,0)-(1,0) row_major round_robin l1"
+# no pending sum in bf16 (the runtime refuses it: each part would be rounded before they add up); a pending
+# max selects a part, so bf16 keeps it
+"$ndrun" tune --op reduce_sum --axes 0,1 --shape 64,96 --grid 3x1 --dtype bf16 --predict-only --top 16 >"$tmp/ps.out" 2>&1
+"$ndrun" tune --op reduce_max --axes 0,1 --shape 64,96 --grid 3x1 --dtype bf16 --predict-only --top 16 >"$tmp/px.out" 2>&1
+if grep -q ' candidates, ' "$tmp/ps.out" && ! grep -q 'Partial' "$tmp/ps.out" && grep -q 'out Partial(max)' "$tmp/px.out"
+then ok; else bad "bf16 pending candidates: $(head -c 400 "$tmp/ps.out") $(head -c 400 "$tmp/px.out")"; fi
+# the target line of a reduction to one element runs as printed: its axes and its output's shard
+"$ndrun" tune --op reduce_max --axes 0,1 --shape 64,96 --grid 1x1 --predict-only >"$tmp/t1.out" 2>&1
+read -ra words <<<"$(sed -n 's/^target: ndrun //p' "$tmp/t1.out")"
+if [ ${#words[@]} -gt 0 ] && "$ndrun" "${words[@]}" --min-time 0 --repeats 1 --json 2>"$tmp/err" |
+   jq -e '.match and .shapes == "64x96->1x1"' >/dev/null
+then ok; else bad "reduction target line: ${words[*]}: $(head -c 300 "$tmp/err")"; fi
 # --fixed pattern: the candidates are timed with kernels that fix all but the tensor shape (the JIT
 # builds them), the report says so, and the spec target carries fixed = "pattern", from which ndgen
 # generates a pattern kernel
