@@ -211,7 +211,8 @@ void nr_tune_spec_then(char *buf, size_t len, const tune_job *j, const cand *c)
         return;
     int64_t shape[ND_MAX_RANK], shard[ND_MAX_RANK];
     char how[64], in[512], out[512];
-    int rk = c->pending ? pending_out_dims(j, shape, shard) : nr_tune_operand_dims(j, c, j->noperands - 1, shape, shard);
+    int rk = c->pending ? pending_out_dims(j, shape, shard)
+                        : nr_tune_operand_dims(j, c, j->noperands - 1, shape, shard);
     snprintf(how, sizeof how, "placements = \"[Partial(%s)]\", mesh = \"%lld\"", c->pending ? j->pending : "sum",
              (long long)j->cores);
     lua_operand(in, sizeof in, j->o.grid, j->o.dtype, shape, rk, how);
@@ -569,7 +570,8 @@ static int summed_scatter_case(const tune_job *j, const cand *c, nr_case *out, n
     const char *a[TUNE_ARGS + 1];
     int n = 0;
     int64_t shape[ND_MAX_RANK], shard[ND_MAX_RANK];
-    int rk = c->pending ? pending_out_dims(j, shape, shard) : nr_tune_operand_dims(j, c, j->noperands - 1, shape, shard);
+    int rk = c->pending ? pending_out_dims(j, shape, shard)
+                        : nr_tune_operand_dims(j, c, j->noperands - 1, shape, shard);
     snprintf(placements, sizeof placements, "[Partial(%s)]", c->pending ? j->pending : "sum");
     nr_tune_format_dims(shape_text, sizeof shape_text, shape, rk);
     nr_tune_format_dims(shard_text, sizeof shard_text, shard, rk);

@@ -35,7 +35,8 @@ local targets = {
 -- them is not the rounded sum).
 local function partial_targets(kind)
   local function p(shape, placements, mesh, grid)
-    return d(shape, { placements = "[" .. placements:gsub("P", "Partial(" .. kind .. ")") .. "]", mesh = mesh, grid = grid })
+    local text = "[" .. placements:gsub("P", "Partial(" .. kind .. ")") .. "]"
+    return d(shape, { placements = text, mesh = mesh, grid = grid })
   end
   return {
     -- everything to one element: 2 copies fold half the rows each, the halves their cores hold

@@ -144,7 +144,8 @@ static void share_case(uint64_t *rng, char *desc)
     cover c = {buf, got, 0, SIZE, false};
     const nr_spans *sets[] = {&set[0], rng_range(rng, 0, 3) ? &set[1] : NULL};
     if (!sets[1])
-        memset(want + (set[1].n ? set[1].v[0].p - buf : SIZE), 0, (size_t)(set[1].n ? SIZE - (set[1].v[0].p - buf) : 0));
+        memset(want + (set[1].n ? set[1].v[0].p - buf : SIZE), 0,
+               (size_t)(set[1].n ? SIZE - (set[1].v[0].p - buf) : 0));
     for (int p = 0; p < pieces; ++p)
         nr_spans_share(sets, 2, pieces, p, mark, &c);
     CHECK(!c.outside, "a share reaches outside the buffer or is empty");
