@@ -181,14 +181,8 @@ static const nr_spans *touched(const rounds *rd, int which)
 
 static int spans_open(const nr_setup *su, const variants *v, rounds *rd)
 {
-    int rc = 0;
-    for (int k = 0; k < su->n && !rc; ++k)
-        rc = nr_spans_tensor(&rd->device, su->t[k]);
-    for (int k = 0; k + 1 < su->n && !rc; ++k)
-        rc = nr_spans_add(&rd->plain, su->host[k], nr_bytes(su, k)) ||
-             nr_spans_add(&rd->peer, su->host[k], nr_bytes(su, k));
-    return rc || nr_spans_add(&rd->plain, v->out[2], nr_bytes(su, su->n - 1)) ||
-           nr_spans_add(&rd->peer, v->out[3], nr_bytes(su, su->n - 1));
+    return nr_setup_spans(su, NULL, &rd->device) || nr_setup_spans(su, v->out[2], &rd->plain) ||
+           nr_setup_spans(su, v->out[3], &rd->peer);
 }
 
 /* Variant which of a round, timed from a cold cache (nr_cold), into rd->t[which][rd->n]. */

@@ -219,6 +219,9 @@ bool nr_spans_evict(nd_device *dev, const nr_spans *a, const nr_spans *b);
  * mirror too, mapped readable (a page never fetched reads as the zero page, and clflush needs no more).
  * Where lines cannot be evicted by address (no x86 clflush), or run is NULL: nr_flush_caches. */
 void nr_cold(nd_device *dev, const nr_spans *run, const nr_spans *before);
+/* (setup.c) What a run of the case touches, into s: with host_out NULL its tensors on the device, every
+ * copy; else its host inputs and host_out, an output array. -1: out of memory. */
+int nr_setup_spans(const nr_setup *su, const void *host_out, nr_spans *s);
 
 /* ---- limit.c: a row's limit, the best of everything doing its work, and when a median is believed. */
 enum { NR_MAX_CANDIDATES = 3 + NR_MAX_PROBES + 4 };

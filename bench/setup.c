@@ -12,6 +12,18 @@ int64_t nr_bytes(const nr_setup *su, int operand)
     return su->elems[operand] * su->dist[operand].elem_bytes;
 }
 
+int nr_setup_spans(const nr_setup *su, const void *host_out, nr_spans *s)
+{
+    int rc = 0;
+    for (int k = 0; k < su->n && !rc; ++k) {
+        if (!host_out)
+            rc = nr_spans_tensor(s, su->t[k]);
+        else
+            rc = nr_spans_add(s, k + 1 < su->n ? su->host[k] : host_out, nr_bytes(su, k));
+    }
+    return rc;
+}
+
 static bool has_dtype(const nda_kernel_entry *e, const char *dtype)
 {
     for (int i = 0; i < e->noperands; ++i)

@@ -114,11 +114,9 @@ static int open_run(nd_kernels *k, const contract_case *cc, const nr_settings *s
     for (int v = 0; v < NVARIANTS; ++v) {
         if (!(run->out[v] = malloc((size_t)nr_bytes(su, su->n - 1))) || !(run->t[v] = malloc(MAX_ROUNDS * sizeof(double))))
             return nd_failc(err, ND_ENOMEM, "out of host memory");
-        int rc = nr_spans_add(&run->spans[v], run->out[v], nr_bytes(su, su->n - 1));
-        for (int i = 0; i < su->n && !rc; ++i)
-            rc = v < 2 ? nr_spans_tensor(&run->spans[v], su->t[i])
-                       : i + 1 < su->n ? nr_spans_add(&run->spans[v], su->host[i], nr_bytes(su, i)) : 0;
-        if (rc)
+        /* a kernel's output is read back into out[v] after its launch, so its run touches that too */
+        if (nr_setup_spans(su, v < 2 ? NULL : run->out[v], &run->spans[v]) ||
+            (v < 2 && nr_spans_add(&run->spans[v], run->out[v], nr_bytes(su, su->n - 1))))
             return nd_failc(err, ND_ENOMEM, "out of host memory");
     }
     for (int v = 0; v < 2; ++v) { /* picks the kernels (specializing on demand), and runs each once */

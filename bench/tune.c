@@ -680,9 +680,8 @@ int nr_tune_time(nd_kernels *k, const nr_settings *s, int n, int rounds,
         if (!rc)
             rc = nd_kernels_pick(k, tm[i].su.entry->op, tm[i].su.t, tm[i].su.n, ND_VARIANT_SPECIALIZED, &tm[i].pick,
                                  err);
-        for (int o = 0; !rc && o < tm[i].su.n; ++o)
-            if (nr_spans_tensor(&tm[i].spans, tm[i].su.t[o]))
-                rc = nd_failc(err, ND_ENOMEM, "out of memory");
+        if (!rc && nr_setup_spans(&tm[i].su, NULL, &tm[i].spans))
+            rc = nd_failc(err, ND_ENOMEM, "out of memory");
         if (rc) {
             char why[sizeof err->msg];
             snprintf(why, sizeof why, "%s", err->msg);

@@ -69,16 +69,16 @@ static inline void rows_broadcast(int64_t *xi, const int64_t *x, int r, const in
         xi[i] = d[i] == 1 ? 0 : x[i + r - ri];
 }
 
-/* Advances coordinate y over the axes where pick[i] is set, each below dim[i], last fastest; axes
- * with pick[i] clear stay put. False after the last combination (y is back at 0 on those axes). */
-static inline bool rows_odometer(int64_t *y, const bool *pick, const int64_t *dim, int r)
+/* Advances coordinate y over the axes where pick[i] is set, each in [lo[i], hi[i]), last fastest; axes
+ * with pick[i] clear stay put. False after the last combination (y is back at lo on those axes). */
+static inline bool rows_odometer(int64_t *y, const bool *pick, const int64_t *lo, const int64_t *hi, int r)
 {
     for (int i = r - 1; i >= 0; --i) {
         if (!pick[i])
             continue;
-        if (++y[i] < dim[i])
+        if (++y[i] < hi[i])
             return true;
-        y[i] = 0;
+        y[i] = lo[i];
     }
     return false;
 }

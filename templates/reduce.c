@@ -69,20 +69,6 @@ static VMATH_WIDE void reduce_lanes(float *restrict lane, const NDT_T *restrict 
     VMATH_FOLD(lane, p, n, NDT_ACC);
 }
 
-/* The next combination of the picked axes' indices, y[i] in [lo[i], hi[i]), the last fastest; false
- * after the last. */
-static inline bool reduce_odometer(int64_t *y, const bool *pick, const int64_t *lo, const int64_t *hi, int r)
-{
-    for (int i = r - 1; i >= 0; --i) {
-        if (!pick[i])
-            continue;
-        if (++y[i] < hi[i])
-            return true;
-        y[i] = lo[i];
-    }
-    return false;
-}
-
 /* acc[0, n) folds in the runs p[0][0, n), .., p[g - 1][0, n), in that order for every element: the
  * input's order, with one load and store of each accumulator per GROUP runs. One statement per step,
  * not nested NDT_ACCs, which GCC would not vectorize. */
@@ -175,7 +161,7 @@ void reduce(const nda_core *core, const nda_args *args)
                         for (int i = 0; i < r; ++i)
                             ys[g][i] = y[i];
                         ++g;
-                        more = reduce_odometer(y, red_outer, lo, hi, r);
+                        more = rows_odometer(y, red_outer, lo, hi, r);
                     } while (more && g < GROUP);
                     for (int64_t k = 0; k < span;) {
                         const NDT_T *p[GROUP];
