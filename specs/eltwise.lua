@@ -50,7 +50,7 @@ end
 
 op_family("eltwise_unary.c", {
   relu    = "((x) > 0.0f ? (x) : 0.0f)",
-  gelu    = "(0.5f * (x) * (1.0f + erff((x) * 0.70710678f)))",
+  gelu    = "(0.5f * (x) * (1.0f + vmath_erff((x) * 0.70710678f)))",
   exp     = "expf(x)",
   log     = "logf(x)",
   sqrt    = "sqrtf(x)",

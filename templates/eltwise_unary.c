@@ -37,11 +37,14 @@
 /* y[0, n) = EXPR(x[0, n)), VMATH_BLOCK lanes at a time: whole blocks in place, the rest padded to a
  * block (each lane's result depends on its own value alone, so both give the same bits). With stream,
  * a whole block whose destination is aligned for it goes through a buffer to streaming stores
- * (eltwise_rows.h): the same vector loop, so the same bits. */
+ * (eltwise_rows.h): the same vector loop, so the same bits. The input is prefetched ahead
+ * (rows_prefetch): vector math outruns the hardware's prefetchers. */
 static VMATH_WIDE void unary_run(NDT_T *restrict y, const NDT_T *restrict x, int64_t n, bool stream)
 {
     int64_t e0 = 0;
     for (; e0 + VMATH_BLOCK <= n; e0 += VMATH_BLOCK) {
+        if (rows_prefetching(e0, n, (int64_t)sizeof(NDT_T)))
+            rows_prefetch(x + e0);
         if (stream && rows_stream_aligned(y + e0)) {
             NDT_T t[VMATH_BLOCK];
             VMATH_KEEP_LOOP

@@ -255,8 +255,8 @@ static void reference_einsum(const nda_kernel_entry *e, void *out, const void *c
     }
 }
 
-/* Ops whose templates use vector math (templates/eltwise_rows.h: libmvec's expf, erff, tanhf, logf, a few ULP
- * from libm's; tests/test_vmath.c bounds them). Their outputs are held to the reference within 8 ULP
+/* Ops whose templates use vector math (templates/eltwise_rows.h: libmvec's expf, tanhf, logf and the templates'
+ * own vmath_erff, a few ULP from libm's; tests/test_vmath.c bounds them). Their outputs are held to the reference within 8 ULP
  * for f32, and gelu also within 1e-6 absolute, in either dtype (0.5 x (1 + erf) loses erf's relative
  * accuracy where erf is near -1); softmax within 10 ULP (its exp's 4, the same 4 again in the sum of the
  * exps, the roundings of the sum, of its reciprocal and of the product); bf16 and f16 outputs within one step (f32 results a few

@@ -43,6 +43,14 @@ VLOOP(v_exp, expf)
 VLOOP(v_erf, erff)
 VLOOP(v_tanh, tanhf)
 VLOOP(v_log, logf)
+VLOOP(v_erf_own, vmath_erff)
+
+/* One element at a time, never vectorized (noinline, called per element): the bits a kernel's scalar
+ * code would give, which must be the vector loop's. */
+static __attribute__((noinline)) float erf_one(float x)
+{
+    return vmath_erff(x);
+}
 
 typedef float scalar_fn(float);
 typedef void vector_fn(float *restrict, const float *restrict, size_t);
@@ -96,6 +104,70 @@ static void check(const char *name, vector_fn *vf, scalar_fn *volatile sf, doubl
     free(y);
 }
 
+/* The error of f against the exact value want, in ULP of want's binade (f32; subnormal spacing below). */
+static double ulps_exact(float got, double want)
+{
+    if (isnan(got) || isinf(got))
+        return INFINITY;
+    int e;
+    frexp(want, &e); /* want in [2^(e-1), 2^e) */
+    return fabs((double)got - want) / fmax(ldexp(1.0, e - 24), ldexp(1.0, -149));
+}
+
+/* vmath_erff (the templates' own erf, eltwise_rows.h) against erf in double, whose error (under 1 ULP of
+ * double) is nothing at f32's scale: every 61st float of [0, 4.5] (where erf is not yet 1 in f32), every
+ * float within 2^16 of the pieces' edges (1 and 3.85) and of 0.5, where the result's binade changes. Then
+ * oddness, the vector loop against one element at a time, bit for bit (the generic and specialized
+ * kernels must agree whatever their loops), and the special values. */
+static void check_own_erf(double bound)
+{
+    enum { BATCH = 1 << 16 };
+    static float x[BATCH], y[BATCH];
+    double worst = 0;
+    float worst_x = 0;
+    int64_t n_checked = 0;
+    const float edges[] = {1.0f, 3.85f, 0.5f};
+    for (int pass = 0; pass < 1 + (int)(sizeof edges / sizeof *edges); ++pass) {
+        uint32_t first, last, step;
+        if (pass == 0) {
+            float hi = 4.5f;
+            first = 0, step = 61;
+            memcpy(&last, &hi, 4);
+        } else {
+            memcpy(&first, &edges[pass - 1], 4);
+            first -= 1u << 16, last = first + (2u << 16), step = 1;
+        }
+        for (uint32_t u = first; u <= last;) {
+            size_t n = 0;
+            for (; n < BATCH && u <= last; u += step, ++n)
+                memcpy(&x[n], &u, 4);
+            for (size_t i = n; i % VMATH_BLOCK; ++i)
+                x[i] = 0.0f;
+            v_erf_own(y, x, (n + VMATH_BLOCK - 1) / VMATH_BLOCK * VMATH_BLOCK);
+            for (size_t i = 0; i < n; ++i) {
+                double d = ulps_exact(y[i], erf((double)x[i]));
+                if (d > worst)
+                    worst = d, worst_x = x[i];
+                float one = erf_one(x[i]), neg = erf_one(-x[i]);
+                CHECK(memcmp(&one, &y[i], 4) == 0, "vmath_erff(%a): %a in a vector loop, %a alone", (double)x[i],
+                      (double)y[i], (double)one);
+                CHECK(neg == -one, "vmath_erff(-%a) = %a, not -%a", (double)x[i], (double)neg, (double)one);
+            }
+            n_checked += (int64_t)n;
+        }
+    }
+    printf("vmath_erff: max error %.3g ULP of erf (at %a) over %lld floats, bound %g ULP\n", worst, (double)worst_x,
+           (long long)n_checked, bound);
+    CHECK(worst <= bound, "vmath_erff: %g ULP at %a, past the stated %g", worst, (double)worst_x, bound);
+    float nan = erf_one(NAN), mz = erf_one(-0.0f);
+    CHECK(isnan(nan) && erf_one(INFINITY) == 1.0f && erf_one(-INFINITY) == -1.0f && erf_one(1e30f) == 1.0f,
+          "vmath_erff: NaN gives %a, +-inf %a %a", (double)nan, (double)erf_one(INFINITY),
+          (double)erf_one(-INFINITY));
+    CHECK(mz == 0.0f && signbit(mz) && erf_one(0x1p-149f) == 0x1p-149f, "vmath_erff: -0 gives %a, the least "
+          "subnormal %a", (double)mz, (double)erf_one(0x1p-149f));
+    passed += 2;
+}
+
 /* rows_stream (the non-temporal copy the templates use for outputs larger than the LLC) against memcpy:
  * destinations aligned to ROWS_STREAM_ALIGN (its contract), a misaligned source, and every multiple of
  * 16 bytes up to a few blocks of the widest vector, so each width's loop and the tail run; guard bytes
@@ -125,5 +197,7 @@ int main(void)
     check("erff", v_erf, erff, 4);
     check("tanhf", v_tanh, tanhf, 4);
     check("logf", v_log, logf, 5);
+    check("vmath_erff", v_erf_own, erff, 3);
+    check_own_erf(1.5);
     return test_finish(passed);
 }
