@@ -174,24 +174,59 @@ static inline __attribute__((always_inline)) float vmath_erff(float x)
     return a < 1.0f ? VMATH_MADD(x, s, x) : copysignf(big, x);
 }
 
+/*
+ * Software prefetch, ROWS_PREFETCH_BYTES ahead of a run's reads, once per block of VMATH_BLOCK elements,
+ * for the loops whose blocks cost more than their bytes' transfer: vector math (eltwise_unary.c) and
+ * folds along a row (VMATH_FOLD: reductions, softmax's max), one dependent step per block. There the
+ * hardware's own prefetchers fell behind: on a 2-CPU Xeon VM, gelu over 64 MB (its erf some 30
+ * operations per 16 lanes) ran in 11.6 ms, half its samples on the first use of a load, and in 5.4 ms
+ * with this; exp, tanh and sigmoid went from 5.4-6.4 to 4.2-4.9 ms; relu stayed within 4%. An add
+ * lost 2-5% with it (template_ab, 3 rounds), so the binary and ternary templates do without. 4 KiB
+ * and 8 KiB ahead tied. Only while the run goes on that far (rows_prefetching): past its end the bytes
+ * may be no one's (an add on 64x64 cores, whose runs are 16 KiB rows, lost 8% to prefetches past them).
+ * The address is formed as an integer (a prefetch never faults, but a pointer past its array is
+ * undefined).
+ */
+enum { ROWS_PREFETCH_BYTES = 4096 };
+
+static inline void rows_prefetch(const void *p)
+{
+    __builtin_prefetch((const void *)((uintptr_t)p + ROWS_PREFETCH_BYTES));
+}
+
+/* Whether element i of a run of n elements of elem bytes still has ROWS_PREFETCH_BYTES of it ahead. */
+static inline bool rows_prefetching(int64_t i, int64_t n, int64_t elem)
+{
+    return (n - i) * elem > ROWS_PREFETCH_BYTES;
+}
+
 /* Folds p[0, n) (elements of the template's NDT_T, loaded by its NDT_LOAD) into VMATH_BLOCK lanes of f32:
  * lane[e % 16] = STEP(lane[e % 16], v) over the whole blocks, the rest into lane 0. The block's loop is
  * kept a loop, which GCC vectorizes (unrolled first, it would keep 16 scalar lanes). STEP may name its
- * arguments more than once: each value is loaded into a variable first. A macro, since NDT_LOAD is each
- * kernel's own. */
+ * arguments more than once: each value is loaded into a variable first. The input is prefetched ahead
+ * (rows_prefetch): a max over 4096x4096 rows went from 3.93-4.12 to 3.06-3.11 ms with it. A macro, since
+ * NDT_LOAD is each kernel's own. */
 #define VMATH_FOLD(lane, p, n, STEP)                                                                       \
     do {                                                                                                    \
         int64_t e_ = 0;                                                                                     \
-        for (; e_ + VMATH_BLOCK <= (n); e_ += VMATH_BLOCK) {                                                \
-            VMATH_KEEP_LOOP                                                                                 \
-            for (int k_ = 0; k_ < VMATH_BLOCK; ++k_) {                                                      \
-                const float v_ = NDT_LOAD((p)[e_ + k_]);                                                    \
-                (lane)[k_] = STEP((lane)[k_], v_);                                                          \
-            }                                                                                               \
+        const int64_t ahead_ = (n) - ROWS_PREFETCH_BYTES / (int64_t)sizeof((p)[0]); /* prefetch below */   \
+        for (; e_ + VMATH_BLOCK <= ahead_; e_ += VMATH_BLOCK) {                                             \
+            rows_prefetch((p) + e_);                                                                        \
+            VMATH_FOLD_BLOCK(lane, p, e_, STEP);                                                            \
         }                                                                                                   \
+        for (; e_ + VMATH_BLOCK <= (n); e_ += VMATH_BLOCK)                                                  \
+            VMATH_FOLD_BLOCK(lane, p, e_, STEP);                                                            \
         for (; e_ < (n); ++e_) {                                                                            \
             const float v_ = NDT_LOAD((p)[e_]);                                                             \
             (lane)[0] = STEP((lane)[0], v_);                                                                \
+        }                                                                                                   \
+    } while (0)
+#define VMATH_FOLD_BLOCK(lane, p, e, STEP)                                                                 \
+    do {                                                                                                    \
+        VMATH_KEEP_LOOP                                                                                     \
+        for (int k_ = 0; k_ < VMATH_BLOCK; ++k_) {                                                          \
+            const float v_ = NDT_LOAD((p)[(e) + k_]);                                                       \
+            (lane)[k_] = STEP((lane)[k_], v_);                                                              \
         }                                                                                                   \
     } while (0)
 
@@ -298,31 +333,6 @@ static inline void rows_stream(void *dst, const void *src, int64_t bytes)
     memcpy(d, s, (size_t)bytes);
 }
 
-/*
- * Software prefetch, ROWS_PREFETCH_BYTES ahead of a run's reads, once per block of VMATH_BLOCK elements,
- * for the loops whose blocks cost more than their bytes' transfer: vector math (eltwise_unary.c). There
- * the hardware's own prefetchers fell behind: on a 2-CPU Xeon VM, gelu over 64 MB (its erf some 30
- * operations per 16 lanes) ran in 11.6 ms, half its samples on the first use of a load, and in 5.4 ms
- * with this; exp, tanh and sigmoid went from 5.4-6.4 to 4.2-4.9 ms; relu stayed within 4%. An add
- * lost 2-5% with it (template_ab, 3 rounds), so the binary and ternary templates do without. 4 KiB
- * and 8 KiB ahead tied. Only while the run goes on that far (rows_prefetching): past its end the bytes
- * may be no one's (an add on 64x64 cores, whose runs are 16 KiB rows, lost 8% to prefetches past them).
- * The address is formed as an integer (a prefetch never faults, but a pointer past its array is
- * undefined).
- */
-enum { ROWS_PREFETCH_BYTES = 4096 };
-
-static inline void rows_prefetch(const void *p)
-{
-    __builtin_prefetch((const void *)((uintptr_t)p + ROWS_PREFETCH_BYTES));
-}
-
-/* Whether element i of a run of n elements of elem bytes still has ROWS_PREFETCH_BYTES of it ahead. */
-static inline bool rows_prefetching(int64_t i, int64_t n, int64_t elem)
-{
-    return (n - i) * elem > ROWS_PREFETCH_BYTES;
-}
-
 /* z[i] = AT(i) for i in [0, n), AT a macro of the template's: with stream, the blocks of VMATH_BLOCK whose
  * destination is aligned for it are computed into a buffer and streamed, the rest stored as usual; each
  * element is the same expression either way. A macro, since AT is each template's own. */
@@ -343,6 +353,5 @@ static inline bool rows_prefetching(int64_t i, int64_t n, int64_t elem)
         for (; i_ < (n); ++i_)                                                                              \
             (z)[i_] = AT(i_);                                                                               \
     } while (0)
-
 
 #endif
