@@ -45,6 +45,8 @@ void matmul(const nda_core *core, const nda_args *args)
     int64_t k0, k1; /* a Partial out holds one part of the sum over k: this core's copy adds k in [k0, k1) */
     nda_part_range(core, out, nda_dim(a, 1), &k0, &k1);
     const int64_t K = k1 - k0;
+    const int64_t od[2] = {M, N};
+    const bool stream = rows_streaming(rows_bytes(2, od, (int64_t)sizeof(NDT_T))); /* eltwise_rows.h */
     ct_run *runs = NULL;
     int64_t nruns = 0, cap = 0;
     bool ok = true;
@@ -114,7 +116,7 @@ void matmul(const nda_core *core, const nda_args *args)
         }
         ct_product(&wk, &s);
         if (ct_stored(&wk, &s))
-            CT_STORE_RUNS(&wk, runs, &s)
+            CT_STORE_RUNS(&wk, runs, &s, stream)
     }
     ct_work_free(&wk);
     free(aseg), free(bseg), free(runs);
