@@ -22,7 +22,7 @@ static bool is_exact(const nr_setup *su)
 
 /* Whether got matches want: bit for bit for data movement, else within a relative tolerance (the
  * kernels and the reference may sum or contract multiply-adds in another order). */
-static bool outputs_match(const nr_setup *su, const void *got, const void *want, const char *what, nr_result *r)
+bool nr_outputs_match(const nr_setup *su, const void *got, const void *want, const char *what, nr_result *r)
 {
     int o = su->n - 1;
     nd_dtype t = su->dist[o].spec.dtype;
@@ -93,7 +93,7 @@ static int check_peers(nr_setup *su, variants *v, nr_result *r, nd_error *err)
         snprintf(r->peer_name[i], sizeof r->peer_name[i], "%s", v->peers.p[i].name);
         memset(v->out[3], 0, (size_t)nr_bytes(su, su->n - 1));
         nr_peer_run(&v->peers, i, su, v->out[3]);
-        r->match = outputs_match(su, v->out[3], v->out[r->has_reference ? 2 : 0], v->peers.p[i].name, r);
+        r->match = nr_outputs_match(su, v->out[3], v->out[r->has_reference ? 2 : 0], v->peers.p[i].name, r);
     }
     return 0;
 }
@@ -133,8 +133,8 @@ static int check(nd_kernels *k, nr_setup *su, variants *v, nr_result *r, nd_erro
         snprintf(r->reference_name, sizeof r->reference_name, "%s", su->entry->reference_name);
         if (nr_reference(su->dev, su, v->out[2], err))
             return -1;
-        r->match = outputs_match(su, v->out[0], v->out[2], "generic", r) &&
-                   outputs_match(su, v->out[1], v->out[2], "specialized", r);
+        r->match = nr_outputs_match(su, v->out[0], v->out[2], "generic", r) &&
+                   nr_outputs_match(su, v->out[1], v->out[2], "specialized", r);
     } else { /* said plainly in the table and the JSON (main.c) */
         r->match = true;
     }

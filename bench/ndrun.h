@@ -329,6 +329,10 @@ typedef struct nr_result {
 } nr_result;
 
 int nr_compare(nd_kernels *k, const nr_case *c, const nr_settings *s, nr_result *r, nd_error *err);
+/* Whether got (su's output, host) matches want: bit for bit for data movement, else within the output
+ * dtype's relative tolerance; on a mismatch r->mismatch says where (what names got), and r->max_error
+ * grows to the largest difference seen. */
+bool nr_outputs_match(const nr_setup *su, const void *got, const void *want, const char *what, nr_result *r);
 /* The headline rate of a timing: GFLOP/s for a contraction, else GB/s. */
 double nr_rate(const nr_result *r, const nr_timing *t);
 /* The access pattern that bounds a case: a stream kind (copy, add, memcpy, read) whose probes

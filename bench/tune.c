@@ -757,11 +757,97 @@ int nr_tune_time_candidates(const tune_job *j, nd_kernels *k, int top, nr_tune_t
     return rc;
 }
 
-/* The top candidates, timed together. */
+/* Runs su's specialized kernel once, its output cleared first (a Partial one: every part zeroed). */
+static int run_once(nd_kernels *k, nr_setup *su, nd_error *err)
+{
+    int o = su->n - 1;
+    memset(su->host[o], 0, (size_t)nr_bytes(su, o));
+    if (nd_tensor_write(su->t[o], su->host[o], nr_bytes(su, o), err))
+        return -1;
+    return nd_run(&(nd_launch_desc){.device = su->dev, .kernels = k, .op = su->entry->op, .tensors = su->t,
+                                    .ntensors = su->n, .scalars = su->scalars, .nscalars = su->nscalars,
+                                    .variant = ND_VARIANT_SPECIALIZED}, err);
+}
+
+/* Carries the Partial output of `from` into the Partial first input of `to`, part by part: how the two
+ * launches of a pending candidate meet on a device. */
+static int carry_parts(const nr_setup *from, nr_setup *to, nd_error *err)
+{
+    const int o = from->n - 1, parts = from->dist[o].spec.parts;
+    const int64_t bytes = nr_bytes(from, o);
+    if (to->dist[0].spec.parts != parts || nr_bytes(to, 0) != bytes)
+        return nd_fail(err, "its reduce_scatter's input (%d parts, %lld bytes) is not the op's output (%d parts, "
+                       "%lld bytes)", to->dist[0].spec.parts, (long long)nr_bytes(to, 0), parts, (long long)bytes);
+    void *buf = malloc((size_t)bytes);
+    int rc = buf ? 0 : nd_failc(err, ND_ENOMEM, "out of host memory");
+    for (int q = 0; q < parts && !rc; ++q)
+        rc = nd_tensor_read_part(from->t[o], q, buf, bytes, err) || nd_tensor_write_part(to->t[0], q, buf, bytes, err);
+    free(buf);
+    return rc ? -1 : 0;
+}
+
+/*
+ * Checks candidate c end to end before it is timed, as ndrun bench checks a row: its specialized kernel
+ * once on the seed's inputs, and for a candidate of two launches (a pending sum or reduction, then its
+ * reduce_scatter) the first's Partial output carried into the second, whose result is then the op's;
+ * that result against the op's plain reference on the same inputs (nr_outputs_match). A candidate that
+ * disagrees is an error, never a recommendation. *checked is false when the op has no reference.
+ */
+static int verify(const tune_job *j, nd_kernels *k, const cand *c, bool *checked, nd_error *err)
+{
+    nr_setup su[2];
+    nr_case nc;
+    int nparts = nr_tune_parts(c), open = 0, rc = 0;
+    for (; open < nparts && !rc; ++open)
+        if ((rc = nr_tune_case(j, c, open, &nc, err) || nr_setup_open(k, &nc, &j->s, &su[open], err)))
+            break;
+    nr_setup *last = &su[nparts - 1];
+    const int o = su[0].n - 1;
+    void *want = NULL;
+    nr_result *r = calloc(1, sizeof *r);
+    *checked = !rc && nr_has_reference(&su[0]);
+    if (!rc && !r)
+        rc = nd_failc(err, ND_ENOMEM, "out of host memory");
+    rc = rc || run_once(k, &su[0], err);
+    if (!rc && nparts == 2)
+        rc = carry_parts(&su[0], &su[1], err) || run_once(k, &su[1], err);
+    if (!rc && *checked) {
+        const int lo = last->n - 1;
+        if (nr_bytes(last, lo) != nr_bytes(&su[0], o))
+            rc = nd_fail(err, "its result has %lld bytes, the op's output %lld", (long long)nr_bytes(last, lo),
+                         (long long)nr_bytes(&su[0], o));
+        else if (!(want = malloc((size_t)nr_bytes(&su[0], o))))
+            rc = nd_failc(err, ND_ENOMEM, "out of host memory");
+        rc = rc || nd_tensor_read(last->t[lo], last->host[lo], nr_bytes(last, lo), err) ||
+             nr_reference(su[0].dev, &su[0], want, err);
+        r->match = true;
+        if (!rc && !nr_outputs_match(&su[0], last->host[lo], want, "its result", r))
+            rc = nd_fail(err, "does not agree with the op's reference: %s", r->mismatch);
+    }
+    for (int p = 0; p < open && p < nparts; ++p)
+        nr_setup_close(&su[p]);
+    free(want);
+    free(r);
+    if (rc) {
+        char why[sizeof err->msg];
+        snprintf(why, sizeof why, "%s", err->msg);
+        nd_fail(err, "candidate %s: %s", c->text, why);
+    }
+    return rc;
+}
+
+/* The top candidates, checked (verify), then timed together. */
 static int measure(tune_job *j, nd_kernels *k, int top, nd_error *err)
 {
     nr_tune_timing *t = calloc((size_t)top, sizeof *t);
-    int rc = t ? nr_tune_time_candidates(j, k, top, t, err) : nd_failc(err, ND_ENOMEM, "out of memory");
+    int rc = t ? 0 : nd_failc(err, ND_ENOMEM, "out of memory");
+    j->checked = top > 0;
+    for (int i = 0; i < top && !rc; ++i) {
+        bool checked = false;
+        rc = verify(j, k, &j->c[i], &checked, err);
+        j->checked = j->checked && checked;
+    }
+    rc = rc || nr_tune_time_candidates(j, k, top, t, err);
     for (int i = 0; i < top && !rc; ++i) {
         j->c[i].median = t[i].median, j->c[i].half = t[i].half, j->c[i].tight = t[i].tight;
         memcpy(j->c[i].fixed, t[i].fixed, sizeof j->c[i].fixed);
@@ -808,9 +894,13 @@ static void report_text(FILE *fp, const tune_job *j, int top, int win, bool tie)
             fprintf(fp, "   %9.3f ms +-%.0f%%", c->median * 1e3, c->half * 100);
         fprintf(fp, "%s%s\n", c->picked ? "  (--also)" : "", i == win && !isnan(c->median) ? "  <- chosen" : "");
     }
-    if (!j->o.predict_only)
+    if (!j->o.predict_only) {
+        fprintf(fp, "%s\n", j->checked ? "checked first: every timed candidate's result agrees with the op's reference "
+                                         "(a candidate of two launches: both, end to end)"
+                                       : "not checked: the op's spec gives no reference");
         fprintf(fp, "%s\n", tie ? "the fastest medians' intervals overlap (or are not tight): a tie within noise, "
                                   "broken by the model" : "the chosen candidate is fastest beyond noise");
+    }
     if (strcmp(j->s.fixed, "all") != 0)
         fprintf(fp, "kernels fixing at most \"%s\" (--fixed): one per candidate's pattern serves every %s\n",
                 j->s.fixed, !strcmp(j->s.fixed, "pattern") ? "tensor shape" : "tensor shape and core grid");
@@ -851,7 +941,8 @@ static void report_json(FILE *fp, const void *ctx)
 {
     const tune_job *j = ctx;
     fprintf(fp, "{\n  \"op\": \"%s\", \"shape\": \"%s\", \"grid\": \"%s\", \"candidates\": %d, \"chosen\": %d,\n"
-                "  \"ranked\": [\n", j->o.op, j->o.shape, j->o.grid, j->n, j->chosen);
+                "  \"checked\": %s,\n  \"ranked\": [\n", j->o.op, j->o.shape, j->o.grid, j->n, j->chosen,
+            j->checked ? "true" : "false");
     for (int i = 0; i < j->n; ++i) {
         const cand *c = &j->c[i];
         char lua[1200];

@@ -61,6 +61,7 @@ typedef struct tune_job {
     cand *c;
     int n;
     int chosen; /* after timing: the candidate chosen (index into c), -1 before or when none was timed */
+    bool checked; /* after timing: every timed candidate's result agreed with the op's reference (verify) */
 } tune_job;
 
 /* The job's candidates for j->o (op, shape, grid, dtype, axes set): the op's kind from the kernels,

@@ -125,6 +125,24 @@ if "$ndgen" tune --op add --shape 256,256 --grid 2x1 --top 2 --repeats 3 --json-
    jq -e '[.ranked[0:2][] | .median_seconds > 0] == [true, true] and (.ranked[2] | has("median_seconds") | not)' \
      "$tmp/m.json" >/dev/null; then ok; else bad "measured run: $(cat "$tmp/out" "$tmp/err" | head -c 600)"; fi
 
+# every timed candidate is checked against the op's reference first, one of two launches end to end (the
+# op's Partial output carried part by part into its reduce_scatter): uneven chunks over 3 cores, a pending
+# sum of a matmul; and the same tune with a reduce_scatter that skips part 0 (its template, specialized
+# by the JIT from a folder of ours) stops at that candidate instead of ranking it
+for run in "reduce_sum --axes 0,1 --shape 67,97 --grid 3x1" "matmul --shape 40,96,24 --grid 2x1"; do
+  # shellcheck disable=SC2086 # the run's words
+  if "$ndrun" tune --op $run --top all --repeats 3 --json-out "$tmp/chk.json" >"$tmp/out" 2>"$tmp/err" &&
+     grep -q '^checked first: every timed candidate' "$tmp/out" && grep -q 'Partial\|--sum-over' "$tmp/out" &&
+     jq -e '.checked == true' "$tmp/chk.json" >/dev/null; then ok; else bad "checked: $run: $(cat "$tmp/out" "$tmp/err" | head -c 600)"; fi
+done
+mkdir -p "$tmp/broken" && cp -r "$(dirname "$0")/../templates" "$tmp/broken/" && chmod -R go-w "$tmp/broken"
+sed -i 's/for (int64_t q = 0; q < parts; ++q)/for (int64_t q = 1; q < parts; ++q)/' "$tmp/broken/templates/all_reduce.c"
+if grep -q 'q = 1; q < parts' "$tmp/broken/templates/all_reduce.c" &&
+   ! "$ndrun" tune --op reduce_sum --axes 0,1 --shape 67,97 --grid 3x1 --top all --repeats 3 --cache-dir "$tmp/jit-broken" \
+     --template-dir "$tmp/broken/templates" >"$tmp/out" 2>"$tmp/err" &&
+   grep -q "out Partial(sum): does not agree with the op's reference: its result element" "$tmp/err"
+then ok; else bad "a broken reduce_scatter was not caught: $(cat "$tmp/out" "$tmp/err" | head -c 600)"; fi
+
 # the spec target round-trips: pasted into a spec, ndgen generates a kernel for exactly the distribution
 # the `target:` line gave ndrun, its signature written out here from those flags (row pages are one row
 # of the shard's width, tiles 32x32; two cores (0,0)-(1,0), row-major, round robin, L1).
