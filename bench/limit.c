@@ -73,6 +73,16 @@ nr_verdict nr_judge(double rate, double limit, bool tight)
     return 100 * rate / limit > NR_FAULT_PERCENT ? NR_FAULT : NR_BELIEVED;
 }
 
+bool nr_sum_intervals(const double *median, const double *half, int n, double *sum_median, double *sum_half)
+{
+    double m = 0, h = 0;
+    for (int i = 0; i < n; ++i)
+        m += median[i], h += median[i] * half[i];
+    *sum_median = m;
+    *sum_half = m > 0 ? h / m : INFINITY;
+    return *sum_half <= NR_TIGHT;
+}
+
 int nr_pick_fastest(const double *median, const double *half, const bool *tight, int n, bool *tie)
 {
     int best = 0;

@@ -249,6 +249,11 @@ nr_verdict nr_judge(double rate, double limit, bool tight);
  * reaches the fastest's (its lower bound at most the fastest's upper one); one whose interval is not
  * tight, only when its median itself lies within the fastest's interval. */
 int nr_pick_fastest(const double *median, const double *half, const bool *tight, int n, bool *tie);
+/* The time of n parts timed apart (a pending op, then its reduce_scatter) as one candidate's: *median the
+ * sum of theirs, *half the sum of their half widths (an upper bound of the sum's interval) as a fraction of
+ * it, infinite when a part has none; returns whether that is tight (NR_TIGHT). A part of microseconds with
+ * a wide spread of its own does not loosen a total that is tight. */
+bool nr_sum_intervals(const double *median, const double *half, int n, double *sum_median, double *sum_half);
 
 /* ---- peers.c: the libraries the field uses for an op (OpenBLAS, BLIS, oneDNN, LIBXSMM), each run on
  * the case's dense host arrays as its users call it. */

@@ -30,6 +30,7 @@
  * unless its 95% interval overlaps another's, a tie that the model breaks. The report says which.
  */
 #include <limits.h>
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -739,18 +740,17 @@ int nr_tune_time_candidates(const tune_job *j, nd_kernels *k, int top, nr_tune_t
         for (int p = 0; p < nr_tune_parts(&j->c[i]); ++p)
             l.cand[n] = i, l.part[n++] = p;
     rc = rc || nr_tune_time(k, &j->s, n, j->o.rounds, make_part, &l, t, err);
-    for (int i = 0; i < top && !rc; ++i)
-        out[i] = (nr_tune_timing){0, 0, true, ""};
-    for (int e = 0; e < n && !rc; ++e) { /* medians add up; half widths as absolute times, then relative */
-        nr_tune_timing *o = &out[l.cand[e]];
-        o->median += t[e].median;
-        o->half += t[e].median * t[e].half;
-        o->tight = o->tight && t[e].tight;
-        if (l.part[e] == 0) /* the op's own kernel, not the reduce_scatter's */
-            memcpy(o->fixed, t[e].fixed, sizeof o->fixed);
+    for (int e = 0; e < n && !rc;) { /* a candidate's parts are consecutive entries, part 0 first */
+        double median[2], half[2];
+        int i = l.cand[e], np = 0;
+        nr_tune_timing *o = &out[i];
+        memcpy(o->fixed, t[e].fixed, sizeof o->fixed); /* the op's own kernel, not the reduce_scatter's */
+        for (; e < n && l.cand[e] == i; ++e, ++np) {
+            assert(np < 2); /* nr_tune_parts */
+            median[np] = t[e].median, half[np] = t[e].half;
+        }
+        o->tight = nr_sum_intervals(median, half, np, &o->median, &o->half);
     }
-    for (int i = 0; i < top && !rc; ++i)
-        out[i].half = out[i].median > 0 ? out[i].half / out[i].median : 0;
     free(l.cand);
     free(l.part);
     free(t);

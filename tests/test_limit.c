@@ -132,6 +132,26 @@ static void pick_cases(void)
           "the first candidate that ties, not the first candidate");
 }
 
+/* A candidate of two parts timed apart (ndrun tune): the sum of medians, half widths added as times. */
+static void sum_cases(void)
+{
+    double m, h;
+    /* a pending sum of 2.90 ms +-3% and its reduce_scatter of 0.01 ms +-60% (one element): tight as a whole,
+       2.91 +-(0.087 + 0.006) ms = +-3.2% */
+    bool tight = nr_sum_intervals((double[]){2.90, 0.01}, (double[]){0.03, 0.60}, 2, &m, &h);
+    CHECK(tight && fabs(m - 2.91) < 1e-12 && fabs(h - 0.093 / 2.91) < 1e-12,
+          "a wide part of microseconds: tight %d, %g +-%g", tight, m, h);
+    /* two parts of equal time, one at +-9%: +-(4.5% + 1.5%) = 6%, not tight */
+    tight = nr_sum_intervals((double[]){1.0, 1.0}, (double[]){0.09, 0.03}, 2, &m, &h);
+    CHECK(!tight && fabs(h - 0.06) < 1e-12, "equal parts, one loose: tight %d, +-%g", tight, h);
+    /* a part with too few rounds for an interval (infinite): the candidate has none */
+    tight = nr_sum_intervals((double[]){1.0, 0.001}, (double[]){0.01, INFINITY}, 2, &m, &h);
+    CHECK(!tight && isinf(h), "a part without an interval: tight %d, +-%g", tight, h);
+    /* one part: exactly its own */
+    tight = nr_sum_intervals((double[]){4.2}, (double[]){0.05}, 1, &m, &h);
+    CHECK(tight && m == 4.2 && fabs(h - 0.05) < 1e-15, "one part: tight %d, %g +-%g", tight, m, h);
+}
+
 int main(int argc, char **argv)
 {
     rng_state = argc > 1 ? strtoull(argv[1], NULL, 0) : 0x9e3779b97f4a7c15ull ^ (uint64_t)time(NULL);
@@ -141,6 +161,7 @@ int main(int argc, char **argv)
            (unsigned long long)rng_state);
     fixed_cases();
     pick_cases();
+    sum_cases();
     random_cases(2000);
     printf("test_limit: %s\n", failures ? "FAILED" : "ok");
     return failures ? 1 : 0;
