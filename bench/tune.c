@@ -764,9 +764,12 @@ static int run_once(nd_kernels *k, nr_setup *su, nd_error *err)
     memset(su->host[o], 0, (size_t)nr_bytes(su, o));
     if (nd_tensor_write(su->t[o], su->host[o], nr_bytes(su, o), err))
         return -1;
-    return nd_run(&(nd_launch_desc){.device = su->dev, .kernels = k, .op = su->entry->op, .tensors = su->t,
-                                    .ntensors = su->n, .scalars = su->scalars, .nscalars = su->nscalars,
-                                    .variant = ND_VARIANT_SPECIALIZED}, err);
+    nr_watch_begin("specialized", su->entry->op, NULL); /* --watchdog: a kernel that never returns stops */
+    int rc = nd_run(&(nd_launch_desc){.device = su->dev, .kernels = k, .op = su->entry->op, .tensors = su->t,
+                                      .ntensors = su->n, .scalars = su->scalars, .nscalars = su->nscalars,
+                                      .variant = ND_VARIANT_SPECIALIZED, .picked = nr_watch_picked}, err);
+    nr_watch_end();
+    return rc;
 }
 
 /* Carries the Partial output of `from` into the Partial first input of `to`, part by part: how the two
@@ -781,7 +784,8 @@ static int carry_parts(const nr_setup *from, nr_setup *to, nd_error *err)
     void *buf = malloc((size_t)bytes);
     int rc = buf ? 0 : nd_failc(err, ND_ENOMEM, "out of host memory");
     for (int q = 0; q < parts && !rc; ++q)
-        rc = nd_tensor_read_part(from->t[o], q, buf, bytes, err) || nd_tensor_write_part(to->t[0], q, buf, bytes, err);
+        rc = nd_tensor_read_part(from->t[o], q, buf, bytes, err) ||
+             nd_tensor_write_part(to->t[0], q, buf, bytes, err);
     free(buf);
     return rc ? -1 : 0;
 }
@@ -896,7 +900,7 @@ static void report_text(FILE *fp, const tune_job *j, int top, int win, bool tie)
     }
     if (!j->o.predict_only) {
         fprintf(fp, "%s\n", j->checked ? "checked first: every timed candidate's result agrees with the op's reference "
-                                         "(a candidate of two launches: both, end to end)"
+                                         "(a pending one's two launches end to end)"
                                        : "not checked: the op's spec gives no reference");
         fprintf(fp, "%s\n", tie ? "the fastest medians' intervals overlap (or are not tight): a tie within noise, "
                                   "broken by the model" : "the chosen candidate is fastest beyond noise");

@@ -133,7 +133,8 @@ for run in "reduce_sum --axes 0,1 --shape 67,97 --grid 3x1" "matmul --shape 40,9
   # shellcheck disable=SC2086 # the run's words
   if "$ndrun" tune --op $run --top all --repeats 3 --json-out "$tmp/chk.json" >"$tmp/out" 2>"$tmp/err" &&
      grep -q '^checked first: every timed candidate' "$tmp/out" && grep -q 'Partial\|--sum-over' "$tmp/out" &&
-     jq -e '.checked == true' "$tmp/chk.json" >/dev/null; then ok; else bad "checked: $run: $(cat "$tmp/out" "$tmp/err" | head -c 600)"; fi
+     jq -e '.checked == true' "$tmp/chk.json" >/dev/null
+  then ok; else bad "checked: $run: $(cat "$tmp/out" "$tmp/err" | head -c 600)"; fi
 done
 mkdir -p "$tmp/broken" && cp -r "$(dirname "$0")/../templates" "$tmp/broken/" && chmod -R go-w "$tmp/broken"
 sed -i 's/for (int64_t q = 0; q < parts; ++q)/for (int64_t q = 1; q < parts; ++q)/' "$tmp/broken/templates/all_reduce.c"
@@ -142,6 +143,16 @@ if grep -q 'q = 1; q < parts' "$tmp/broken/templates/all_reduce.c" &&
      --template-dir "$tmp/broken/templates" >"$tmp/out" 2>"$tmp/err" &&
    grep -q "out Partial(sum): does not agree with the op's reference: its result element" "$tmp/err"
 then ok; else bad "a broken reduce_scatter was not caught: $(cat "$tmp/out" "$tmp/err" | head -c 600)"; fi
+
+# the check runs under --watchdog too: a reduction that never returns stops the tune with a message
+mkdir -p "$tmp/spin" && cp -r "$(dirname "$0")/../templates" "$tmp/spin/" && chmod -R go-w "$tmp/spin"
+sed -i '/^void reduce(/{n;a\    for (volatile int spin_ = 1; spin_;) { }
+}' "$tmp/spin/templates/reduce.c"
+if grep -q 'spin_' "$tmp/spin/templates/reduce.c" &&
+   ! timeout 60 "$ndrun" tune --op reduce_sum --axes 1 --shape 64,96 --grid 2x1 --top 2 --repeats 3 --watchdog 2 \
+     --template-dir "$tmp/spin/templates" --cache-dir "$tmp/jit-spin" >"$tmp/out" 2>"$tmp/err" &&
+   grep -q 'has not returned after 2 s (--watchdog)' "$tmp/err"
+then ok; else bad "a looping candidate under --watchdog: $(cat "$tmp/out" "$tmp/err" | head -c 600)"; fi
 
 # the spec target round-trips: pasted into a spec, ndgen generates a kernel for exactly the distribution
 # the `target:` line gave ndrun, its signature written out here from those flags (row pages are one row
