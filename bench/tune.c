@@ -914,7 +914,8 @@ static void report_text(FILE *fp, const tune_job *j, int top, int win, bool tie)
                     "whose output is Partial; the spec targets below do)\n",
                 j->c[win].pending ? j->pending : "sum", (long long)j->cores);
     } else if (j->einsum) {
-        fprintf(fp, "target: ndrun compare --op %s --shape %s --grid %s", j->o.op, j->o.shape, j->o.grid);
+        fprintf(fp, "target: ndrun compare --op %s --shape %s --grid %s%s%s", j->o.op, j->o.shape, j->o.grid,
+                j->o.dtype ? " --dtype " : "", j->o.dtype ? j->o.dtype : "");
         for (int k = 0; k < j->noperands; ++k) {
             int64_t shape[ND_MAX_RANK], shard[ND_MAX_RANK];
             char dims[128];
@@ -923,8 +924,8 @@ static void report_text(FILE *fp, const tune_job *j, int top, int win, bool tie)
         }
         fputc('\n', fp);
     } else {
-        fprintf(fp, "target: ndrun compare --op %s --shape %s --grid %s %s", j->o.op, j->o.shape, j->o.grid,
-                j->c[win].text);
+        fprintf(fp, "target: ndrun compare --op %s --shape %s --grid %s%s%s %s", j->o.op, j->o.shape, j->o.grid,
+                j->o.dtype ? " --dtype " : "", j->o.dtype ? j->o.dtype : "", j->c[win].text);
         if (j->o.axes) { /* the reduced axes, and the output's shard of the kept dims */
             int64_t kept[ND_MAX_RANK];
             char dims[128];

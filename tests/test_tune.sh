@@ -186,7 +186,7 @@ spec_roundtrip add 'op {
   outputs = { { name = "out", dtype = "f32", index = "..." } },' \
   "f32 shape=512,512 page=$page shard=$shard cores=(0,0)-(1,0) row_major round_robin l1"
 "$ndrun" tune --op reduce_sum --axes 1 --shape 512,512 --grid 2x1 --predict-only --dtype bf16 >"$tmp/red.out" 2>&1
-shard=$(sed -n 's/^target: .* --grid [^ ]* --shard \([0-9,]*\).*/\1/p' "$tmp/red.out")
+shard=$(sed -n 's/^target: .* --grid 2x1 --dtype bf16 --shard \([0-9,]*\).*/\1/p' "$tmp/red.out")
 spec_roundtrip red 'op {
   name = "reduce_sum", template = "reduce.c", params = {}, scalars = "axes(a)",
   inputs = { { name = "a", dtype = "bf16", index = "..." } }, outputs = { { name = "out", dtype = "bf16", index = "..." } },' \
@@ -261,6 +261,12 @@ read -ra words <<<"$(sed -n 's/^target: ndrun //p' "$tmp/t1.out")"
 if [ ${#words[@]} -gt 0 ] && "$ndrun" "${words[@]}" --min-time 0 --repeats 1 --json 2>"$tmp/err" |
    jq -e '.match and .shapes == "64x96->1x1"' >/dev/null
 then ok; else bad "reduction target line: ${words[*]}: $(head -c 300 "$tmp/err")"; fi
+# the target line keeps the dtype: a bf16 tune's target runs in bf16
+"$ndrun" tune --op relu --shape 64,96 --grid 2x1 --dtype bf16 --predict-only >"$tmp/t2.out" 2>&1
+read -ra words <<<"$(sed -n 's/^target: ndrun //p' "$tmp/t2.out")"
+if [ ${#words[@]} -gt 0 ] && "$ndrun" "${words[@]}" --min-time 0 --repeats 1 --no-probes --json 2>"$tmp/err" |
+   jq -e '.match and .dtype == "bf16"' >/dev/null
+then ok; else bad "bf16 target line: ${words[*]}: $(head -c 300 "$tmp/err")"; fi
 # --fixed pattern: the candidates are timed with kernels that fix all but the tensor shape (the JIT
 # builds them), the report says so, and the spec target carries fixed = "pattern", from which ndgen
 # generates a pattern kernel
