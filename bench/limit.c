@@ -77,7 +77,7 @@ bool nr_sum_intervals(const double *median, const double *half, int n, double *s
 {
     double m = 0, h = 0;
     for (int i = 0; i < n; ++i)
-        m += median[i], h += median[i] * half[i];
+        m += median[i], h += isfinite(half[i]) ? median[i] * half[i] : INFINITY; /* not 0 x inf */
     *sum_median = m;
     *sum_half = m > 0 ? h / m : INFINITY;
     return *sum_half <= NR_TIGHT;

@@ -806,7 +806,6 @@ static int verify(const tune_job *j, nd_kernels *k, const cand *c, bool *checked
         if ((rc = nr_tune_case(j, c, open, &nc, err) || nr_setup_open(k, &nc, &j->s, &su[open], err)))
             break;
     nr_setup *last = &su[nparts - 1];
-    const int o = su[0].n - 1;
     void *want = NULL;
     nr_result *r = calloc(1, sizeof *r);
     *checked = !rc && nr_has_reference(&su[0]);
@@ -816,7 +815,7 @@ static int verify(const tune_job *j, nd_kernels *k, const cand *c, bool *checked
     if (!rc && nparts == 2)
         rc = carry_parts(&su[0], &su[1], err) || run_once(k, &su[1], err);
     if (!rc && *checked) {
-        const int lo = last->n - 1;
+        const int o = su[0].n - 1, lo = last->n - 1;
         if (nr_bytes(last, lo) != nr_bytes(&su[0], o))
             rc = nd_fail(err, "its result has %lld bytes, the op's output %lld", (long long)nr_bytes(last, lo),
                          (long long)nr_bytes(&su[0], o));

@@ -131,12 +131,12 @@ enum { VMATH_BLOCK = 16 };
 
 static inline int64_t vmath_min(int64_t a, int64_t b) { return a < b ? a : b; }
 
-/* a * b + c, fused where the target has FMA: one rounding, and the same bits from GCC (which contracts
- * nothing in ISO C) and Clang (which contracts within an expression). Vectorizes as one instruction. */
 /* Before a loop over a polynomial's coefficients: unrolled whole, so that a block's loop around it is
  * one loop the vectorizer takes (GCC 12 unrolled it too late, and kept 16 scalar lanes). */
 #define VMATH_UNROLL _Pragma("GCC unroll 16")
 
+/* a * b + c, fused where the target has FMA: one rounding, and the same bits from GCC (which contracts
+ * nothing in ISO C) and Clang (which contracts within an expression). Vectorizes as one instruction. */
 #if defined(__FMA__) || defined(__ARM_FEATURE_FMA)
 #define VMATH_MADD(a, b, c) __builtin_fmaf((a), (b), (c))
 #else
@@ -183,7 +183,7 @@ static inline __attribute__((always_inline)) float vmath_erff(float x)
  * operations per 16 lanes) ran in 11.6 ms, half its samples on the first use of a load, and in 5.4 ms
  * with this; exp, tanh and sigmoid went from 5.4-6.4 to 4.2-4.9 ms; relu stayed within 4%. An add
  * lost 2-5% with it (template_ab, 3 rounds), so the binary and ternary templates do without. 4 KiB
- * and 8 KiB ahead tied. Only while the run goes on that far (rows_prefetching): past its end the bytes
+ * and 8 KiB ahead tied. Only while the run goes on that far (rows_prefetch_end): past its end the bytes
  * may be no one's (an add on 64x64 cores, whose runs are 16 KiB rows, lost 8% to prefetches past them).
  * The address is formed as an integer (a prefetch never faults, but a pointer past its array is
  * undefined).
@@ -195,10 +195,11 @@ static inline void rows_prefetch(const void *p)
     __builtin_prefetch((const void *)((uintptr_t)p + ROWS_PREFETCH_BYTES));
 }
 
-/* Whether element i of a run of n elements of elem bytes still has ROWS_PREFETCH_BYTES of it ahead. */
-static inline bool rows_prefetching(int64_t i, int64_t n, int64_t elem)
+/* The elements of a run of n, elem bytes each, that still have ROWS_PREFETCH_BYTES of it ahead: those
+ * below the index returned (none when the run is shorter). */
+static inline int64_t rows_prefetch_end(int64_t n, int64_t elem)
 {
-    return (n - i) * elem > ROWS_PREFETCH_BYTES;
+    return n - ROWS_PREFETCH_BYTES / elem;
 }
 
 /* Folds p[0, n) (elements of the template's NDT_T, loaded by its NDT_LOAD) into VMATH_BLOCK lanes of f32:
@@ -210,7 +211,7 @@ static inline bool rows_prefetching(int64_t i, int64_t n, int64_t elem)
 #define VMATH_FOLD(lane, p, n, STEP)                                                                       \
     do {                                                                                                    \
         int64_t e_ = 0;                                                                                     \
-        const int64_t ahead_ = (n) - ROWS_PREFETCH_BYTES / (int64_t)sizeof((p)[0]); /* prefetch below */   \
+        const int64_t ahead_ = rows_prefetch_end((n), (int64_t)sizeof((p)[0]));                            \
         for (; e_ + VMATH_BLOCK <= ahead_; e_ += VMATH_BLOCK) {                                             \
             rows_prefetch((p) + e_);                                                                        \
             VMATH_FOLD_BLOCK(lane, p, e_, STEP);                                                            \

@@ -42,8 +42,9 @@
 static VMATH_WIDE void unary_run(NDT_T *restrict y, const NDT_T *restrict x, int64_t n, bool stream)
 {
     int64_t e0 = 0;
+    const int64_t ahead = rows_prefetch_end(n, (int64_t)sizeof(NDT_T));
     for (; e0 + VMATH_BLOCK <= n; e0 += VMATH_BLOCK) {
-        if (rows_prefetching(e0, n, (int64_t)sizeof(NDT_T)))
+        if (e0 < ahead)
             rows_prefetch(x + e0);
         if (stream && rows_stream_aligned(y + e0)) {
             NDT_T t[VMATH_BLOCK];

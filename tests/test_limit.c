@@ -147,6 +147,9 @@ static void sum_cases(void)
     /* a part with too few rounds for an interval (infinite): the candidate has none */
     tight = nr_sum_intervals((double[]){1.0, 0.001}, (double[]){0.01, INFINITY}, 2, &m, &h);
     CHECK(!tight && isinf(h), "a part without an interval: tight %d, +-%g", tight, h);
+    /* the same with that part's median 0 (a launch below the clock's resolution): still none, not NaN */
+    tight = nr_sum_intervals((double[]){1.0, 0.0}, (double[]){0.01, INFINITY}, 2, &m, &h);
+    CHECK(!tight && isinf(h), "a part of 0 s without an interval: tight %d, +-%g", tight, h);
     /* one part: exactly its own */
     tight = nr_sum_intervals((double[]){4.2}, (double[]){0.05}, 1, &m, &h);
     CHECK(tight && m == 4.2 && fabs(h - 0.05) < 1e-15, "one part: tight %d, %g +-%g", tight, m, h);
