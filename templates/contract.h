@@ -33,6 +33,10 @@
  * shape: 12 accumulators, two panel vectors, one broadcast). */
 enum { CT_VL = ND_VBYTES / 4, CT_NR = 2 * CT_VL, CT_MR = ND_VREGS >= 32 ? 8 : 6 };
 
+/* Whether the template's stored elements (NDT_T, defined before this is used) are the f32 values the
+ * products take: a row may then be read in place, and the tile may store into the output. */
+#define CT_IN_PLACE _Generic((NDT_T)0, float: 1, default: 0)
+
 /* CT_VL floats, loaded and stored through pointers of this type at any float alignment; never passed
  * by value (target.h). */
 typedef float ct_vec __attribute__((vector_size(ND_VBYTES), aligned(4), may_alias));
@@ -55,8 +59,8 @@ typedef float ct_vec __attribute__((vector_size(ND_VBYTES), aligned(4), may_alia
 #define CT_LOAD(i)                                                                                      \
     if ((i) >= CT_MR) {                                                                                 \
     } else if (add) {                                                                                   \
-        c##i##a = *(const ct_vec *)(c + (i) * ldc);                                                     \
-        c##i##b = *(const ct_vec *)(c + (i) * ldc + CT_VL);                                             \
+        c##i##a = *(const ct_vec *)(cin + (i) * ldc);                                                   \
+        c##i##b = *(const ct_vec *)(cin + (i) * ldc + CT_VL);                                           \
     } else {                                                                                            \
         c##i##a = c##i##b = (ct_vec){0};                                                                \
     }
@@ -68,14 +72,16 @@ typedef float ct_vec __attribute__((vector_size(ND_VBYTES), aligned(4), may_alia
     }
 #define CT_SAVE(i)                                                                                      \
     if ((i) < CT_MR) {                                                                                  \
-        *(ct_vec *)(c + (i) * ldc) = c##i##a;                                                           \
-        *(ct_vec *)(c + (i) * ldc + CT_VL) = c##i##b;                                                   \
+        *(ct_vec *)cout[i] = c##i##a;                                                                   \
+        *(ct_vec *)(cout[i] + CT_VL) = c##i##b;                                                         \
     }
 
-/* c[CT_MR][CT_NR] (row stride ldc) = (add ? c : 0) + ap (CT_MR rows, row stride lda) times bp
- * (k-major, CT_NR a step), over kc steps of k. */
-CT_FUSE static inline void ct_tile(int64_t kc, const float *ap, int64_t lda, const float *restrict bp, float *restrict c,
-                                   int64_t ldc, int add)
+/* Row i of the tile, CT_NR floats at cout[i], = (add ? cin[i * ldc ..] : 0) + row i of ap (CT_MR rows,
+ * row stride lda) times bp (k-major, CT_NR a step), over kc steps of k. Every load of cin comes before
+ * the first store, so cout may be cin's rows (accumulators kept between steps of k) or anywhere else
+ * (the output's own rows, ct_product). */
+CT_FUSE static inline void ct_tile(int64_t kc, const float *ap, int64_t lda, const float *restrict bp, const float *cin,
+                                   int64_t ldc, float *const *cout, int add)
 {
     CT_ROWS(CT_DECLARE)
     CT_ROWS(CT_LOAD)
@@ -279,6 +285,7 @@ typedef struct ct_work {
     int64_t ldc;        /* ncp * CT_NR, and one line more when that is a multiple of 1 KiB: rows 4 KiB apart
                            fall in the same cache sets, and a tile's 8 rows would evict each other */
     const float **lane_rows; /* classes of one row (ct_dots): each lane's row of the panel operand */
+    bool direct;             /* the last step of k stores whole panels straight into the output (ct_product) */
 } ct_work;
 
 static inline float *ct_alloc(int64_t floats)
@@ -293,10 +300,12 @@ static inline void ct_work_free(ct_work *w)
 }
 
 /* Allocates for blocks bl, K steps of k, N output columns and classes of at most nrows runs; false
- * when out of memory (nothing held). */
-static inline bool ct_work_init(ct_work *w, ct_blocks bl, int64_t K, int64_t N, int64_t nrows)
+ * when out of memory (nothing held). direct: the output holds f32 (CT_IN_PLACE) stored through the
+ * caches, so the last step of k may store into it (ct_product). */
+static inline bool ct_work_init(ct_work *w, ct_blocks bl, int64_t K, int64_t N, int64_t nrows, bool direct)
 {
     w->bl = bl;
+    w->direct = direct;
     w->K = K;
     w->npanels = (N + CT_NR - 1) / CT_NR;
     w->ncp = w->bl.nc / CT_NR < w->npanels ? w->bl.nc / CT_NR : w->npanels;
@@ -320,6 +329,7 @@ static inline bool ct_work_init(ct_work *w, ct_blocks bl, int64_t K, int64_t N, 
  */
 typedef struct ct_step {
     int64_t i, e, p1;   /* the class, and the end of its panels */
+    int64_t d0, d1;     /* the panels [d0, d1) that lie within every run of the class (ct_product) */
     int64_t jc, np, pc, kn, ic, mr;
 } ct_step;
 
@@ -329,7 +339,14 @@ typedef struct ct_step {
 static inline void ct_class(const ct_work *w, const ct_run *r, int64_t n, ct_step *s)
 {
     const int64_t end = ct_panel1(&r[s->i]);
+    int64_t lo = r[s->i].c0, hi = r[s->i].c0 + r[s->i].w; /* the columns every run of the class holds */
     s->e = ct_class_end(r, n, s->i);
+    for (int64_t t = s->i + 1; t < s->e; ++t) {
+        lo = r[t].c0 > lo ? r[t].c0 : lo;
+        hi = r[t].c0 + r[t].w < hi ? r[t].c0 + r[t].w : hi;
+    }
+    s->d0 = (lo + CT_NR - 1) / CT_NR;
+    s->d1 = hi / CT_NR > s->d0 ? hi / CT_NR : s->d0;
     s->jc = ct_panel0(&r[s->i]);
     s->p1 = end < w->npanels ? end : w->npanels;
     s->np = s->p1 - s->jc < w->ncp ? s->p1 - s->jc : w->ncp;
@@ -376,21 +393,68 @@ static inline bool ct_stored(const ct_work *w, const ct_step *s)
     return s->ic + s->mr == s->e - s->i && s->pc + s->kn >= w->K;
 }
 
-/* The step's rows times its panels, added to the accumulators (set, at the first step of k): each
- * panel (in L1) meets every group of CT_MR rows (in L2) in turn. */
-static inline void ct_product(const ct_work *w, const ct_step *s)
+/* Whether the step stores panel p (of the whole output) straight into the class's runs: at the last
+ * step of k, where the output holds f32 (w->direct) and every run of the class holds the panel's
+ * columns. Else the panel's tiles go to the accumulators, which CT_STORE_RUNS stores. Stored from the
+ * tile's registers, the output is written once, its store misses overlapping the tile's arithmetic,
+ * instead of written to the accumulators and copied after (attention scores 2,8,512,64,512, products
+ * over 64: that copy was a third of the kernel's time). */
+static inline bool ct_direct(const ct_work *w, const ct_step *s, int64_t p)
 {
-    const int64_t kc = w->bl.kc, ldc = w->ldc;
-    for (int64_t p = 0; p < s->np; ++p)
-        for (int64_t g = 0; g * CT_MR < s->mr; ++g) {
-            float *c = w->cblock + (s->ic + g * CT_MR) * ldc + p * CT_NR;
-            if ((g + 1) * CT_MR < s->mr) /* the next tile's accumulators, on their way while this one runs */
-                for (int i = CT_MR; i < 2 * CT_MR; ++i) {
-                    __builtin_prefetch(c + i * ldc, 1, 3);
-                    __builtin_prefetch(c + i * ldc + CT_VL, 1, 3);
-                }
-            ct_tile(s->kn, w->apack + g * CT_MR * kc, kc, w->bpack + p * kc * CT_NR, c, ldc, s->pc > 0);
+    return w->direct && s->pc + s->kn >= w->K && p >= s->d0 && p < s->d1;
+}
+
+/* The columns of the step's block that ct_product stored into the runs, [*x0, *x1), when it stored
+ * any (else unchanged): the direct panels within the block. */
+static inline void ct_stored_direct(const ct_work *w, const ct_step *s, int64_t *x0, int64_t *x1)
+{
+    const int64_t p0 = s->d0 > s->jc ? s->d0 : s->jc, p1 = s->d1 < s->jc + s->np ? s->d1 : s->jc + s->np;
+    if (ct_direct(w, s, p0) && p1 > p0)
+        *x0 = p0 * CT_NR, *x1 = p1 * CT_NR;
+}
+
+/* Where the tile of panel p (of the whole output) and group g of the step's rows stores its rows:
+ * the runs' own columns when direct, else the accumulators; rows past the step's go to the
+ * accumulators' padding rows, never read. */
+static inline void ct_tile_rows(const ct_work *w, const ct_run *r, const ct_step *s, int64_t p, int64_t g,
+                                float **cout)
+{
+    const int64_t row0 = s->ic + g * CT_MR;
+    float *c = w->cblock + row0 * w->ldc + (p - s->jc) * CT_NR;
+    const bool direct = ct_direct(w, s, p);
+    for (int64_t i = 0; i < CT_MR; ++i) {
+        const ct_run *ri = direct && row0 + i < s->ic + s->mr ? r + s->i + row0 + i : NULL;
+        cout[i] = ri ? (float *)ri->dst + (p * CT_NR - ri->c0) : c + i * w->ldc;
+    }
+}
+
+/* The step's rows times its panels, added to the accumulators (set, at the first step of k), a tile
+ * of panel p and group g of CT_MR rows at a time, the next tile's rows fetched while one runs.
+ * Panel by panel, each panel (in L1) meets every group of rows (in L2) in turn; but a step that
+ * stores into the output goes group by group across the panels (in L2), so that the output is written
+ * along its rows: down a panel, it was written 128 bytes a row, 16 times over each row's lines, which
+ * the hardware's prefetchers do not follow (scores 2,8,512,64,512: the tiles' stores then held the
+ * kernel). */
+static inline void ct_product(const ct_work *w, const ct_run *r, const ct_step *s)
+{
+    const int64_t kc = w->bl.kc, ldc = w->ldc, ng = (s->mr + CT_MR - 1) / CT_MR, n = s->np * ng;
+    const bool rows_first = ct_direct(w, s, s->jc);
+    float *tr[2][CT_MR]; /* the rows of this tile and the next */
+    int64_t p = 0, g = 0;
+    ct_tile_rows(w, r, s, s->jc, 0, tr[0]);
+    for (int64_t t = 0; t < n; ++t) {
+        const int64_t pn = rows_first ? (t + 1) % s->np : (t + 1) / ng, gn = rows_first ? (t + 1) / s->np : (t + 1) % ng;
+        if (t + 1 < n) {
+            ct_tile_rows(w, r, s, s->jc + pn, gn, tr[(t + 1) & 1]);
+            for (int i = 0; i < CT_MR; ++i) {
+                __builtin_prefetch(tr[(t + 1) & 1][i], 1, 3);
+                __builtin_prefetch(tr[(t + 1) & 1][i] + CT_VL, 1, 3);
+            }
         }
+        const float *cin = w->cblock + (s->ic + g * CT_MR) * ldc + p * CT_NR;
+        ct_tile(s->kn, w->apack + g * CT_MR * kc, kc, w->bpack + p * kc * CT_NR, cin, ldc, tr[t & 1], s->pc > 0);
+        p = pn, g = gn;
+    }
 }
 
 /* ct_product for a class of one row (ct_dots): its n lanes' rows are at w->lane_rows. */
@@ -412,9 +476,19 @@ static inline void ct_product_row(const ct_work *w, const ct_step *s, int64_t n)
         const int64_t ct_col = (s)->jc * CT_NR, ct_end = ct_col + (s)->np * CT_NR;                      \
         const int64_t ct_lo = ct_r->c0 > ct_col ? ct_r->c0 : ct_col;                                    \
         const int64_t ct_hi = ct_r->c0 + ct_r->w < ct_end ? ct_r->c0 + ct_r->w : ct_end;                \
-        const float *ct_s = (wk)->cblock + (ct_i - (s)->i) * (wk)->ldc + (ct_lo - ct_col);              \
-        NDT_T *ct_d = (NDT_T *)ct_r->dst + (ct_lo - ct_r->c0);                                          \
-        ROWS_STORE_RUN(ct_d, ct_hi - ct_lo, (stream), CT_STORE_AT);                                     \
+        int64_t ct_x0 = ct_hi, ct_x1 = ct_hi; /* the columns ct_product stored already */               \
+        ct_stored_direct(wk, s, &ct_x0, &ct_x1);                                                        \
+        CT_STORE_PIECE(wk, s, ct_i, ct_lo, ct_x0 < ct_hi ? ct_x0 : ct_hi, stream)                      \
+        CT_STORE_PIECE(wk, s, ct_i, ct_x1 > ct_lo ? ct_x1 : ct_lo, ct_hi, stream)                      \
+    }
+/* Columns [lo, hi) of the class's row ct_i (run ct_r), from the accumulators. */
+#define CT_STORE_PIECE(wk, s, ct_i, lo, hi, stream)                                                     \
+    {                                                                                                   \
+        const int64_t ct_a = (lo), ct_b = (hi);                                                         \
+        const float *ct_s = (wk)->cblock + (ct_i - (s)->i) * (wk)->ldc + (ct_a - ct_col);               \
+        NDT_T *ct_d = (NDT_T *)ct_r->dst + (ct_a - ct_r->c0);                                           \
+        if (ct_b > ct_a)                                                                                \
+            ROWS_STORE_RUN(ct_d, ct_b - ct_a, (stream), CT_STORE_AT);                                   \
     }
 #define CT_STORE_AT(j) NDT_STORE(ct_s[j])
 

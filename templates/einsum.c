@@ -40,9 +40,6 @@
 
 enum { MAX_LETTERS = 2 * ROWS_MAX_RANK };
 
-/* Whether the stored elements are the f32 values the products take, so a row may be read in place. */
-#define NDT_IN_PLACE _Generic((NDT_T)0, float: 1, default: 0)
-
 /* How one operand's coordinate follows the output's and the reduced letters. */
 typedef struct side {
     int rank;
@@ -270,7 +267,7 @@ void einsum(const nda_core *core, const nda_args *args)
     ct_seg *segs = ok && nruns > 0 ? calloc((size_t)nruns, sizeof *segs) : NULL; /* each run's row, read along k */
     ct_work wk;
     const ct_blocks bl = dots ? ct_blocks_rows(k1 - k0) : ct_blocks_here();
-    if (!segs || !ct_work_init(&wk, bl, k1 - k0, p.od[p.ro - 1], nruns)) {
+    if (!segs || !ct_work_init(&wk, bl, k1 - k0, p.od[p.ro - 1], nruns, CT_IN_PLACE && !stream && !dots)) {
         free(segs), free(runs); /* no memory: nothing is written; or nothing to write */
         return;
     }
@@ -302,7 +299,7 @@ void einsum(const nda_core *core, const nda_args *args)
                 }
                 n = rows_min(n, k->max);
                 if (k->lane_rows && k->k == 0) { /* a lane's row: read in place when it is whole f32, else packed */
-                    const bool whole = n == k->K && NDT_IN_PLACE;
+                    const bool whole = n == k->K && CT_IN_PLACE;
                     k->lane_rows[k->l] = whole ? (const float *)(const void *)v : k->dst;
                     if (whole) {
                         pack_next(k, n);
@@ -315,7 +312,7 @@ void einsum(const nda_core *core, const nda_args *args)
         if (dots)
             ct_product_row(&wk, &s, lanes);
         else
-            ct_product(&wk, &s);
+            ct_product(&wk, runs, &s);
         if (ct_stored(&wk, &s))
             CT_STORE_RUNS(&wk, runs, &s, stream)
     }

@@ -62,8 +62,8 @@ void matmul(const nda_core *core, const nda_args *args)
     ct_seg *bseg = ok && nruns > 0 ? calloc((size_t)K + 1, sizeof *bseg) : NULL; /* b's rows k0.. */
     ct_seg *aseg = bseg ? calloc((size_t)nruns, sizeof *aseg) : NULL;             /* each run's row of a */
     ct_work wk;
-    if (!aseg || !ct_work_init(&wk, ct_blocks_here(), K, N, nruns)) { /* no memory: nothing is written, which the
-                                                                        result check shows; or nothing to write */
+    /* no memory: nothing is written, which the result check shows; or nothing to write */
+    if (!aseg || !ct_work_init(&wk, ct_blocks_here(), K, N, nruns, CT_IN_PLACE && !stream)) {
         free(aseg), free(bseg), free(runs);
         return;
     }
@@ -114,7 +114,7 @@ void matmul(const nda_core *core, const nda_args *args)
                 k += n;
             }
         }
-        ct_product(&wk, &s);
+        ct_product(&wk, runs, &s);
         if (ct_stored(&wk, &s))
             CT_STORE_RUNS(&wk, runs, &s, stream)
     }
