@@ -10,7 +10,9 @@
  * block (KC x NC, in panels of CT_NR columns, k-major) is packed once and stays in L2 while every
  * row of the class passes, MC rows at a time (packed row-major, KC long, so packing copies runs);
  * each panel (KC x CT_NR, in L1) meets every group of CT_MR rows in turn, adding into f32
- * accumulators for the class's rows, stored into the output once k is done.
+ * accumulators for the class's rows, stored into the output once k is done. At the last step of k, an
+ * f32 output's panels that lie within every run of the class are stored by the tile itself, straight
+ * from its registers (ct_product), and only the rest go through the accumulators.
  *
  * Results do not depend on the block sizes: each output element is one f32 sum over k in order, with
  * one multiply-add per k, carried exactly between k steps in f32. So the sizes may follow the caches
@@ -71,7 +73,11 @@ typedef float ct_vec __attribute__((vector_size(ND_VBYTES), aligned(4), may_alia
         c##i##b += s * b1;                                                                              \
     }
 #define CT_SAVE(i)                                                                                      \
-    if ((i) < CT_MR) {                                                                                  \
+    if ((i) >= CT_MR) {                                                                                 \
+    } else if (stream && rows_stream_aligned(cout[i])) {                                                \
+        const ct_vec t##i[2] = {c##i##a, c##i##b}; /* a copy: the accumulators' address is never taken */ \
+        rows_stream(cout[i], t##i, (int64_t)sizeof t##i);                                               \
+    } else {                                                                                            \
         *(ct_vec *)cout[i] = c##i##a;                                                                   \
         *(ct_vec *)(cout[i] + CT_VL) = c##i##b;                                                         \
     }
@@ -79,9 +85,9 @@ typedef float ct_vec __attribute__((vector_size(ND_VBYTES), aligned(4), may_alia
 /* Row i of the tile, CT_NR floats at cout[i], = (add ? cin[i * ldc ..] : 0) + row i of ap (CT_MR rows,
  * row stride lda) times bp (k-major, CT_NR a step), over kc steps of k. Every load of cin comes before
  * the first store, so cout may be cin's rows (accumulators kept between steps of k) or anywhere else
- * (the output's own rows, ct_product). */
+ * (the output's own rows, ct_product); with stream, rows aligned for it are stored non-temporally. */
 CT_FUSE static inline void ct_tile(int64_t kc, const float *ap, int64_t lda, const float *restrict bp, const float *cin,
-                                   int64_t ldc, float *const *cout, int add)
+                                   int64_t ldc, float *const *cout, int add, int stream)
 {
     CT_ROWS(CT_DECLARE)
     CT_ROWS(CT_LOAD)
@@ -286,6 +292,7 @@ typedef struct ct_work {
                            fall in the same cache sets, and a tile's 8 rows would evict each other */
     const float **lane_rows; /* classes of one row (ct_dots): each lane's row of the panel operand */
     bool direct;             /* the last step of k stores whole panels straight into the output (ct_product) */
+    bool stream;             /* the output is stored non-temporally (rows_streaming, eltwise_rows.h) */
 } ct_work;
 
 static inline float *ct_alloc(int64_t floats)
@@ -300,12 +307,13 @@ static inline void ct_work_free(ct_work *w)
 }
 
 /* Allocates for blocks bl, K steps of k, N output columns and classes of at most nrows runs; false
- * when out of memory (nothing held). direct: the output holds f32 (CT_IN_PLACE) stored through the
- * caches, so the last step of k may store into it (ct_product). */
-static inline bool ct_work_init(ct_work *w, ct_blocks bl, int64_t K, int64_t N, int64_t nrows, bool direct)
+ * when out of memory (nothing held). direct: the output holds f32 (CT_IN_PLACE), so the last step of k
+ * may store into it (ct_product); stream: as the output is stored (rows_streaming). */
+static inline bool ct_work_init(ct_work *w, ct_blocks bl, int64_t K, int64_t N, int64_t nrows, bool direct, bool stream)
 {
     w->bl = bl;
     w->direct = direct;
+    w->stream = stream;
     w->K = K;
     w->npanels = (N + CT_NR - 1) / CT_NR;
     w->ncp = w->bl.nc / CT_NR < w->npanels ? w->bl.nc / CT_NR : w->npanels;
@@ -446,13 +454,15 @@ static inline void ct_product(const ct_work *w, const ct_run *r, const ct_step *
         const int64_t pn = rows_first ? (t + 1) % s->np : (t + 1) / ng, gn = rows_first ? (t + 1) / s->np : (t + 1) % ng;
         if (t + 1 < n) {
             ct_tile_rows(w, r, s, s->jc + pn, gn, tr[(t + 1) & 1]);
-            for (int i = 0; i < CT_MR; ++i) {
+            const bool nt = w->stream && ct_direct(w, s, s->jc + pn); /* streamed rows bypass the caches */
+            for (int i = 0; i < CT_MR && !nt; ++i) {
                 __builtin_prefetch(tr[(t + 1) & 1][i], 1, 3);
                 __builtin_prefetch(tr[(t + 1) & 1][i] + CT_VL, 1, 3);
             }
         }
         const float *cin = w->cblock + (s->ic + g * CT_MR) * ldc + p * CT_NR;
-        ct_tile(s->kn, w->apack + g * CT_MR * kc, kc, w->bpack + p * kc * CT_NR, cin, ldc, tr[t & 1], s->pc > 0);
+        ct_tile(s->kn, w->apack + g * CT_MR * kc, kc, w->bpack + p * kc * CT_NR, cin, ldc, tr[t & 1], s->pc > 0,
+                w->stream && ct_direct(w, s, s->jc + p));
         p = pn, g = gn;
     }
 }

@@ -267,7 +267,7 @@ void einsum(const nda_core *core, const nda_args *args)
     ct_seg *segs = ok && nruns > 0 ? calloc((size_t)nruns, sizeof *segs) : NULL; /* each run's row, read along k */
     ct_work wk;
     const ct_blocks bl = dots ? ct_blocks_rows(k1 - k0) : ct_blocks_here();
-    if (!segs || !ct_work_init(&wk, bl, k1 - k0, p.od[p.ro - 1], nruns, CT_IN_PLACE && !stream && !dots)) {
+    if (!segs || !ct_work_init(&wk, bl, k1 - k0, p.od[p.ro - 1], nruns, CT_IN_PLACE && !dots, stream)) {
         free(segs), free(runs); /* no memory: nothing is written; or nothing to write */
         return;
     }

@@ -63,7 +63,7 @@ void matmul(const nda_core *core, const nda_args *args)
     ct_seg *aseg = bseg ? calloc((size_t)nruns, sizeof *aseg) : NULL;             /* each run's row of a */
     ct_work wk;
     /* no memory: nothing is written, which the result check shows; or nothing to write */
-    if (!aseg || !ct_work_init(&wk, ct_blocks_here(), K, N, nruns, CT_IN_PLACE && !stream)) {
+    if (!aseg || !ct_work_init(&wk, ct_blocks_here(), K, N, nruns, CT_IN_PLACE, stream)) {
         free(aseg), free(bseg), free(runs);
         return;
     }

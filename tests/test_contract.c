@@ -67,8 +67,8 @@ static void draw_sizes(uint64_t *rng, const op_def *op, int64_t *size)
             if (size[c])
                 continue;
             bool in_out = strchr(out, c) != NULL, in_a = strchr(op->ix[0], c), in_b = strchr(op->ix[1], c);
-            if (!in_out)
-                size[c] = past(rng, blocks.kc, blocks.kc); /* reduced: one to two steps of k past kc */
+            if (!in_out) /* reduced: one time in three one step of k, stored from the tile; else one to two past kc */
+                size[c] = rng_range(rng, 0, 2) ? past(rng, blocks.kc, blocks.kc) : rng_range(rng, 1, blocks.kc);
             else if (c == col)
                 size[c] = past(rng, blocks.nc, 2 * CT_NR + 5);
             else if (in_a && in_b)
@@ -188,18 +188,14 @@ static int64_t elems(const char *ix, const int64_t *size)
     return n;
 }
 
-static void one_case(uint64_t *rng, char *desc)
+/* One contraction of the given sizes on random distributions, its generic kernel against the reference. */
+static void check_case(uint64_t *rng, char *desc, const op_def *op, const int64_t *size)
 {
-    /* the ops in turn, from the case's seed (consecutive cases take the next op; a case rerun alone by its
-       seed takes the same): 8 cases run every op, where a random pick missed one op in ten runs */
-    const op_def *op = &ops[test_seed % (sizeof ops / sizeof *ops)];
-    int64_t size[128];
     nd_device_config cfg;
     nd_device *dev = NULL;
     nd_tensor *t[3] = {0};
     nd_dist d[3];
     nd_error err;
-    draw_sizes(rng, op, size);
     snprintf(desc, 1024, "%s", op->name);
     nd_device_config_init(&cfg);
     cfg.grid_x = cfg.grid_y = 2;
@@ -237,6 +233,37 @@ static void one_case(uint64_t *rng, char *desc)
     free(a), free(b), free(got), free(want), free(mag);
 }
 
+static void one_case(uint64_t *rng, char *desc)
+{
+    /* the ops in turn, from the case's seed (consecutive cases take the next op; a case rerun alone by its
+       seed takes the same): 8 cases run every op, where a random pick missed one op in ten runs */
+    const op_def *op = &ops[test_seed % (sizeof ops / sizeof *ops)];
+    int64_t size[128];
+    draw_sizes(rng, op, size);
+    check_case(rng, desc, op, size);
+}
+
+/* A matmul or scores whose output is past the last-level cache, so that its kernel streams the output
+ * (rows_streaming, the rule the kernels apply): the tiles then store it non-temporally where a row is
+ * aligned for it, the rest through the caches. One step of k, at most 32 long, keeps the reference
+ * cheap. Unless that threshold is past 64 MiB (a large machine's L3), where the case says it is skipped. */
+static void streamed_case(uint64_t *rng, char *desc)
+{
+    const op_def *op = &ops[test_seed % 2 ? 0 : 2]; /* matmul or scores */
+    const int64_t llc = rows_llc_bytes();
+    int64_t size[128] = {0};
+    if (llc > (int64_t)64 << 20) {
+        printf("test_contract: the streamed case skipped: outputs stream past %lld MiB here\n", (long long)(llc >> 20));
+        return;
+    }
+    const int64_t n = past(rng, blocks.nc, 2 * CT_NR + 5), m = llc / 4 / n + rng_range(rng, 1, 2 * CT_MR + 3);
+    if (op == &ops[0])
+        size['i'] = m, size['j'] = n, size['k'] = rng_range(rng, 1, 32);
+    else
+        size['b'] = 1, size['h'] = 2, size['q'] = (m + 1) / 2, size['k'] = n, size['d'] = rng_range(rng, 1, 32);
+    check_case(rng, desc, op, size);
+}
+
 int main(int argc, char **argv)
 {
     nd_error err;
@@ -259,6 +286,7 @@ int main(int argc, char **argv)
     snprintf(seed_text, sizeof seed_text, "%llu", (unsigned long long)seed);
     args[2] = seed_text;
     test_run_cases(3, args, cases, seed, one_case);
+    test_run_cases(1, args, 1, seed + (uint64_t)cases, streamed_case); /* rerun alone: cases 0, its seed */
     nd_kernels_close(lib);
-    return test_finish(cases);
+    return test_finish(cases + 1);
 }
