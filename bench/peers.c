@@ -147,9 +147,9 @@ static bool problem_of(const nr_setup *su, peer_problem *p)
     p->a_elems = su->elems[0];
     p->elems = su->elems[su->n - 1];
     memcpy(p->a, in->shape, sizeof p->a);
-    if (nr_is_contraction(e)) {
-        p->kind = PEER_GEMM;
-        return gemm_of(su, p);
+    if (nr_is_contraction(e)) { /* a product only when the op's own reference is the bundled contraction's: a */
+        p->kind = PEER_GEMM;    /* spec's own reference says it computes something else (tests/userops) */
+        return e->reads == NDA_READS_LETTERS && gemm_of(su, p);
     }
     if (nr_moves_data(e) && e->reads != NDA_READS_PERM) {
         p->kind = PEER_COPY;

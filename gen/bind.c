@@ -101,8 +101,15 @@ static int derive_type(const ndg_spec *spec, ndg_op *op, const ndg_template *t, 
     if (!given && add_param(spec, op, name, type, err))
         return -1;
     for (int i = 0; i < 2; ++i) {
+        char plain[48];
         snprintf(name, sizeof name, "%s%s", names[i], suffix);
+        snprintf(plain, sizeof plain, "%s_PLAIN", name);
+        if (op_param(op, plain))
+            return nd_fail(err, "%s:%d: op '%s': parameter %s is ndgen's to set (0 where the spec gives its own %s); "
+                                "leave it out", spec->path, op->line, op->name, plain, name);
         const ndg_tparam *p = declared(t, name);
+        if (p && op_param(op, name) && declared(t, plain) && add_param(spec, op, plain, "0", err))
+            return -1;
         if (!p || op_param(op, name))
             continue;
         char x[64], value[128];

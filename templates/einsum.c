@@ -16,7 +16,8 @@
  *
  * Operands: 0 a, 1 b (inputs), 2 out (output). NDT_INDICES comes from the spec's index notation. When
  * out is Partial, each copy computes its share of the sum over k, by the chunk rule.
- * Parameters: NDT_T stored type; NDT_LOAD(v) and NDT_STORE(v) conversions to and from f32.
+ * Parameters: NDT_T stored type; NDT_LOAD(v) and NDT_STORE(v) conversions to and from f32 (NDT_LOAD_PLAIN,
+ * NDT_STORE_PLAIN: whether they are the dtype's own, which ndgen sets).
  */
 #include <stdint.h>
 #include <string.h>
@@ -33,6 +34,12 @@
 #endif
 #ifndef NDT_STORE
 #define NDT_STORE(v) (v)
+#endif
+#ifndef NDT_LOAD_PLAIN /* 0 (ndgen sets it) where the spec gives its own NDT_LOAD: then every element read */
+#define NDT_LOAD_PLAIN 1 /* goes through it, and no f32 row is read in place */
+#endif
+#ifndef NDT_STORE_PLAIN /* 0 (ndgen sets it) where the spec gives its own NDT_STORE: then every element */
+#define NDT_STORE_PLAIN 1 /* goes through it, and the tile stores no f32 output itself (contract.h) */
 #endif
 #ifndef NDT_INDICES
 #define NDT_INDICES {"ik", "kj", "ij"}
@@ -267,7 +274,7 @@ void einsum(const nda_core *core, const nda_args *args)
     ct_seg *segs = ok && nruns > 0 ? calloc((size_t)nruns, sizeof *segs) : NULL; /* each run's row, read along k */
     ct_work wk;
     const ct_blocks bl = dots ? ct_blocks_rows(k1 - k0) : ct_blocks_here();
-    if (!segs || !ct_work_init(&wk, bl, k1 - k0, p.od[p.ro - 1], nruns, CT_IN_PLACE && !dots, stream)) {
+    if (!segs || !ct_work_init(&wk, bl, k1 - k0, p.od[p.ro - 1], nruns, CT_IN_PLACE && NDT_STORE_PLAIN && !dots, stream)) {
         free(segs), free(runs); /* no memory: nothing is written; or nothing to write */
         return;
     }
@@ -299,7 +306,7 @@ void einsum(const nda_core *core, const nda_args *args)
                 }
                 n = rows_min(n, k->max);
                 if (k->lane_rows && k->k == 0) { /* a lane's row: read in place when it is whole f32, else packed */
-                    const bool whole = n == k->K && CT_IN_PLACE;
+                    const bool whole = n == k->K && CT_IN_PLACE && NDT_LOAD_PLAIN;
                     k->lane_rows[k->l] = whole ? (const float *)(const void *)v : k->dst;
                     if (whole) {
                         pack_next(k, n);

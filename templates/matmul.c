@@ -15,7 +15,8 @@
  * Operands: 0 a [M, K], 1 b [K, N] (inputs), 2 out [M, N] (output). When out is Partial (a pending
  * sum over its copies), each copy computes its part: the products over its share of k, by the chunk
  * rule, so the parts add up to a @ b whatever the inputs' distributions.
- * Parameters: NDT_T stored type; NDT_LOAD(v) and NDT_STORE(v) conversions to and from f32.
+ * Parameters: NDT_T stored type; NDT_LOAD(v) and NDT_STORE(v) conversions to and from f32 (NDT_STORE_PLAIN:
+ * whether NDT_STORE is the dtype's own, which ndgen sets).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -33,6 +34,9 @@
 #endif
 #ifndef NDT_STORE
 #define NDT_STORE(v) (v)
+#endif
+#ifndef NDT_STORE_PLAIN /* 0 (ndgen sets it) where the spec gives its own NDT_STORE: then every element */
+#define NDT_STORE_PLAIN 1 /* goes through it, and the tile stores no f32 output itself (contract.h) */
 #endif
 
 void matmul(const nda_core *core, const nda_args *args)
@@ -63,7 +67,7 @@ void matmul(const nda_core *core, const nda_args *args)
     ct_seg *aseg = bseg ? calloc((size_t)nruns, sizeof *aseg) : NULL;             /* each run's row of a */
     ct_work wk;
     /* no memory: nothing is written, which the result check shows; or nothing to write */
-    if (!aseg || !ct_work_init(&wk, ct_blocks_here(), K, N, nruns, CT_IN_PLACE, stream)) {
+    if (!aseg || !ct_work_init(&wk, ct_blocks_here(), K, N, nruns, CT_IN_PLACE && NDT_STORE_PLAIN, stream)) {
         free(aseg), free(bseg), free(runs);
         return;
     }

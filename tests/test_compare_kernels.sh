@@ -24,6 +24,18 @@ if run --op iabsdiff --dtype u8 --shape 32,64 --shard 16,64 --grid 2x1 --json |
      jq -e '.match and .reference_checked and .reference_name == "ref_iabsdiff"' >/dev/null
 then ok; else bad "iabsdiff u8 against its own reference"; fi
 
+# contractions whose spec gives its own STORE or LOAD (scaled_ref.c): right where the tile stores the
+# output itself and where a row is read in place (1x1: the library's kernel; 2x1: built on demand); no
+# peer, whose product is not this op
+for c in "matmul_x2 --shape 64,48,96 --shard 64,96 --grid 1x1" "matmul_x2 --shape 64,48,96 --shard 32,96 --grid 2x1" \
+         "scores_x2 --shape 1,2,40,64,100 --shard 1,2,40,64 --grid 1x1" "scores_x2 --shape 1,2,40,64,100 --shard 1,1,40,64 --grid 2x1" \
+         "matvec_x4 --shape 40,70 --shard 20,70 --grid 2x1 --operand b --shard 70 --operand out --shard 20"; do
+  # shellcheck disable=SC2086 # the case's words
+  if run --op $c --json | jq -e '.match and .reference_checked and (.reference_name | startswith("ref_")) and
+       (.peers | length) == 0' >/dev/null
+  then ok; else bad "$c against its own reference: $(run --op $c 2>&1 | sed -n 2p)"; fi
+done
+
 # a target the spec does not list: specialized on demand from the spec where the library records it
 if run --op softplus --shape 48,80 --shard 16,80 --grid 3x1 --json | jq -e '.match and .jit == "built"' >/dev/null
 then ok; else bad "on-demand specialization of a user op"; fi
@@ -47,6 +59,8 @@ check_err "$op reference = { source = \"iabsdiff_ref.c\", name = \"ref_nothere\"
 check_err "$op reference = { source = \"iabsdiff_ref.c\" } }" "missing field 'name'"
 check_err 'op { name = "r", template = "page_copy.c", inputs = { { name = "x", dtype = "f32" } }, outputs = { { name = "y", dtype = "f32" } }, targets = {}, reference = "elementwise" }' \
   "no EXPR parameter to derive it from"
+check_err 'op { name = "m", template = "matmul.c", params = { STORE = "(v)", STORE_PLAIN = "1" }, inputs = { { name = "a", dtype = "f32", index = "ik" }, { name = "b", dtype = "f32", index = "kj" } }, outputs = { { name = "out", dtype = "f32", index = "ij" } }, targets = {} }' \
+  "bad.lua:1: op 'm': parameter STORE_PLAIN is ndgen's to set"
 
 echo "test_compare_kernels: $pass passed, $fail failed"
 [ "$fail" = 0 ]

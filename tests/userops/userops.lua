@@ -29,3 +29,22 @@ end
 iabsdiff("iabsdiff", "ref_iabsdiff")
 iabsdiff("iabsdiff_named", "elementwise")
 iabsdiff("iabsdiff_softmax_named", "ref_softmax")
+-- Contractions whose spec gives its own conversion (scaled_ref.c): every element goes through it, also
+-- where the tile would store an f32 output itself or a row would be read in place (ndgen sets
+-- NDT_STORE_PLAIN or NDT_LOAD_PLAIN to 0 for them). Shapes with panels the tile stores (columns past 32,
+-- one step of k).
+local function contraction(name, template, ix, conv, reference, dims)
+  op {
+    name = name, template = template, params = conv, reference = { source = "scaled_ref.c", name = reference },
+    inputs = { { name = "a", dtype = "f32", index = ix[1] }, { name = "b", dtype = "f32", index = ix[2] } },
+    outputs = { { name = "out", dtype = "f32", index = ix[3] } },
+    targets = { { a = { shape = dims[1], shard = dims[1], grid = "1x1" }, b = { shape = dims[2], shard = dims[2], grid = "1x1" },
+                  out = { shape = dims[3], shard = dims[3], grid = "1x1" } } },
+  }
+end
+contraction("matmul_x2", "matmul.c", { "ik", "kj", "ij" }, { STORE = "((v) * 2.0f)" }, "ref_matmul_x2",
+  { { 64, 48 }, { 48, 96 }, { 64, 96 } })
+contraction("scores_x2", "einsum.c", { "bhqd", "bhkd", "bhqk" }, { STORE = "((v) * 2.0f)" }, "ref_scores_x2",
+  { { 1, 2, 40, 64 }, { 1, 2, 100, 64 }, { 1, 2, 40, 100 } })
+contraction("matvec_x4", "einsum.c", { "ij", "j", "i" }, { LOAD = "((v) * 2.0f)" }, "ref_matvec_x4",
+  { { 40, 70 }, { 70 }, { 40 } })
