@@ -245,8 +245,9 @@ static void one_case(uint64_t *rng, char *desc)
 
 /* A matmul or scores whose output is past the last-level cache, so that its kernel streams the output
  * (rows_streaming, the rule the kernels apply): the tiles then store it non-temporally where a row is
- * aligned for it, the rest through the caches. One step of k, at most 32 long, keeps the reference
- * cheap. Unless that threshold is past 64 MiB (a large machine's L3), where the case says it is skipped. */
+ * aligned for it, the rest through the caches. One step of k, at most 8 long, keeps the reference and a
+ * sanitized kernel cheap (ASan: 1 to 2 s). Unless that threshold is past 64 MiB (a large machine's L3),
+ * where the case says it is skipped. */
 static void streamed_case(uint64_t *rng, char *desc)
 {
     const op_def *op = &ops[test_seed % 2 ? 0 : 2]; /* matmul or scores */
@@ -258,9 +259,9 @@ static void streamed_case(uint64_t *rng, char *desc)
     }
     const int64_t n = past(rng, blocks.nc, 2 * CT_NR + 5), m = llc / 4 / n + rng_range(rng, 1, 2 * CT_MR + 3);
     if (op == &ops[0])
-        size['i'] = m, size['j'] = n, size['k'] = rng_range(rng, 1, 32);
+        size['i'] = m, size['j'] = n, size['k'] = rng_range(rng, 1, 8);
     else
-        size['b'] = 1, size['h'] = 2, size['q'] = (m + 1) / 2, size['k'] = n, size['d'] = rng_range(rng, 1, 32);
+        size['b'] = 1, size['h'] = 2, size['q'] = (m + 1) / 2, size['k'] = n, size['d'] = rng_range(rng, 1, 8);
     check_case(rng, desc, op, size);
 }
 
