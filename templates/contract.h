@@ -422,9 +422,9 @@ static inline void ct_stored_direct(const ct_work *w, const ct_step *s, int64_t 
 }
 
 /* Where the tile of panel p (of the whole output) and group g of the step's rows stores its rows:
- * the runs' own columns when direct, else the accumulators; rows past the step's go to the
- * accumulators' padding rows, never read. */
-static inline void ct_tile_rows(const ct_work *w, const ct_run *r, const ct_step *s, int64_t p, int64_t g,
+ * the runs' own columns when direct (the result), else the accumulators; rows past the step's go to
+ * the accumulators' padding rows, never read. */
+static inline bool ct_tile_rows(const ct_work *w, const ct_run *r, const ct_step *s, int64_t p, int64_t g,
                                 float **cout)
 {
     const int64_t row0 = s->ic + g * CT_MR;
@@ -434,6 +434,7 @@ static inline void ct_tile_rows(const ct_work *w, const ct_run *r, const ct_step
         const ct_run *ri = direct && row0 + i < s->ic + s->mr ? r + s->i + row0 + i : NULL;
         cout[i] = ri ? (float *)ri->dst + (p * CT_NR - ri->c0) : c + i * w->ldc;
     }
+    return direct;
 }
 
 /* The step's rows times its panels, added to the accumulators (set, at the first step of k), a tile
@@ -448,21 +449,21 @@ static inline void ct_product(const ct_work *w, const ct_run *r, const ct_step *
     const int64_t kc = w->bl.kc, ldc = w->ldc, ng = (s->mr + CT_MR - 1) / CT_MR, n = s->np * ng;
     const bool rows_first = ct_direct(w, s, s->jc);
     float *tr[2][CT_MR]; /* the rows of this tile and the next */
+    bool nt[2];          /* whether they are streamed: stored into the output, non-temporally */
     int64_t p = 0, g = 0;
-    ct_tile_rows(w, r, s, s->jc, 0, tr[0]);
+    nt[0] = ct_tile_rows(w, r, s, s->jc, 0, tr[0]) && w->stream;
     for (int64_t t = 0; t < n; ++t) {
         const int64_t pn = rows_first ? (t + 1) % s->np : (t + 1) / ng, gn = rows_first ? (t + 1) / s->np : (t + 1) % ng;
         if (t + 1 < n) {
-            ct_tile_rows(w, r, s, s->jc + pn, gn, tr[(t + 1) & 1]);
-            const bool nt = w->stream && ct_direct(w, s, s->jc + pn); /* streamed rows bypass the caches */
-            for (int i = 0; i < CT_MR && !nt; ++i) {
+            nt[(t + 1) & 1] = ct_tile_rows(w, r, s, s->jc + pn, gn, tr[(t + 1) & 1]) && w->stream;
+            for (int i = 0; i < CT_MR && !nt[(t + 1) & 1]; ++i) { /* streamed rows bypass the caches */
                 __builtin_prefetch(tr[(t + 1) & 1][i], 1, 3);
                 __builtin_prefetch(tr[(t + 1) & 1][i] + CT_VL, 1, 3);
             }
         }
         const float *cin = w->cblock + (s->ic + g * CT_MR) * ldc + p * CT_NR;
         ct_tile(s->kn, w->apack + g * CT_MR * kc, kc, w->bpack + p * kc * CT_NR, cin, ldc, tr[t & 1], s->pc > 0,
-                w->stream && ct_direct(w, s, s->jc + p));
+                nt[t & 1]);
         p = pn, g = gn;
     }
 }
@@ -491,7 +492,8 @@ static inline void ct_product_row(const ct_work *w, const ct_step *s, int64_t n)
         CT_STORE_PIECE(wk, s, ct_i, ct_lo, ct_x0 < ct_hi ? ct_x0 : ct_hi, stream)                      \
         CT_STORE_PIECE(wk, s, ct_i, ct_x1 > ct_lo ? ct_x1 : ct_lo, ct_hi, stream)                      \
     }
-/* Columns [lo, hi) of the class's row ct_i (run ct_r), from the accumulators. */
+/* Columns [lo, hi) of the class's row ct_i, from the accumulators: inside CT_STORE_RUNS (its run ct_r,
+ * its block's first column ct_col). */
 #define CT_STORE_PIECE(wk, s, ct_i, lo, hi, stream)                                                     \
     {                                                                                                   \
         const int64_t ct_a = (lo), ct_b = (hi);                                                         \
