@@ -215,8 +215,8 @@ bool nr_spans_evict(nd_device *dev, const nr_spans *a, const nr_spans *b);
  * touched (before, or NULL) evicted (nr_spans_evict). That costs time in proportion to those bytes,
  * where writing over the caches costs their size (968 MB, 0.4 s a round of 8 variants, on a VM that
  * sees a 480 MiB L3) and leaves them full of dirty lines whose write-back the next run pays. Nothing
- * when run is at least 4 times the caches. Under MPI the spans hold other nodes' pages in this process's
- * mirror too, mapped readable (a page never fetched reads as the zero page, and clflush needs no more).
+ * when run is at least 4 times the caches. Under MPI the spans hold this node's entries alone: other
+ * nodes' are not mapped here (their base pointers are NULL, which nr_spans_add skips).
  * Where lines cannot be evicted by address (no x86 clflush), or run is NULL: nr_flush_caches. */
 void nr_cold(nd_device *dev, const nr_spans *run, const nr_spans *before);
 /* (setup.c) What a run of the case touches, into s: with host_out NULL its tensors on the device, every
@@ -298,6 +298,8 @@ typedef struct nr_proc {
     int64_t fetched_bytes, gets;  /* held on other nodes, fetched before the launch in that many MPI_Get calls */
     const char *order;            /* how its launch was ordered with the others: "fence", "pairs", "none" */
     int pair_writers, pair_readers; /* in pairs: the processes it waited for at the start and at the end */
+    int64_t reserved_bytes, staging_bytes; /* address space it holds for device memory, and of that for
+                                              other nodes' pages (nd_mpi_proc_stats) */
 } nr_proc;
 
 typedef struct nr_result {

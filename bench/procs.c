@@ -108,7 +108,8 @@ int nr_procs_capture(nd_device *dev, nr_result *r, nd_error *err)
         r->procs[i] = (nr_proc){p[i].core_lo,    p[i].core_hi,      p[i].total.local_bytes_read,
                                 p[i].total.remote_bytes_read, p[i].other_process_bytes_read,
                                 p[i].node,       p[i].node_bytes,   p[i].staged_bytes, p[i].gets,
-                                orders[p[i].order], p[i].pair_writers, p[i].pair_readers};
+                                orders[p[i].order], p[i].pair_writers, p[i].pair_readers, p[i].reserved_bytes,
+                                p[i].staging_bytes};
     r->processes = rc ? 1 : n;
     r->nodes = rc ? 1 : nd_mpi_nnodes(dev);
     free(p);
@@ -146,6 +147,8 @@ void nr_print_procs(FILE *fp, const nr_result *r)
         if (r->nodes > 1)
             fprintf(fp, ", node %d, fetched %lld bytes from other nodes in %lld gets", p->node,
                     (long long)p->fetched_bytes, (long long)p->gets);
+        fprintf(fp, "; reserves %lld bytes of address space for device memory (%lld to stage other nodes' pages)",
+                (long long)p->reserved_bytes, (long long)p->staging_bytes);
         if (!strcmp(p->order, "pairs"))
             fprintf(fp, "; ordered in pairs, with %d writers of pages it read and %d readers of its pages",
                     p->pair_writers, p->pair_readers);
@@ -167,10 +170,12 @@ void nr_print_procs_json(FILE *fp, const nr_result *r, const char *indent)
         const nr_proc *p = &r->procs[i];
         fprintf(fp, "%s\n%s  {\"cores\": [%lld, %lld], \"local_bytes\": %lld, \"other_core_bytes\": %lld, "
                     "\"other_process_bytes\": %lld, \"node\": %d, \"node_bytes\": %lld, \"fetched_bytes\": %lld, "
-                    "\"gets\": %lld, \"order\": \"%s\", \"pair_writers\": %d, \"pair_readers\": %d}", i ? "," : "",
+                    "\"gets\": %lld, \"order\": \"%s\", \"pair_writers\": %d, \"pair_readers\": %d, "
+                    "\"reserved_bytes\": %lld, \"staging_bytes\": %lld}", i ? "," : "",
                 indent, (long long)p->core_lo, (long long)p->core_hi, (long long)p->local_bytes,
                 (long long)p->remote_bytes, (long long)p->other_process_bytes, p->node, (long long)p->node_bytes,
-                (long long)p->fetched_bytes, (long long)p->gets, p->order, p->pair_writers, p->pair_readers);
+                (long long)p->fetched_bytes, (long long)p->gets, p->order, p->pair_writers, p->pair_readers,
+                (long long)p->reserved_bytes, (long long)p->staging_bytes);
     }
     fprintf(fp, "%s%s],\n", r->processes > 1 ? "\n" : "", r->processes > 1 ? indent : "");
 }

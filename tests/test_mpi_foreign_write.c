@@ -2,8 +2,8 @@
  * test_mpi_foreign_write.c - run under mpirun -np 2 by test_mpi_foreign_write.sh: a bare kernel breaks
  * owner computes, each core storing into the next core's page with nda_page_write. In one process and
  * on one node every store lands (one address space, or the node's shared window). Over two nodes the
- * next core's page may be on the other node, where this process addresses only its read-only mirror:
- * the store must fault and end the job, never be taken by the mirror and lost. Prints "silently lost"
+ * next core's page may be on the other node, of which this process maps nothing (and, of what it
+ * fetched, only a read-only copy): the store must fault and end the job, never land in a copy and be lost. Prints "silently lost"
  * and exits 3 if a row did not receive its store but the job went on; 0 if every store landed.
  */
 #include <stdio.h>

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_mpi_foreign_write.sh MPIRUN TEST: a kernel storing into another core's page. On one node every
-# store lands; over two emulated nodes the job must end (the store faults in the read-only mirror),
+# store lands; over two emulated nodes the job must end (the other node's page is not mapped here: the store faults),
 # never finish with the store silently lost.
 set -uo pipefail
 mpirun=$1 test=$2

@@ -50,8 +50,12 @@ else bad "NDGEN_MPI_SYNC=fence: exit status $?: $(tail -3 "$tmp/err")"; fi
 # Columns to rows: a core's 16 rows take, from each other process, those rows' 16-column pages of 64
 # bytes: 3 * 16 * 64 = 3072 bytes on 4 nodes, 2048 on 2; whole entries would be 12288 and 8192. The
 # pages the node's other processes hold are read in place: (size - 1) times 4096, or 1024 (size 4: one
-# node, nothing fetched).
-for size in 1 2 4; do
+# node, nothing fetched). Each process reserves address space for its node's memory, which on one node is
+# the job's, J, so that over nodes of `size` these shares sum to size * J; and a staging area for the other
+# nodes' pages it reads: at least what it fetched, at most each other node's entry of a tensor it read
+# (4096 bytes) and two OS pages around it; never the other nodes' memory.
+job=0
+for size in 4 2 1; do
   others=$((4 - size))
   for dir in rows cols; do
     if [ $dir = rows ]; then in=16,64 out=64,16 page=$((16 * 256)); else in=64,16 out=16,64 page=$((16 * 64)); fi
@@ -65,6 +69,16 @@ for size in 1 2 4; do
       | length == 4" "nodes of $size, $dir: each process fetches $want bytes in $others gets, reads $node in place"
     holds "$tmp/out" "[range(4) as \$p | .per_process[\$p].node == (\$p / $size | floor)] | all" \
       "nodes of $size, $dir: process p on node p / $size"
+    if [ $size = 4 ]; then
+      job=$(jq '.per_process[0].reserved_bytes' "$tmp/out")
+      holds "$tmp/out" "[.per_process[] | .reserved_bytes == $job and .staging_bytes == 0] | all" \
+        "one node: each process reserves the job's memory and stages nothing"
+    else
+      osp=$(getconf PAGESIZE)
+      holds "$tmp/out" "([.per_process[] | .reserved_bytes - .staging_bytes] | add) == $size * $job and
+        ([.per_process[] | .staging_bytes >= .fetched_bytes and .staging_bytes <= $others * (4096 + 2 * $osp)]
+        | all)" "nodes of $size, $dir: each process reserves its node's memory and stages what it fetched"
+    fi
   done
 done
 # An elementwise input placed as the output (same shards and pages) but on the cores in reverse order,

@@ -12,11 +12,12 @@
  * shared-memory window (MPI_Win_allocate_shared; the others found with MPI_Win_shared_query), so a
  * page another process of the node holds is read by an ordinary load. A process never loads from
  * another node's memory: over several nodes, every segment is also exposed in an RMA window over all
- * processes (MPI_Win_create on the same memory), and each process reserves a local mirror of the other
- * nodes' segments (mmap MAP_NORESERVE: only fetched pages cost memory), laid out as those segments
- * are, at which the base pointers of other nodes' cores and banks point.
+ * processes (MPI_Win_create on the same memory), and nothing of another node is mapped: a process
+ * holds its node's memory and a staging area for the other nodes' pages that a call reads, as large as
+ * the largest such set it has staged, never the job's memory. For the call, a remote buffer's base
+ * pointer points into that area, at the pages fetched.
  *
- * Staging. After a launch's opening fence, each process fetches into its mirror every page held by
+ * Staging. After a launch's opening fence, each process fetches into its staging area every page held by
  * another node of every input tensor of the launch, every copy and part (so collectives and Partial
  * inputs, which read any copy through all_base, are served); for an elementwise op (its reference
  * derived from EXPR) over single whole copies, only the input pages covering the output pages its
@@ -120,8 +121,7 @@ void nd_mpi_config_init(nd_mpi_config *mcfg);
  * between processes, a bad mcfg, a bank map under which a core would write a bank held on another
  * node (ND_MPI_BANKS_BLOCK over several nodes, unless its blocks happen to fall on the writers' nodes;
  * nd_tensor_alloc likewise refuses a DRAM tensor whose bank list puts an entry on another node than
- * the core writing it); ND_ENOMEM: the shared window cannot be allocated, or the mirror of the other
- * nodes' memory cannot be reserved; ND_ESYS: another MPI failure (the RMA window among them). With one
+ * the core writing it); ND_ENOMEM: the shared window cannot be allocated; ND_ESYS: another MPI failure (the RMA window among them). With one
  * process the device behaves as nd_device_open's.
  */
 int nd_device_open_mpi(const nd_device_config *cfg, const nd_mpi_config *mcfg, MPI_Comm comm, nd_device **out,
@@ -162,13 +162,20 @@ typedef struct nd_mpi_proc_stats {
      * those covering its cores' output pages) beyond this process's own pages, split by where it
      * lives; exact counts of that set (kernels may read less of it): */
     int64_t node_bytes;               /* held by other processes of its node: read in place */
-    int64_t staged_bytes;             /* held on other nodes: fetched into its mirror before the launch */
+    int64_t staged_bytes;             /* held on other nodes: fetched into its staging area before the
+                                         launch */
     int64_t gets;                     /* the MPI_Get calls that fetched them */
     double stage_seconds;             /* the fetching, from the first get to the flush */
     nd_mpi_order order;               /* how the launch was ordered with the other processes */
     int pair_writers;                 /* ND_MPI_ORDER_PAIRS: the processes it waited for at the start (those
                                          writing pages its cores read) */
     int pair_readers;                 /* ... and at the end (those whose cores read pages it writes) */
+    int64_t reserved_bytes;           /* address space it holds for device memory after the launch: its
+                                         node's L1 and banks (one shared window) and its staging area for
+                                         other nodes' pages, kept from launch to launch and as large as the
+                                         largest read set staged so far needed (docs/mpi.md); one process:
+                                         the whole device */
+    int64_t staging_bytes;            /* of which the staging area (0 on one node) */
 } nd_mpi_proc_stats;
 
 /* per_proc[0..nd_mpi_nprocs) from the device's last launch that asked for statistics (nd_launch_stats

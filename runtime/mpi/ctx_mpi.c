@@ -37,17 +37,15 @@ void nd_mpi_die(const nd_mpi_ctx *c, const char *call, int rc)
     abort(); /* MPI_Abort does not return */
 }
 
-int64_t nd_mpi_lay_segment(const nd_mpi_ctx *c, const nd_device_config *cfg, int r, uint8_t *seg, uint8_t **l1,
-                           uint8_t **banks)
+int64_t nd_mpi_lay_segment(const nd_mpi_ctx *c, const nd_device_config *cfg, int r, int64_t *core_disp,
+                           int64_t *bank_disp)
 {
     int64_t at = 0;
     for (int64_t i = c->core_lo[r]; i < c->core_lo[r + 1]; ++i, at += cfg->l1_bytes)
-        if (l1)
-            l1[i] = seg + at;
+        core_disp[i] = at;
     for (int b = 0; b < cfg->dram_banks; ++b)
         if (c->rank_of_bank[b] == r) {
-            if (banks)
-                banks[b] = seg + at;
+            bank_disp[b] = at;
             at += cfg->dram_bank_bytes;
         }
     return at;

@@ -286,8 +286,7 @@ static void close_procs(nd_device_procs *p)
         MPI_Win_unlock_all(c->rma);
         MPI_Win_free(&c->rma);
     }
-    if (c->mirror)
-        munmap(c->mirror, c->mirror_bytes);
+    nd_mpi_staging_free(&c->staging);
     if (c->win != MPI_WIN_NULL) {
         MPI_Win_unlock_all(c->win);
         MPI_Win_free(&c->win);
@@ -305,6 +304,8 @@ static void close_procs(nd_device_procs *p)
     free(c->node_of_rank);
     free(c->seg_bytes);
     free(c->seg_base);
+    free(c->core_disp);
+    free(c->bank_disp);
     nd_mpi_talk_free(c);
     free(c);
 }
@@ -358,8 +359,10 @@ static int make_map(nd_mpi_ctx *c, const nd_device_config *cfg, nd_mpi_bank_map 
     c->shares = calloc((size_t)n, sizeof *c->shares);
     c->seg_bytes = calloc((size_t)n, sizeof *c->seg_bytes);
     c->seg_base = calloc((size_t)n, sizeof *c->seg_base);
+    c->core_disp = malloc((size_t)ncores * sizeof *c->core_disp);
+    c->bank_disp = malloc((size_t)cfg->dram_banks * sizeof *c->bank_disp);
     if (!c->rank_of_core || !c->rank_of_bank || !c->core_lo || !c->stat_counts || !c->stat_displs || !c->shares ||
-        !c->seg_bytes || !c->seg_base)
+        !c->seg_bytes || !c->seg_base || !c->core_disp || !c->bank_disp)
         return nd_failc(err, ND_ENOMEM, "device over %d processes: out of memory for the core map", n);
     if (ncores * (int64_t)sizeof(nda_stats) > (int64_t)2147483647)
         return nd_failc(err, ND_ERANGE, "device over %d processes: %lld cores' statistics exceed one MPI message", n,
@@ -380,7 +383,7 @@ static int make_map(nd_mpi_ctx *c, const nd_device_config *cfg, nd_mpi_bank_map 
     c->procs.core_lo = c->core_lo[c->procs.rank];
     c->procs.core_hi = c->core_lo[c->procs.rank + 1];
     for (int r = 0; r < n; ++r)
-        c->seg_bytes[r] = nd_mpi_lay_segment(c, cfg, r, NULL, NULL, NULL);
+        c->seg_bytes[r] = nd_mpi_lay_segment(c, cfg, r, c->core_disp, c->bank_disp);
     return 0;
 }
 
@@ -435,8 +438,9 @@ static int check_bank_nodes(const nd_mpi_ctx *c, const nd_device_config *cfg, nd
 static bool agree(const nd_mpi_ctx *c, bool ok);
 
 /* This process's segment: its cores' L1, then its banks. The segments of the node's processes, found
- * with MPI_Win_shared_query, give their cores' and banks' addresses; over several nodes the mirror
- * gives the others', and the RMA window exposes this segment to them. */
+ * with MPI_Win_shared_query, give their cores' and banks' addresses; other nodes' cores and banks have
+ * none (NULL: nothing of theirs is mapped here, stage_mpi.c fetches what a call reads), and over several
+ * nodes the RMA window exposes this segment to them. */
 static int make_window(nd_mpi_ctx *c, const nd_device_config *cfg, uint8_t **l1, uint8_t **banks, nd_error *err)
 {
     int n = c->procs.nranks, me = c->procs.rank;
@@ -480,16 +484,18 @@ static int make_window(nd_mpi_ctx *c, const nd_device_config *cfg, uint8_t **l1,
             break;
         }
         c->seg_base[r] = seg;
-        nd_mpi_lay_segment(c, cfg, r, seg, l1, banks);
+        c->node_window_bytes += c->seg_bytes[r];
+        for (int64_t i = c->core_lo[r]; i < c->core_lo[r + 1]; ++i)
+            l1[i] = seg + c->core_disp[i];
+        for (int b = 0; b < cfg->dram_banks; ++b)
+            if (c->rank_of_bank[b] == r)
+                banks[b] = seg + c->bank_disp[b];
     }
     MPI_Group_free(&world);
     MPI_Group_free(&node);
-    if (!failed && c->nnodes > 1) /* its size differs by process: it may fail on one alone */
-        failed = nd_mpi_make_mirror(c, cfg, l1, banks, err);
     if (!agree(c, failed == 0))
         return failed ? -1 : nd_failc(err, ND_ESYS, "device over %d processes: another process could not set up its "
-                                                    "shared window or its mirror of other nodes' memory (its own "
-                                                    "error says which)", n);
+                                                    "shared window (its own error says which)", n);
     return c->nnodes > 1 ? nd_mpi_make_rma(c, mine, err) : 0;
 }
 
@@ -720,6 +726,9 @@ int nd_mpi_launch_procs(const nd_device *dev, nd_mpi_proc_stats *per_proc, int n
         p->order = c ? (nd_mpi_order)c->shares[r].order : ND_MPI_ORDER_NONE;
         p->pair_writers = c ? c->shares[r].pair_writers : 0;
         p->pair_readers = c ? c->shares[r].pair_readers : 0;
+        p->reserved_bytes = c ? c->shares[r].reserved_bytes : dev->ncores * dev->cfg.l1_bytes +
+                                                                  dev->cfg.dram_banks * dev->cfg.dram_bank_bytes;
+        p->staging_bytes = c ? c->shares[r].staging_bytes : 0;
         for (int64_t i = p->core_lo; i < p->core_hi; ++i) {
             const nda_stats *s = &dev->stats[i];
             p->total.local_pages_read += s->local_pages_read;

@@ -10,6 +10,8 @@ typedef struct nd_mpi_share {
     double seconds;       /* its own cores' run */
     double stage_seconds; /* its gets, first to flush */
     int64_t staged_bytes, gets, node_bytes;
+    int64_t reserved_bytes, staging_bytes; /* address space for device memory: its node's window and its
+                                              staging area, and of that the staging area */
     int order, pair_writers, pair_readers; /* nd_mpi_order, and the pairs (nd_mpi_proc_stats) */
 } nd_mpi_share;
 
@@ -23,6 +25,20 @@ typedef struct nd_mpi_talk {
 } nd_mpi_talk;
 
 enum { ND_MPI_TALK_CACHE = 16 };
+
+/* Other nodes' pages a launch or a host read reads, fetched (stage_mpi.c). One area, reserved once and
+ * grown when a stage needs more, so a process holds its own node's memory and at most the largest
+ * read set it staged, not the job's: each remote core-list entry with pages to fetch gets a span
+ * there, from its first fetched byte to its last, rounded out to whole OS pages so that data keeps
+ * its alignment modulo an OS page; the entry's base pointer for that call is the span's start less the
+ * first byte's displacement in the entry. */
+typedef struct nd_mpi_staging {
+    uint8_t *area;       /* mmap, MAP_NORESERVE, read-only but while gets fill it; NULL until needed */
+    size_t cap;          /* bytes reserved */
+    struct nd_mpi_span *spans; /* [slots]: scratch per core-list entry of the staged tensors */
+    uint8_t **bases;     /* [slots]: the entries' base pointers for the call */
+    int64_t slots;       /* room in spans and bases */
+} nd_mpi_staging;
 
 /* A device's MPI state, behind nd_device_procs.ctx. */
 typedef struct nd_mpi_ctx {
@@ -50,9 +66,12 @@ typedef struct nd_mpi_ctx {
     int32_t *rank_of_core, *rank_of_bank;
     int64_t *core_lo;            /* [nranks + 1]: process r runs cores [core_lo[r], core_lo[r + 1]) */
     int64_t *seg_bytes;          /* [nranks]: process r's segment, its cores' L1 then its banks in order */
-    uint8_t **seg_base;          /* [nranks]: where this process addresses it (shared, or the mirror) */
-    uint8_t *mirror;             /* the other nodes' segments, in rank order; NULL on one node */
-    size_t mirror_bytes;
+    int64_t *core_disp, *bank_disp; /* [ncores], [dram_banks]: where a core's L1 or a bank starts in its
+                                       process's segment */
+    uint8_t **seg_base;          /* [nranks]: where this process maps process r's segment: its node's in
+                                    the shared window; NULL for other nodes' (never mapped) */
+    int64_t node_window_bytes;   /* the segments of this process's node, all mapped here */
+    nd_mpi_staging staging;      /* over several nodes: the other nodes' pages of the launch under way */
     int *stat_counts, *stat_displs; /* bytes of nda_stats per process, for the gather */
     int stats_root;              /* where statistics are gathered: -1 every process, else that rank */
     nd_mpi_share mine;           /* this process's share of the launch under way */
@@ -89,17 +108,16 @@ double nd_mpi_now(void);
 
 /* ctx_mpi.c: prints which call failed on which process and ends the job (MPI_Abort); never returns. */
 _Noreturn void nd_mpi_die(const nd_mpi_ctx *c, const char *call, int rc);
-/* ctx_mpi.c: sets l1[] and banks[] of process r's cores and banks for its segment at seg (each may be
- * NULL); returns its bytes. */
-int64_t nd_mpi_lay_segment(const nd_mpi_ctx *c, const nd_device_config *cfg, int r, uint8_t *seg, uint8_t **l1,
-                           uint8_t **banks);
+/* ctx_mpi.c: sets core_disp[] and bank_disp[] of process r's cores and banks, where each starts in r's
+ * segment; returns the segment's bytes. */
+int64_t nd_mpi_lay_segment(const nd_mpi_ctx *c, const nd_device_config *cfg, int r, int64_t *core_disp,
+                           int64_t *bank_disp);
 
-/* stage_mpi.c: over several nodes, the mirror of the other nodes' segments (their cores' l1[] and
- * banks[] pointers set into it), the RMA window over this process's segment `mine`, and staging. */
-int nd_mpi_make_mirror(nd_mpi_ctx *c, const nd_device_config *cfg, uint8_t **l1, uint8_t **banks, nd_error *err);
+/* stage_mpi.c: over several nodes, the RMA window over this process's segment `mine`, and staging. */
 int nd_mpi_make_rma(nd_mpi_ctx *c, uint8_t *mine, nd_error *err);
 void nd_mpi_stage(nd_device *dev, const nd_tensor *const *ts, int n, const nd_tensor *out, const nd_read_rule *rule,
-                  int64_t copy, bool launch);
+                  int64_t copy, bool launch, uint8_t *const **bases);
+void nd_mpi_staging_free(nd_mpi_staging *s);
 int nd_mpi_check_tensor(const nd_device *dev, const nd_dist *d, nd_error *err);
 /* stage_mpi.c: the process whose cores write core-list entry i of t in launches (in L1 the process
  * holding it, in DRAM the one running device core i, nda_tensor.owner_of), or -1: no core (a DRAM entry

@@ -1,13 +1,13 @@
 /*
- * stage_mpi.c - the pages of other nodes: the local mirror their base pointers point into, the RMA
- * window that exposes each process's segment, and staging, the gets that fill the mirror before a
- * launch or a host read. Used only over several nodes; within a node pages are shared memory
- * (device_mpi.c).
+ * stage_mpi.c - the pages of other nodes: the RMA window that exposes each process's segment, and
+ * staging, the gets that bring the other nodes' pages a launch or a host read reads into this process's
+ * staging area. Used only over several nodes; within a node pages are shared memory (device_mpi.c).
  *
- * The mirror holds each other node's process's segment at its own offset, laid out exactly as that
- * segment (its cores' L1, then its banks: nd_mpi_lay_segment), so a byte at displacement d in process
- * r's segment is mirrored at seg_base[r] + d: a get's origin and target are described by the same
- * displacements, and one derived datatype serves both sides.
+ * Nothing of another node is mapped here. A byte is named by its process and its displacement in that
+ * process's segment (its cores' L1, then its banks: nd_mpi_lay_segment), which is also its displacement
+ * in the RMA window. For a call, each remote core-list entry with pages in the read set gets a span of
+ * the staging area (nd_mpi_staging), and the call's base pointer for the entry is set so that its
+ * fetched pages are where the accessor computes them; entries with nothing fetched get NULL.
  *
  * The read set, correct for every op: every core-list entry (the whole buffer a tensor has on a core
  * or bank: its pages and their padding) of every copy of every input tensor, held by a process on
@@ -20,6 +20,7 @@
  * listed per remote process, sorted by displacement and merged where they touch (a tensor passed
  * twice, neighbouring buffers), so no byte is fetched twice in a stage.
  */
+#include <assert.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,36 +28,6 @@
 #include <unistd.h>
 
 #include "mpi_internal.h"
-
-int nd_mpi_make_mirror(nd_mpi_ctx *c, const nd_device_config *cfg, uint8_t **l1, uint8_t **banks, nd_error *err)
-{
-    int me = c->procs.rank;
-    size_t total = 0;
-    for (int r = 0; r < c->procs.nranks; ++r)
-        if (c->node_of_rank[r] != c->node_of_rank[me])
-            total += (size_t)c->seg_bytes[r];
-    if (total == 0)
-        return 0;
-    /* MAP_NORESERVE: reserving the other nodes' whole memory costs address space only; a page costs
-     * memory once a get writes it. Read-only but while gets fill it (nd_mpi_stage): a kernel that stores
-     * into another node's page (nda_page_write of a page its core does not own) faults, where a
-     * writable mirror would take the store and lose it silently. */
-    void *m = mmap(NULL, total, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (m == MAP_FAILED)
-        return nd_failc(err, ND_ENOMEM, "device over %d processes on %d nodes: cannot reserve %zu bytes of address "
-                                        "space for the mirror of the other nodes' memory", c->procs.nranks,
-                        c->nnodes, total);
-    c->mirror = m;
-    c->mirror_bytes = total;
-    size_t at = 0;
-    for (int r = 0; r < c->procs.nranks; ++r)
-        if (c->node_of_rank[r] != c->node_of_rank[me]) {
-            c->seg_base[r] = c->mirror + at;
-            nd_mpi_lay_segment(c, cfg, r, c->seg_base[r], l1, banks);
-            at += (size_t)c->seg_bytes[r];
-        }
-    return 0;
-}
 
 int nd_mpi_make_rma(nd_mpi_ctx *c, uint8_t *mine, nd_error *err)
 {
@@ -113,10 +84,21 @@ static int run_order(const void *a, const void *b)
     return x->disp < y->disp ? -1 : x->disp > y->disp;
 }
 
+/* A core-list entry's fetched bytes [lo, hi), as displacements in the segment of its process, whose
+ * buffer starts at displacement entry; lo > hi: none. As an interval of the staging area (merged,
+ * rounded out to OS pages), it starts at `at` in the area. */
+typedef struct nd_mpi_span {
+    int64_t lo, hi, entry, at;
+    int32_t rank;
+} nd_mpi_span;
+
 /* A launch's read set beyond this process: runs held by other processes of its node (read in place,
- * counted only) and by other nodes' processes (fetched). */
+ * counted only) and by other nodes' processes (fetched), and for the latter each entry's span; slot0:
+ * the slot of entry 0 of the tensor being listed. */
 typedef struct read_set {
     runs node, other;
+    nd_mpi_span *spans;
+    int64_t slot0;
 } read_set;
 
 static void runs_add(nd_mpi_ctx *c, runs *rs, int32_t rank, int64_t disp, int64_t len)
@@ -131,12 +113,31 @@ static void runs_add(nd_mpi_ctx *c, runs *rs, int32_t rank, int64_t disp, int64_
     rs->v[rs->n++] = (run){disp, len, rank};
 }
 
-/* Bytes at p, held by process h, into the read set (nothing when h is this process). */
-static void set_add(nd_mpi_ctx *c, read_set *set, int h, const uint8_t *p, int64_t len)
+/* Where core-list entry i of t starts in the segment of the process holding it. */
+static int64_t entry_disp(const nd_mpi_ctx *c, const nd_tensor *t, int64_t i)
 {
-    if (h != c->procs.rank && len > 0)
-        runs_add(c, c->node_of_rank[h] == c->node_of_rank[c->procs.rank] ? &set->node : &set->other, h,
-                 p - c->seg_base[h], len);
+    nd_core k = nd_dist_core(&t->dist, i);
+    if (t->dist.spec.buffer == ND_DRAM)
+        return c->bank_disp[k.x] + t->offset[i];
+    return c->core_disp[(int64_t)k.y * t->dev->cfg.grid_x + k.x] + t->offset[i];
+}
+
+/* Bytes [off, off + len) of entry i of t into the read set (nothing when this process holds it). */
+static void set_add(nd_mpi_ctx *c, read_set *set, const nd_tensor *t, int64_t i, int64_t off, int64_t len)
+{
+    int h = nd_tensor_rank_of(t, i);
+    if (h == c->procs.rank || len <= 0)
+        return;
+    int64_t entry = entry_disp(c, t, i);
+    if (c->node_of_rank[h] == c->node_of_rank[c->procs.rank]) {
+        runs_add(c, &set->node, h, entry + off, len);
+        return;
+    }
+    runs_add(c, &set->other, h, entry + off, len);
+    nd_mpi_span *sp = &set->spans[set->slot0 + i];
+    sp->rank = h, sp->entry = entry;
+    sp->lo = entry + off < sp->lo ? entry + off : sp->lo;
+    sp->hi = entry + off + len > sp->hi ? entry + off + len : sp->hi;
 }
 
 /* The entries of copy `copy` (-1: all) of t. */
@@ -144,7 +145,7 @@ static void list_tensor(nd_mpi_ctx *c, const nd_tensor *t, int64_t copy, read_se
 {
     int64_t per = t->dist.layout.ncores, lo = copy < 0 ? 0 : copy * per, hi = copy < 0 ? t->ncores : lo + per;
     for (int64_t i = lo; i < hi; ++i)
-        set_add(c, set, nd_tensor_rank_of(t, i), t->base[i], t->dist.bytes_per_core);
+        set_add(c, set, t, i, 0, t->dist.bytes_per_core);
 }
 
 int nd_mpi_writer_of(const nd_mpi_ctx *c, const nd_tensor *t, int64_t i)
@@ -258,7 +259,7 @@ static void list_page(void *ctx, const nd_tensor *in, nd_loc loc)
 {
     const list_ctx *l = ctx;
     int64_t pb = in->dist.page_bytes;
-    set_add(l->c, l->set, nd_tensor_rank_of(in, loc.core), in->base[loc.core] + loc.offset * pb, pb);
+    set_add(l->c, l->set, in, loc.core, loc.offset * pb, pb);
 }
 
 /* Whether page p of in is at the entry and slot of page p of out, for every p: the same shape, page
@@ -319,62 +320,176 @@ static int64_t runs_merge(runs *rs)
     return bytes;
 }
 
+/* The staging area's intervals of one stage, sorted by process and displacement. */
+typedef struct intervals {
+    nd_mpi_span *v;
+    int64_t n;
+} intervals;
+
+static int span_order(const void *a, const void *b)
+{
+    const nd_mpi_span *x = a, *y = b;
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The interval holding byte disp of process rank's segment (one does: every fetched byte is in its
+ * entry's span). */
+static const nd_mpi_span *interval_of(const intervals *iv, int32_t rank, int64_t disp)
+{
+    int64_t lo = 0, hi = iv->n; /* the last interval at or before (rank, disp) */
+    while (hi - lo > 1) {
+        int64_t mid = lo + (hi - lo) / 2;
+        const nd_mpi_span *m = &iv->v[mid];
+        if (m->rank < rank || (m->rank == rank && m->lo <= disp))
+            lo = mid;
+        else
+            hi = mid;
+    }
+    assert(iv->n > 0 && iv->v[lo].rank == rank && iv->v[lo].lo <= disp && disp < iv->v[lo].hi);
+    return &iv->v[lo];
+}
+
+/* Where byte disp of process rank's segment lands in the staging area. Computed as an integer: for an
+ * entry's base pointer, the entry's start may lie before its span and outside the area, and the
+ * accessor only ever adds the offset of a fetched page to it. */
+static uint8_t *staged_at(const nd_mpi_staging *st, const intervals *iv, int32_t rank, int64_t disp,
+                          const nd_mpi_span *in)
+{
+    if (!in)
+        in = interval_of(iv, rank, disp);
+    return (uint8_t *)((uintptr_t)st->area + (uintptr_t)(in->at + (disp - in->lo)));
+}
+
+/* The spans of the entries in slots [0, nslots), as intervals of the staging area: each rounded out to
+ * OS pages (so a byte keeps its address modulo an OS page, and with it every alignment a kernel's
+ * loads rely on), sorted, merged where they overlap or touch, laid end to end from the area's start;
+ * the area grown to hold them. Returns the bytes they take. */
+static int64_t lay_intervals(nd_mpi_ctx *c, int64_t nslots, intervals *iv)
+{
+    nd_mpi_staging *st = &c->staging;
+    int64_t page = sysconf(_SC_PAGESIZE), n = 0, used = 0;
+    iv->v = malloc((size_t)(nslots ? nslots : 1) * sizeof *iv->v);
+    if (!iv->v)
+        nd_mpi_die(c, "staging (out of memory for the staging area's intervals)", MPI_ERR_NO_MEM);
+    for (int64_t k = 0; k < nslots; ++k)
+        if (st->spans[k].lo < st->spans[k].hi) {
+            nd_mpi_span sp = st->spans[k];
+            sp.lo -= sp.lo % page;
+            sp.hi += (page - sp.hi % page) % page;
+            iv->v[n++] = sp;
+        }
+    qsort(iv->v, (size_t)n, sizeof *iv->v, span_order);
+    int64_t out = 0;
+    for (int64_t k = 1; k < n; ++k) {
+        nd_mpi_span *last = &iv->v[out], *sp = &iv->v[k];
+        if (sp->rank == last->rank && sp->lo <= last->hi)
+            last->hi = sp->hi > last->hi ? sp->hi : last->hi;
+        else
+            iv->v[++out] = *sp;
+    }
+    iv->n = n ? out + 1 : 0;
+    for (int64_t k = 0; k < iv->n; ++k) {
+        iv->v[k].at = used;
+        used += iv->v[k].hi - iv->v[k].lo;
+    }
+    if ((size_t)used > st->cap) { /* its contents need not survive: every stage fetches anew */
+        if (st->area)
+            munmap(st->area, st->cap);
+        /* MAP_NORESERVE: a page costs memory once a get writes it. Read-only but while gets fill it: a
+         * kernel that stores into another node's page (nda_page_write of a page its core does not own)
+         * faults, where a writable area would take the store and lose it silently. */
+        void *m = mmap(NULL, (size_t)used, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        st->area = m == MAP_FAILED ? NULL : m;
+        st->cap = m == MAP_FAILED ? 0 : (size_t)used;
+        if (!st->area) /* the processes are in step: one that cannot go on must end the job */
+            nd_mpi_die(c, "mmap of the staging area for other nodes' pages", MPI_ERR_NO_MEM);
+    }
+    return used;
+}
+
+/* Each staged tensor's base pointers for the call: its own node's entries as they are, another node's
+ * into the staging area at its span, NULL where nothing of it was fetched. */
+static void set_bases(nd_mpi_ctx *c, const nd_tensor *const *ts, int n, const intervals *iv)
+{
+    nd_mpi_staging *st = &c->staging;
+    for (int k = 0, slot = 0; k < n; slot += (int)ts[k]->ncores, ++k)
+        for (int64_t i = 0; i < ts[k]->ncores; ++i) {
+            const nd_mpi_span *sp = &st->spans[slot + i];
+            int h = nd_tensor_rank_of(ts[k], i);
+            if (c->node_of_rank[h] == c->node_of_rank[c->procs.rank])
+                st->bases[slot + i] = ts[k]->base[i];
+            else
+                st->bases[slot + i] = sp->lo < sp->hi ? staged_at(st, iv, h, sp->entry, interval_of(iv, h, sp->lo))
+                                                      : NULL;
+        }
+}
+
 /* Gets that fit MPI's int counts: at most this many bytes each. */
 enum { GET_MAX = 1 << 30 };
 
-static void get_bytes(nd_mpi_ctx *c, int rank, int64_t disp, int64_t len, int64_t *gets)
+static void get_bytes(nd_mpi_ctx *c, const intervals *iv, int rank, int64_t disp, int64_t len, int64_t *gets)
 {
     for (int64_t at = 0; at < len; at += GET_MAX) {
         int part = (int)(len - at < GET_MAX ? len - at : GET_MAX);
-        int rc = MPI_Get(c->seg_base[rank] + disp + at, part, MPI_BYTE, rank, (MPI_Aint)(disp + at), part, MPI_BYTE,
-                         c->rma);
+        int rc = MPI_Get(staged_at(&c->staging, iv, rank, disp + at, NULL), part, MPI_BYTE, rank,
+                         (MPI_Aint)(disp + at), part, MPI_BYTE, c->rma);
         if (rc != MPI_SUCCESS)
             nd_mpi_die(c, "MPI_Get of another node's pages", rc);
         ++*gets;
     }
 }
 
-/* One get of runs v[0..n) of one process (all under GET_MAX, and n <= INT_MAX), through an hindexed
- * datatype whose displacements hold on both sides. */
-static void get_batched(nd_mpi_ctx *c, const run *v, int n, int64_t *gets)
+/* One get of runs v[0..n) of one process (all under GET_MAX, and n <= INT_MAX), through two hindexed
+ * datatypes: the runs' addresses in the staging area on this side, their displacements in the
+ * segment on the other. */
+static void get_batched(nd_mpi_ctx *c, const intervals *iv, const run *v, int n, int64_t *gets)
 {
     if (n == 1) {
-        get_bytes(c, v[0].rank, v[0].disp, v[0].len, gets);
+        get_bytes(c, iv, v[0].rank, v[0].disp, v[0].len, gets);
         return;
     }
     int *lens = malloc((size_t)n * sizeof *lens);
-    MPI_Aint *disps = malloc((size_t)n * sizeof *disps);
-    if (!lens || !disps)
+    MPI_Aint *disps = malloc((size_t)n * sizeof *disps), *addrs = malloc((size_t)n * sizeof *addrs);
+    if (!lens || !disps || !addrs)
         nd_mpi_die(c, "staging (out of memory for a datatype)", MPI_ERR_NO_MEM);
     for (int i = 0; i < n; ++i) {
         lens[i] = (int)v[i].len;
         disps[i] = (MPI_Aint)v[i].disp;
+        MPI_Get_address(staged_at(&c->staging, iv, v[i].rank, v[i].disp, NULL), &addrs[i]);
     }
-    MPI_Datatype type;
-    int rc = MPI_Type_create_hindexed(n, lens, disps, MPI_BYTE, &type);
+    MPI_Datatype here, there;
+    int rc = MPI_Type_create_hindexed(n, lens, addrs, MPI_BYTE, &here);
     if (rc == MPI_SUCCESS)
-        rc = MPI_Type_commit(&type);
+        rc = MPI_Type_commit(&here);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Type_create_hindexed(n, lens, disps, MPI_BYTE, &there);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Type_commit(&there);
     if (rc != MPI_SUCCESS)
         nd_mpi_die(c, "MPI_Type_create_hindexed of another node's pages", rc);
-    if ((rc = MPI_Get(c->seg_base[v[0].rank], 1, type, v[0].rank, 0, 1, type, c->rma)) != MPI_SUCCESS)
+    if ((rc = MPI_Get(MPI_BOTTOM, 1, here, v[0].rank, 0, 1, there, c->rma)) != MPI_SUCCESS)
         nd_mpi_die(c, "MPI_Get of another node's pages", rc);
     ++*gets;
-    MPI_Type_free(&type); /* the pending get keeps its own reference */
+    MPI_Type_free(&here); /* the pending get keeps its own references */
+    MPI_Type_free(&there);
     free(lens);
     free(disps);
+    free(addrs);
 }
 
 /* Per page: the runs cut at every page_bytes (entries are whole pages from their start). */
-static void get_per_page(nd_mpi_ctx *c, const run *r, int64_t page_bytes, int64_t *gets)
+static void get_per_page(nd_mpi_ctx *c, const intervals *iv, const run *r, int64_t page_bytes, int64_t *gets)
 {
     for (int64_t at = 0; at < r->len; at += page_bytes)
-        get_bytes(c, r->rank, r->disp + at, r->len - at < page_bytes ? r->len - at : page_bytes, gets);
+        get_bytes(c, iv, r->rank, r->disp + at, r->len - at < page_bytes ? r->len - at : page_bytes, gets);
 }
 
 /* The runs' gets, process by process (runs sorted by process): one per page; or batched, one per
  * process, unless a run is longer than one get may be (then a get per run, cut at GET_MAX) or the
  * process has more than INT_MAX runs (then a batch per INT_MAX). */
-static int64_t issue(nd_mpi_ctx *c, const runs *rs, int64_t page_bytes)
+static int64_t issue(nd_mpi_ctx *c, const intervals *iv, const runs *rs, int64_t page_bytes)
 {
     int64_t gets = 0;
     for (int64_t i = 0, j; i < rs->n; i = j) {
@@ -382,27 +497,64 @@ static int64_t issue(nd_mpi_ctx *c, const runs *rs, int64_t page_bytes)
         for (j = i; j < rs->n && rs->v[j].rank == rs->v[i].rank && j - i < INT_MAX; ++j)
             fits &= rs->v[j].len <= GET_MAX;
         if (c->gets == ND_MPI_GETS_BATCHED && fits) {
-            get_batched(c, &rs->v[i], (int)(j - i), &gets);
+            get_batched(c, iv, &rs->v[i], (int)(j - i), &gets);
             continue;
         }
         for (int64_t k = i; k < j; ++k)
             if (c->gets == ND_MPI_GETS_PER_PAGE)
-                get_per_page(c, &rs->v[k], page_bytes, &gets);
+                get_per_page(c, iv, &rs->v[k], page_bytes, &gets);
             else
-                get_bytes(c, rs->v[k].rank, rs->v[k].disp, rs->v[k].len, &gets);
+                get_bytes(c, iv, rs->v[k].rank, rs->v[k].disp, rs->v[k].len, &gets);
     }
     return gets;
 }
 
+/* Room for nslots entries' spans and base pointers, the spans emptied. */
+static void make_slots(nd_mpi_ctx *c, int64_t nslots)
+{
+    nd_mpi_staging *st = &c->staging;
+    if (nslots > st->slots) {
+        nd_mpi_span *sp = realloc(st->spans, (size_t)nslots * sizeof *sp);
+        st->spans = sp ? sp : st->spans;
+        uint8_t **b = sp ? realloc(st->bases, (size_t)nslots * sizeof *b) : NULL;
+        st->bases = b ? b : st->bases;
+        if (!sp || !b)
+            nd_mpi_die(c, "staging (out of memory for the entries' base pointers)", MPI_ERR_NO_MEM);
+        st->slots = nslots;
+    }
+    for (int64_t k = 0; k < nslots; ++k)
+        st->spans[k] = (nd_mpi_span){INT64_MAX, INT64_MIN, 0, 0, -1};
+}
+
+/* Fetches the runs into the area (filled below `used`): writable only while gets fill it. */
+static int64_t fetch(nd_mpi_ctx *c, const intervals *iv, const runs *rs, int64_t used, int64_t page_bytes)
+{
+    nd_mpi_staging *st = &c->staging;
+    if (mprotect(st->area, (size_t)used, PROT_READ | PROT_WRITE) != 0)
+        nd_mpi_die(c, "mprotect of the staging area (writable, for the gets)", MPI_ERR_OTHER);
+    int64_t gets = issue(c, iv, rs, page_bytes);
+    /* every get of this stage has landed; none issued, nothing to wait for (a flush may cost a round
+     * trip to every process, with the pt2pt one-sided component) */
+    int rc = gets ? MPI_Win_flush_all(c->rma) : MPI_SUCCESS;
+    if (rc != MPI_SUCCESS)
+        nd_mpi_die(c, "MPI_Win_flush_all after the gets", rc);
+    if (mprotect(st->area, (size_t)used, PROT_READ) != 0)
+        nd_mpi_die(c, "mprotect of the staging area (read-only again)", MPI_ERR_OTHER);
+    return gets;
+}
+
 void nd_mpi_stage(nd_device *dev, const nd_tensor *const *ts, int n, const nd_tensor *out, const nd_read_rule *rule,
-                  int64_t copy, bool launch)
+                  int64_t copy, bool launch, uint8_t *const **bases)
 {
     nd_mpi_ctx *c = dev->procs->ctx;
-    read_set set = {{0}, {0}};
-    int64_t page_bytes = INT64_MAX; /* per-page gets: the smallest page among the tensors */
+    int64_t page_bytes = INT64_MAX, nslots = 0; /* per-page gets: the smallest page among the tensors */
+    for (int i = 0; i < n; ++i)
+        bases[i] = ts[i]->base, nslots += ts[i]->ncores;
     if (!launch && c->nnodes == 1) /* a host read on one node: every page is in the shared window */
         return;
-    for (int i = 0; i < n; ++i) {
+    make_slots(c, nslots);
+    read_set set = {{0}, {0}, c->staging.spans, 0};
+    for (int i = 0; i < n; set.slot0 += ts[i]->ncores, ++i) {
         if (out && rule && copy < 0 && nd_mpi_rule_applies(rule, i, n, ts[i], out))
             list_rule(c, rule, i, n, out, ts[i], &set);
         else
@@ -412,27 +564,14 @@ void nd_mpi_stage(nd_device *dev, const nd_tensor *const *ts, int n, const nd_te
     }
     int64_t bytes = runs_merge(&set.other), node_bytes = runs_merge(&set.node), gets = 0;
     double t0 = nd_mpi_now();
-    if (c->rma != MPI_WIN_NULL) { /* several nodes */
-        /* the mirror is writable only while gets fill it, and only the span they fill (mprotect's cost
-         * grows with the resident pages it covers) */
-        uintptr_t lo = UINTPTR_MAX, hi = 0, page = (uintptr_t)sysconf(_SC_PAGESIZE);
-        for (int64_t i = 0; i < set.other.n; ++i) {
-            uintptr_t a = (uintptr_t)(c->seg_base[set.other.v[i].rank] + set.other.v[i].disp);
-            lo = a < lo ? a : lo;
-            hi = a + (uintptr_t)set.other.v[i].len > hi ? a + (uintptr_t)set.other.v[i].len : hi;
-        }
-        bool open = set.other.n > 0;
-        lo &= ~(page - 1);
-        if (open && mprotect((void *)lo, hi - lo, PROT_READ | PROT_WRITE) != 0)
-            nd_mpi_die(c, "mprotect of the mirror of other nodes' memory (writable, for the gets)", MPI_ERR_OTHER);
-        gets = issue(c, &set.other, page_bytes);
-        /* every get of this stage has landed in the mirror; none issued, nothing to wait for (a flush may
-         * cost a round trip to every process, with the pt2pt one-sided component) */
-        int rc = gets ? MPI_Win_flush_all(c->rma) : MPI_SUCCESS;
-        if (rc != MPI_SUCCESS)
-            nd_mpi_die(c, "MPI_Win_flush_all after the gets", rc);
-        if (open && mprotect((void *)lo, hi - lo, PROT_READ) != 0)
-            nd_mpi_die(c, "mprotect of the mirror of other nodes' memory (read-only again)", MPI_ERR_OTHER);
+    if (set.other.n > 0) { /* several nodes, and pages of another to fetch */
+        intervals iv;
+        int64_t used = lay_intervals(c, nslots, &iv);
+        gets = fetch(c, &iv, &set.other, used, page_bytes);
+        set_bases(c, ts, n, &iv);
+        for (int i = 0, slot = 0; i < n; slot += (int)ts[i]->ncores, ++i)
+            bases[i] = c->staging.bases + slot;
+        free(iv.v);
     }
     free(set.other.v);
     free(set.node.v);
@@ -441,5 +580,16 @@ void nd_mpi_stage(nd_device *dev, const nd_tensor *const *ts, int n, const nd_te
         c->mine.staged_bytes += bytes;
         c->mine.gets += gets;
         c->mine.stage_seconds += nd_mpi_now() - t0;
+        c->mine.reserved_bytes = c->node_window_bytes + (int64_t)c->staging.cap;
+        c->mine.staging_bytes = (int64_t)c->staging.cap;
     }
+}
+
+void nd_mpi_staging_free(nd_mpi_staging *s)
+{
+    if (s->area)
+        munmap(s->area, s->cap);
+    free(s->spans);
+    free(s->bases);
+    *s = (nd_mpi_staging){0};
 }

@@ -282,7 +282,8 @@ static int place(nd_tensor *t, nd_error *err)
             return -1;
         }
         assert(t->offset[i] >= 0 && t->offset[i] + bytes <= a->size); /* the arena found a gap that holds it */
-        t->base[i] = arena_base(t, c) + t->offset[i]; /* reads as zero, padding included: see region_used */
+        uint8_t *arena = arena_base(t, c); /* NULL: another node's, not mapped here */
+        t->base[i] = arena ? arena + t->offset[i] : NULL; /* reads as zero, padding included: see region_used */
         if (t->dev->procs && nd_tensor_rank_of(t, i) == t->dev->procs->rank)
             memset(t->base[i], 0, (size_t)bytes);
         if (t->dist.spec.buffer == ND_L1) {
@@ -527,9 +528,13 @@ static int launch(nd_device *dev, const char *op, nda_kernel_fn *kernel, nd_tens
             procs->fence(dev, call);
     }
     double start = procs ? now_seconds() : 0; /* over processes a launch's time includes its gets */
-    if (procs && procs->stage) /* other nodes' pages the cores read, into the local mirror */
+    if (procs && procs->stage) { /* other nodes' pages the cores read, into the staging area */
+        uint8_t *const *bases[MAX_LAUNCH_TENSORS];
         procs->stage(dev, (const nd_tensor *const *)tensors, ninputs, rule ? tensors[ntensors - 1] : NULL, rule, -1,
-                     true);
+                     true, bases);
+        for (int i = 0; i < ninputs; ++i) /* copy r > 0 of a core: core_views, from all_base */
+            views[i].base = views[i].all_base = bases[i];
+    }
     double t0 = now_seconds();
     if (!procs)
         start = t0;

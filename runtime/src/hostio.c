@@ -112,11 +112,11 @@ static bool host_writes(const nd_tensor *t, int64_t i)
 
 /* Copies the pages of copy r between the host array and the device; to the device, only into the
  * entries this process writes. */
-static void copy_all(const nd_tensor *t, int64_t r, uint8_t *host, bool to_device)
+static void copy_all(const nd_tensor *t, uint8_t *const *bases, int64_t r, uint8_t *host, bool to_device)
 {
     const nd_dist *d = &t->dist;
     assert(r >= 0 && r < d->spec.replicas);
-    uint8_t *const *base = t->base + r * d->layout.ncores;
+    uint8_t *const *base = bases + r * d->layout.ncores;
     bool all = !to_device || !t->dev->procs;
     for (int64_t p = 0; p < d->layout.num_pages; ++p) {
         nd_loc loc = nd_layout_locate_id(&d->squeezed, p);
@@ -169,7 +169,7 @@ int nd_tensor_write(nd_tensor *t, const void *host, int64_t bytes, nd_error *err
     fence(t, ND_CALL_WRITE, 0, false);
     for (int64_t r = 0; r < t->dist.spec.replicas; ++r) {
         if (nd_copy_gets_value(t, r))
-            copy_all(t, r, (uint8_t *)host, true); /* the host array is only read in this direction */
+            copy_all(t, t->base, r, (uint8_t *)host, true); /* the host array is only read in this direction */
         else
             nd_copy_fill_neutral(t, r);
     }
@@ -187,7 +187,7 @@ int nd_tensor_write_part(nd_tensor *t, int part, const void *host, int64_t bytes
         return -1;
     fence(t, ND_CALL_WRITE_PART, part, false);
     for (int64_t r = part * per; r < (part + 1) * per; ++r)
-        copy_all(t, r, (uint8_t *)host, true);
+        copy_all(t, t->base, r, (uint8_t *)host, true);
     fence(t, ND_CALL_WRITE_PART, part, true);
     return 0;
 }
@@ -211,9 +211,10 @@ int nd_tensor_read_part(const nd_tensor *t, int part, void *host, int64_t bytes,
         return -1;
     fence(t, ND_CALL_READ_PART, part, false);
     int64_t copy = (int64_t)part * (s->replicas / s->parts);
+    uint8_t *const *bases = t->base;
     if (t->dev->procs && t->dev->procs->stage) /* other nodes' pages of the copy, by gets */
-        t->dev->procs->stage(t->dev, &t, 1, NULL, NULL, copy, false);
-    copy_all(t, copy, host, false);
+        t->dev->procs->stage(t->dev, &t, 1, NULL, NULL, copy, false, &bases);
+    copy_all(t, bases, copy, host, false);
     fence(t, ND_CALL_READ_PART, part, true); /* no process changes a page before every process has read it */
     return 0;
 }

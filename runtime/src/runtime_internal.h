@@ -166,15 +166,17 @@ typedef struct nd_device_procs {
     /* After a launch: every core's statistics from the process that ran it into dev->stats, and this
      * process's own seconds to every process. */
     void (*gather)(nd_device *dev, double own_seconds);
-    /* Over several nodes: brings into this process's local mirror of other nodes' memory the pages,
-     * held on another node, of copy `copy` (-1: every copy) of ts[0..n) that this process reads, so
-     * that loads through the tensors' base pointers read current data: every such page; or, given a
+    /* Over several nodes: fetches into this process's staging area the pages, held on another node, of
+     * copy `copy` (-1: every copy) of ts[0..n) that this process reads: every such page; or, given a
      * launch's output `out` and its read rule (NULL: whole), the input pages the elements of out that
-     * this process's cores write read under the rule. `launch`: count it in the launch's statistics.
-     * Called after a fence. On one node it only counts the pages other processes hold (all in the shared
-     * window) and fetches nothing. */
+     * this process's cores write read under the rule. Sets bases[k] to ts[k]'s base pointers for the
+     * call (every copy's entries, as nd_tensor.base): its own node's entries as they are, another
+     * node's into the staging area where pages of it were fetched, NULL where none were. They hold
+     * until the next stage. `launch`: count it in the launch's statistics. Called after a fence. On
+     * one node it only counts the pages other processes hold (all in the shared window), fetches
+     * nothing, and gives every tensor its own base pointers. */
     void (*stage)(nd_device *dev, const nd_tensor *const *ts, int n, const nd_tensor *out, const nd_read_rule *rule,
-                  int64_t copy, bool launch);
+                  int64_t copy, bool launch, uint8_t *const **bases);
     /* Whether a tensor of distribution d may live on this device: 0, or -1 with err set (a core
      * would write memory on another node). NULL: every tensor may. */
     int (*check_tensor)(const nd_device *dev, const nd_dist *d, nd_error *err);
@@ -222,7 +224,8 @@ struct nd_tensor {
     nd_dist dist;
     int64_t ncores;     /* of the tensor's core list */
     int64_t *offset;    /* [ncores] arena offset per core */
-    uint8_t **base;     /* [ncores] */
+    uint8_t **base;     /* [ncores]; over several nodes NULL for an entry held on another node (a launch or
+                           host read addresses it through its stage's base pointers) */
     int32_t *index_of;  /* [device cores]: index within the core's copy */
     int32_t *replica_of;/* [device cores]: the copy a core holds, or -1 */
     int32_t *owner_of;  /* [device cores]; index_of itself for L1 */
