@@ -237,32 +237,51 @@ static nd_loc element_loc(const nd_dist *d, const int64_t *x, int64_t *page)
     return nd_layout_locate_id(&d->squeezed, *page);
 }
 
-/* Whether process p writes the output element at x: a core of p writes the entry holding it in some
- * copy (L1: the core holding the entry; DRAM: device core i writes entry i). */
-static bool p_writes(const setup *s, const int64_t *x, int p)
+/* The device cores of process p that write the output element at x, one per copy of the output whose
+ * entry holding it p writes (L1: the core holding the entry; DRAM: device core i writes entry i), into
+ * ids; returns how many. */
+static int p_writers(const setup *s, const int64_t *x, int p, int64_t *ids)
 {
     const nd_dist *o = &s->d[s->n - 1];
     nd_device_config cfg = nd_device_get_config(s->dev);
     int64_t page, ncores = (int64_t)cfg.grid_x * cfg.grid_y;
     nd_loc loc = element_loc(o, x, &page);
+    int n = 0;
     for (int64_t r = 0; r < o->spec.replicas; ++r) {
-        int64_t i = r * o->layout.ncores + loc.core;
-        int w = o->spec.buffer == ND_DRAM ? (i < ncores ? nd_mpi_rank_of_core(s->dev, i) : -1) : holder(s->dev, o, i);
-        if (w == p)
-            return true;
+        int64_t i = r * o->layout.ncores + loc.core, id = i < ncores ? i : -1;
+        if (o->spec.buffer != ND_DRAM) {
+            nd_core c = nd_dist_core(o, i);
+            id = (int64_t)c.y * cfg.grid_x + c.x;
+        }
+        if (id >= 0 && nd_mpi_rank_of_core(s->dev, id) == p)
+            ids[n++] = id;
     }
-    return false;
+    return n;
+}
+
+/* Per device core, the copy of d it reads (nda_tensor, README): the copy whose core list holds it in L1,
+ * else copy 0 (and always 0 in DRAM, whose entries belong to no core). Freed by the caller. */
+static int64_t *copies_read(const setup *s, const nd_dist *d)
+{
+    nd_device_config cfg = nd_device_get_config(s->dev);
+    int64_t *v = calloc((size_t)cfg.grid_x * (size_t)cfg.grid_y, sizeof *v);
+    CHECK(v != NULL, "out of memory");
+    for (int64_t i = 0; v && d->spec.buffer == ND_L1 && i < d->list_cores; ++i) {
+        nd_core c = nd_dist_core(d, i);
+        v[(int64_t)c.y * cfg.grid_x + c.x] = i / d->layout.ncores;
+    }
+    return v;
 }
 
 /* The elementwise read set applies (README): the op's reference is derived from EXPR, and every input
- * is one whole copy whose shape broadcasts to the output's as numpy does. */
+ * has whole copies (no pending parts) of a shape that broadcasts to the output's as numpy does. */
 static bool pointwise(const nda_kernel_entry *e, const setup *s)
 {
     const nd_dist_spec *o = &s->d[s->n - 1].spec;
     bool ok = e->reads == NDA_READS_POINTWISE && e->noutputs == 1 && o->parts == 1;
     for (int t = 0; ok && t + 1 < s->n; ++t) {
         const nd_dist_spec *i = &s->d[t].spec;
-        ok = i->replicas == 1 && i->parts == 1 && i->rank <= o->rank;
+        ok = i->parts == 1 && i->rank <= o->rank;
         for (int j = 0; ok && j < i->rank; ++j)
             ok = i->shape[j] == 1 || i->shape[j] == o->shape[j + o->rank - i->rank];
     }
@@ -300,30 +319,42 @@ static void count_held(read_count *rc, int p, int h, int64_t len)
     rc->from[h] = true;
 }
 
+/* Input d's element at xi, read by p's cores ids[0..n) each in the copy it reads: each page holding it,
+ * per copy, counted once (seen: per copy and page). */
+static void count_element(read_count *rc, const setup *s, const nd_dist *d, const int64_t *xi, const int64_t *ids,
+                          int n, const int64_t *copy_of, bool *seen, int p)
+{
+    int64_t page;
+    nd_loc loc = element_loc(d, xi, &page);
+    for (int k = 0; k < n; ++k) {
+        int64_t copy = copy_of[ids[k]], at = copy * d->layout.num_pages + page, i = copy * d->layout.ncores + loc.core;
+        if (!seen[at]) {
+            count_held(rc, p, holder(s->dev, d, i), d->page_bytes);
+            count_writer(rc, s, d, i, p);
+        }
+        seen[at] = true;
+    }
+}
+
 /* Brute force over the output's elements: every page holding an input element, broadcast, of an output
  * element process p writes, counted once. */
 static void count_pointwise(const setup *s, int p, read_count *rc)
 {
     const nd_dist_spec *o = &s->d[s->n - 1].spec;
-    int64_t x[ND_MAX_RANK], xi[ND_MAX_RANK];
+    int64_t x[ND_MAX_RANK], xi[ND_MAX_RANK], ids[64];
     for (int t = 0; t + 1 < s->n; ++t) {
         const nd_dist *d = &s->d[t];
-        bool *seen = calloc((size_t)d->layout.num_pages, 1);
-        for (int64_t e = 0; e < s->elems[s->n - 1]; ++e) {
+        bool *seen = calloc((size_t)(d->layout.num_pages * d->spec.replicas), 1);
+        int64_t *copy_of = copies_read(s, d);
+        for (int64_t e = 0; e < s->elems[s->n - 1] && seen && copy_of; ++e) {
             coords(e, o, x);
-            if (!p_writes(s, x, p))
-                continue;
+            int n = p_writers(s, x, p, ids);
             for (int j = 0; j < d->spec.rank; ++j)
                 xi[j] = d->spec.shape[j] == 1 ? 0 : x[j + o->rank - d->spec.rank];
-            int64_t page;
-            nd_loc loc = element_loc(d, xi, &page);
-            if (!seen[page]) {
-                count_held(rc, p, holder(s->dev, d, loc.core), d->page_bytes);
-                count_writer(rc, s, d, loc.core, p);
-            }
-            seen[page] = true;
+            count_element(rc, s, d, xi, ids, n, copy_of, seen, p);
         }
         free(seen);
+        free(copy_of);
     }
 }
 
@@ -371,35 +402,32 @@ static void dependence(enum depends dep, const nda_kernel_entry *e, const setup 
         lo[(int)sc[d]] = x[d], hi[(int)sc[d]] = x[d] + 1;
 }
 
-/* Brute force over the output's elements p writes and, for each, every input element it reads (above):
- * every page holding one, counted once. Inputs of several copies are counted whole, as staged. */
+/* Brute force over the output's elements p writes and, for each, every input element it reads (above)
+ * in the copy each writing core reads: every page holding one, counted once per copy. Inputs of pending
+ * parts are counted whole, every copy, as staged. */
 static void count_dependent(enum depends dep, const nda_kernel_entry *e, const setup *s, int ninputs,
                             const double *sc, int nsc, int p, read_count *rc)
 {
     const nd_dist_spec *o = &s->d[s->n - 1].spec;
-    int64_t x[ND_MAX_RANK], xi[ND_MAX_RANK], lo[ND_MAX_RANK], hi[ND_MAX_RANK];
+    int64_t x[ND_MAX_RANK], xi[ND_MAX_RANK], lo[ND_MAX_RANK], hi[ND_MAX_RANK], ids[64];
     for (int t = 0; t < ninputs; ++t) {
         const nd_dist *d = &s->d[t];
-        if (d->spec.replicas != 1 || d->spec.parts != 1) {
+        if (d->spec.parts != 1) {
             for (int64_t i = 0; i < d->list_cores; ++i)
                 count_held(rc, p, holder(s->dev, d, i), d->bytes_per_core);
             continue;
         }
-        bool *seen = calloc((size_t)d->layout.num_pages, 1);
-        for (int64_t e_ = 0; e_ < s->elems[s->n - 1]; ++e_) {
+        bool *seen = calloc((size_t)(d->layout.num_pages * d->spec.replicas), 1);
+        int64_t *copy_of = copies_read(s, d);
+        for (int64_t e_ = 0; e_ < s->elems[s->n - 1] && seen && copy_of; ++e_) {
             coords(e_, o, x);
-            if (!p_writes(s, x, p))
+            int n = p_writers(s, x, p, ids);
+            if (n == 0)
                 continue;
             dependence(dep, e, s, t, sc, nsc, x, lo, hi);
             memcpy(xi, lo, sizeof xi);
             for (;;) { /* every element of the box */
-                int64_t page;
-                nd_loc loc = element_loc(d, xi, &page);
-                if (!seen[page]) {
-                    count_held(rc, p, holder(s->dev, d, loc.core), d->page_bytes);
-                    count_writer(rc, s, d, loc.core, p);
-                }
-                seen[page] = true;
+                count_element(rc, s, d, xi, ids, n, copy_of, seen, p);
                 int j = d->spec.rank - 1;
                 while (j >= 0 && ++xi[j] == hi[j])
                     xi[j] = lo[j], --j;
@@ -408,6 +436,7 @@ static void count_dependent(enum depends dep, const nda_kernel_entry *e, const s
             }
         }
         free(seen);
+        free(copy_of);
     }
 }
 
@@ -433,15 +462,15 @@ static read_count count_read_set(const nda_kernel_entry *e, const setup *s, int 
 }
 
 /* Whether the op's read rule describes what every input is read for (docs/mpi.md): an elementwise op as
- * pointwise() says, or a permute, reduction, softmax or einsum of one output whose inputs are each one
- * whole copy. Then the runtime orders the launch in pairs (or not at all), else with a fence. */
+ * pointwise() says, or a permute, reduction, softmax or einsum of one output whose inputs have no
+ * pending parts. Then the runtime orders the launch in pairs (or not at all), else with a fence. */
 static bool by_rule(const nda_kernel_entry *e, const setup *s)
 {
     if (pointwise(e, s))
         return true;
     bool ok = depends_of(e) != DEP_NONE && e->noutputs == 1;
     for (int t = 0; ok && t + 1 < s->n; ++t)
-        ok = s->d[t].spec.replicas == 1 && s->d[t].spec.parts == 1;
+        ok = s->d[t].spec.parts == 1;
     return ok;
 }
 
@@ -717,7 +746,7 @@ static bool close_enough(const nda_kernel_entry *e, const uint8_t *a, const uint
     return true;
 }
 
-static void check_entry(nd_kernels *k, const nda_kernel_entry *e, uint64_t seed)
+static void check_entry(nd_kernels *k, const nda_kernel_entry *e, uint64_t seed, bool specialized)
 {
     setup m, l;
     nd_error err;
@@ -736,12 +765,14 @@ static void check_entry(nd_kernels *k, const nda_kernel_entry *e, uint64_t seed)
     }
     uint8_t *parts[8][8] = {{0}};
     write_inputs(&m, parts, seed);
-    result mg = run(k, &m, e, sc, nsc, ND_VARIANT_GENERIC), ms = run(k, &m, e, sc, nsc, ND_VARIANT_SPECIALIZED);
-    CHECK(!mg.specialized && ms.specialized, "variants picked wrongly");
+    result mg = run(k, &m, e, sc, nsc, ND_VARIANT_GENERIC);
+    result ms = specialized ? run(k, &m, e, sc, nsc, ND_VARIANT_SPECIALIZED) : run(k, &m, e, sc, nsc, ND_VARIANT_GENERIC);
+    CHECK(!mg.specialized && ms.specialized == specialized, "variants picked wrongly");
     if (rank == (stats_root < 0 ? 0 : stats_root) && mg.out && ms.out) {
         CHECK(make_setup(e, false, &l, &err) == 0, "%s", err.msg);
         write_inputs(&l, parts, seed);
-        result lg = run(k, &l, e, sc, nsc, ND_VARIANT_GENERIC), ls = run(k, &l, e, sc, nsc, ND_VARIANT_SPECIALIZED);
+        result lg = run(k, &l, e, sc, nsc, ND_VARIANT_GENERIC);
+        result ls = run(k, &l, e, sc, nsc, specialized ? ND_VARIANT_SPECIALIZED : ND_VARIANT_GENERIC);
         int64_t n = mg.len;
         CHECK(lg.out && ls.out && lg.len == n && memcmp(mg.out, lg.out, (size_t)n) == 0,
               "generic: output over %d processes differs from one process's", nprocs);
@@ -773,6 +804,65 @@ static void check_entry(nd_kernels *k, const nda_kernel_entry *e, uint64_t seed)
         free(own[i]);
     free_setup(&m);
     ++passed;
+}
+
+/* Inputs of several copies, which each core reads in its own group's copy (or copy 0): the generic
+ * kernel of an op on distributions no target has, each operand's given by its flags on 4 cores, through
+ * check_entry (outputs and statistics against one process, fetched bytes and pairs against the brute
+ * force, which counts the copy each writing core reads). A read set that took the copy of the output's
+ * entry, or copy 0, for every core fetches pages the cores never read, or misses theirs. */
+static void check_copies(nd_kernels *k)
+{
+    static const struct {
+        const char *op;
+        nd_dist_flags f[3]; /* the inputs then the output; .grid is set below */
+    } cases[] = {
+        {"matmul", /* b replicated on every core: no process reads another's copy */
+         {{.shape = "64,32", .einshard = "m k -> m* k"}, {.shape = "32,48", .einshard = "k n -> * k n"},
+          {.shape = "64,48", .einshard = "m n -> m* n"}}},
+        {"matmul", /* b in two copies, each split over a pair of cores by columns */
+         {{.shape = "64,32", .einshard = "m k -> m* k"}, {.shape = "32,48", .placements = "[Replicate(), Shard(1)]",
+                                                          .mesh = "2,2"},
+          {.shape = "64,48", .einshard = "m n -> m n*"}}},
+        {"matmul", /* a on every core, b and out by columns: a core's columns of b are its own, but the
+                      generic kernel packs b's rows whole (its other columns must be addressable) */
+         {{.shape = "64,32", .einshard = "m k -> * m k"}, {.shape = "32,48", .einshard = "k n -> k n*"},
+          {.shape = "64,48", .einshard = "m n -> m n*"}}},
+        {"add", /* a bias of two copies, each on a pair of cores by rows, broadcast over the columns */
+         {{.shape = "32,64", .shard = "8,64"}, {.shape = "32,1", .placements = "[Replicate(), Shard(0)]",
+                                                 .mesh = "2,2"},
+          {.shape = "32,64", .shard = "32,16"}}},
+        {"softmax", /* two copies, each split in rows over a pair of cores, the output by rows over 4 */
+         {{.shape = "32,64", .placements = "[Replicate(), Shard(0)]", .mesh = "2,2"}, {.shape = "32,64",
+                                                                                        .shard = "8,64"}}},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; ++c) {
+        const nda_kernel_entry *base = NULL;
+        for (int i = 0; i < nd_kernels_count(k) && !base; ++i) {
+            const nda_kernel_entry *e = nd_kernels_entry(k, i);
+            if (!strcmp(e->op, cases[c].op) && e->signatures && !strcmp(e->dtypes[0], "f32"))
+                base = e;
+        }
+        CHECK(base != NULL, "no f32 %s in the library", cases[c].op);
+        if (!base)
+            continue;
+        char sig[3][512];
+        const char *sigs[3];
+        nd_error err;
+        for (int o = 0; o < base->noperands; ++o) {
+            nd_dist_flags f = cases[c].f[o];
+            nd_dist d;
+            f.grid = "4x1";
+            int rc = nd_dist_from_flags(&f, &d, &err);
+            CHECK(rc == 0, "%s operand %d: %s", cases[c].op, o, rc ? err.msg : "");
+            if (rc || nd_dist_signature(&d, sig[o], sizeof sig[o]) < 0)
+                return;
+            sigs[o] = sig[o];
+        }
+        nda_kernel_entry e = *base;
+        e.signatures = sigs;
+        check_entry(k, &e, 77 + (uint64_t)c, false);
+    }
 }
 
 /* Tensor-parallel: matmul over k split 8 ways into a Partial(sum) output, then all_reduce (the op
@@ -1057,12 +1147,13 @@ int main(int argc, char **argv)
         if (per_op[at]++ >= PER_OP)
             continue;
         ops_seen += per_op[at] == 1;
-        check_entry(k, e, 1000 + (uint64_t)i);
+        check_entry(k, e, 1000 + (uint64_t)i, true);
     }
     test_case = "the suite";
     CHECK(ops_seen == (int)(sizeof suite / sizeof *suite), "only %d of the suite's %d ops have f32 targets", ops_seen,
           (int)(sizeof suite / sizeof *suite));
     check_partial_then_all_reduce(k);
+    check_copies(k);
     check_own_writes();
     check_cross_node_writes();
     check_open();

@@ -19,9 +19,10 @@
  *
  * Staging. After a launch's opening fence, each process fetches into its staging area every page held by
  * another node of every input tensor of the launch, every copy and part (so collectives and Partial
- * inputs, which read any copy through all_base, are served); for an elementwise op (its reference
- * derived from EXPR) over single whole copies, only the input pages covering the output pages its
- * cores write: one MPI_Get per remote process with a
+ * inputs, which read any copy through all_base, are served); for an op whose reference states what
+ * each output element reads (docs/mpi.md: elementwise, einsum letters, reduction axes, softmax's row,
+ * permute) over inputs without pending parts, only the input pages, in the copy each core reads, that
+ * the output pages its cores write read: one MPI_Get per remote process with a
  * derived datatype (MPI_Type_create_hindexed) listing the sorted, merged byte runs (ND_MPI_GETS_BATCHED),
  * or one MPI_Get per page (ND_MPI_GETS_PER_PAGE, for comparison), then MPI_Win_flush_all, all inside
  * one passive-target epoch (MPI_Win_lock_all at open, MPI_Win_unlock_all at close). Outputs are not

@@ -123,13 +123,16 @@ int nd_mpi_check_tensor(const nd_device *dev, const nd_dist *d, nd_error *err);
  * holding it, in DRAM the one running device core i, nda_tensor.owner_of), or -1: no core (a DRAM entry
  * past the cores, written by host calls alone). */
 int nd_mpi_writer_of(const nd_mpi_ctx *c, const nd_tensor *t, int64_t i);
-/* stage_mpi.c: whether the rule says which pages of input k (of nin) out's elements read (an input of
- * one whole copy whose dims the rule maps). */
+/* stage_mpi.c: the device core whose kernel writes core-list entry i of t (in L1 the core holding it, in
+ * DRAM device core i), or -1: none. */
+int64_t nd_mpi_writer_core(const nd_mpi_ctx *c, const nd_tensor *t, int64_t i);
+/* stage_mpi.c: whether the rule says which pages of input k (of nin) out's elements read (an input
+ * without pending parts, whose dims the rule maps; each core reads the copy it sees). */
 bool nd_mpi_rule_applies(const nd_read_rule *rule, int k, int nin, const nd_tensor *in, const nd_tensor *out);
 /* stage_mpi.c: whether page p of in lies at the entry and slot of page p of out, for every p. */
 bool nd_mpi_same_placement(const nd_tensor *in, const nd_tensor *out);
 /* stage_mpi.c: visit(ctx, in, loc) for each page of input k holding elements that the elements of out's
- * page opage read under the rule (which applies to it). */
+ * page opage read under the rule (which applies to it); loc.core indexes one copy's core list. */
 void nd_mpi_page_reads(const nd_read_rule *rule, int k, int nin, const nd_tensor *out, int64_t opage,
                        const nd_tensor *in, void (*visit)(void *ctx, const nd_tensor *in, nd_loc loc), void *ctx);
 

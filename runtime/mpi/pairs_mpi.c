@@ -21,8 +21,7 @@
  * its readers R[*][me]. That walk is the whole tensor's, so it is done once per launch key (the op, the
  * tensors' idents, which hash their distributions and placements, the scalars and the read rule: all
  * the walk reads) and kept in a small cache; a relation too dense to pay for its messages fences.
- * Launches whose reads no rule describes (collectives, user ops, inputs of several copies or pending
- * parts) fence.
+ * Launches whose reads no rule describes (collectives, user ops, inputs of pending parts) fence.
  *
  * Every message carries the call's word and this process's count of fences and pairs, so processes that
  * make different calls are named where two of them meet; each call is also hashed into what the next
@@ -40,33 +39,18 @@ enum { TAG_READY = 1, TAG_DONE = 2 };
 
 typedef struct relation {
     const nd_mpi_ctx *c;
-    uint8_t *r;      /* [nranks * nranks]: r[reader * nranks + writer] */
-    int32_t *out_w;  /* the writers of the output entry being walked (its copies' processes) */
-    int nout_w;
+    uint8_t *r;    /* [nranks * nranks]: r[reader * nranks + writer] */
+    int reader;    /* the process writing the output entry being walked */
+    int64_t copy;  /* the input's copy its core reads */
 } relation;
 
-/* One input page an output entry's page reads: every writer of that entry reads it. */
+/* One input page an output entry's page reads: the entry's writer reads it, in the copy its core sees. */
 static void mark(void *ctx, const nd_tensor *in, nd_loc loc)
 {
     relation *rel = ctx;
-    int n = rel->c->procs.nranks, w = nd_mpi_writer_of(rel->c, in, loc.core);
-    for (int i = 0; w >= 0 && i < rel->nout_w; ++i)
-        rel->r[(size_t)rel->out_w[i] * (size_t)n + (size_t)w] = 1;
-}
-
-/* The distinct processes writing entry e of out, in any copy, into rel->out_w. */
-static void entry_writers(relation *rel, const nd_tensor *out, int64_t e, uint8_t *seen)
-{
-    const nd_dist *d = &out->dist;
-    int64_t per = d->layout.ncores;
-    rel->nout_w = 0;
-    for (int64_t r = 0; r < d->spec.replicas; ++r) {
-        int w = nd_mpi_writer_of(rel->c, out, r * per + e);
-        if (w >= 0 && !seen[w])
-            seen[w] = 1, rel->out_w[rel->nout_w++] = w;
-    }
-    for (int i = 0; i < rel->nout_w; ++i)
-        seen[rel->out_w[i]] = 0;
+    int n = rel->c->procs.nranks, w = nd_mpi_writer_of(rel->c, in, rel->copy * in->dist.layout.ncores + loc.core);
+    if (w >= 0)
+        rel->r[(size_t)rel->reader * (size_t)n + (size_t)w] = 1;
 }
 
 /* Whether the rule describes every input's reads, of a launch with one output; else the launch fences. */
@@ -85,16 +69,17 @@ static void walk(nd_mpi_ctx *c, nd_tensor *const *ts, int ntensors, int ninputs,
                  uint8_t *r)
 {
     const nd_tensor *out = ts[ntensors - 1];
-    int n = c->procs.nranks;
-    relation rel = {c, r, malloc((size_t)n * sizeof(int32_t)), 0};
-    uint8_t *seen = calloc((size_t)n, 1);
-    if (!rel.out_w || !seen) /* the processes are in step: one that cannot go on ends the job */
-        nd_mpi_die(c, "pairing a launch (out of memory)", MPI_ERR_NO_MEM);
+    relation rel = {c, r, 0, 0};
     const nd_dist *d = &out->dist;
-    for (int64_t e = 0; e < d->layout.ncores; ++e) {
-        entry_writers(&rel, out, e, seen);
+    int64_t per = d->layout.ncores;
+    for (int64_t i = 0; i < d->spec.replicas * per; ++i) { /* every entry of every copy, by its writer */
+        int64_t id = nd_mpi_writer_core(c, out, i), e = i % per;
+        if (id < 0)
+            continue;
+        rel.reader = c->rank_of_core[id];
         for (int k = 0; k < ninputs; ++k) {
             const nd_tensor *in = ts[k];
+            rel.copy = nd_tensor_copy_seen(in, id);
             if (rule->kind == ND_READS_POINTWISE && nd_mpi_same_placement(in, out)) { /* entry e reads entry e */
                 mark(&rel, in, (nd_loc){.core = e});
                 continue;
@@ -103,8 +88,6 @@ static void walk(nd_mpi_ctx *c, nd_tensor *const *ts, int ntensors, int ninputs,
                 nd_mpi_page_reads(rule, k, ninputs, out, it.page_id, in, mark, &rel);
         }
     }
-    free(rel.out_w);
-    free(seen);
 }
 
 /* The ranks q != me with r[me][q] (from) or r[q][me] (to). */

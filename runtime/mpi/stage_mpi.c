@@ -14,9 +14,10 @@
  * another node. Kernels read pages only through base and all_base, which point into that set, and
  * only inputs' pages of other cores (owner computes), so nothing a kernel reads is left unfetched.
  * Where the op declares what its output elements read (nd_read_rule: elementwise from EXPR, index
- * letters, an axes or perm list), for an input of one whole copy only the input pages holding the
- * elements the output pages this process's cores write read, found from the distribution model page by
- * page. Runs are
+ * letters, an axes or perm list), for an input without pending parts only the input pages holding the
+ * elements the output pages this process's cores write read, in the copy each writing core reads, found
+ * from the distribution model page by page (and, but for an elementwise op, every entry of those copies
+ * addressable: set_whole). Runs are
  * listed per remote process, sorted by displacement and merged where they touch (a tensor passed
  * twice, neighbouring buffers), so no byte is fetched twice in a stage.
  */
@@ -140,6 +141,23 @@ static void set_add(nd_mpi_ctx *c, read_set *set, const nd_tensor *t, int64_t i,
     sp->hi = entry + off + len > sp->hi ? entry + off + len : sp->hi;
 }
 
+/* Entry i of t addressable whole for the call, when another node holds it: kernels may read pages of
+ * the copy they read beyond those the read rule names (the generic matmul packs every column of b's rows,
+ * say), whose values cannot change their output; such a page reads as zero or as what the staging area
+ * held before, never faults. Not for an elementwise op (POINTWISE): its kernels read each input at the
+ * coordinates of the output element they compute and nothing else, which launches ordered with nobody
+ * rely on already (device.c, launch_local). */
+static void set_whole(nd_mpi_ctx *c, read_set *set, const nd_tensor *t, int64_t i)
+{
+    int h = nd_tensor_rank_of(t, i);
+    if (c->node_of_rank[h] == c->node_of_rank[c->procs.rank])
+        return;
+    nd_mpi_span *sp = &set->spans[set->slot0 + i];
+    sp->rank = h, sp->entry = entry_disp(c, t, i);
+    sp->lo = sp->entry < sp->lo ? sp->entry : sp->lo;
+    sp->hi = sp->entry + t->dist.bytes_per_core > sp->hi ? sp->entry + t->dist.bytes_per_core : sp->hi;
+}
+
 /* The entries of copy `copy` (-1: all) of t. */
 static void list_tensor(nd_mpi_ctx *c, const nd_tensor *t, int64_t copy, read_set *set)
 {
@@ -148,25 +166,26 @@ static void list_tensor(nd_mpi_ctx *c, const nd_tensor *t, int64_t copy, read_se
         set_add(c, set, t, i, 0, t->dist.bytes_per_core);
 }
 
-int nd_mpi_writer_of(const nd_mpi_ctx *c, const nd_tensor *t, int64_t i)
+int64_t nd_mpi_writer_core(const nd_mpi_ctx *c, const nd_tensor *t, int64_t i)
 {
     int64_t ncores = c->core_lo[c->procs.nranks];
     if (t->dist.spec.buffer == ND_DRAM)
-        return i < ncores ? c->rank_of_core[i] : -1;
-    return nd_tensor_rank_of(t, i);
+        return i < ncores ? i : -1;
+    nd_core k = nd_dist_core(&t->dist, i);
+    return (int64_t)k.y * t->dev->cfg.grid_x + k.x;
 }
 
-/* Whether this process's cores write core-list entry i of t. */
-static bool writes_entry(const nd_mpi_ctx *c, const nd_tensor *t, int64_t i)
+int nd_mpi_writer_of(const nd_mpi_ctx *c, const nd_tensor *t, int64_t i)
 {
-    return nd_mpi_writer_of(c, t, i) == c->procs.rank;
+    int64_t id = nd_mpi_writer_core(c, t, i);
+    return id < 0 ? -1 : c->rank_of_core[id];
 }
 
-/* Whether in broadcasts to out as numpy does (aligned right, each dim equal or 1), as one whole copy. */
+/* Whether in broadcasts to out as numpy does (aligned right, each dim equal or 1), its copies whole. */
 static bool broadcasts(const nd_tensor *in, const nd_tensor *out)
 {
     const nd_dist_spec *i = &in->dist.spec, *o = &out->dist.spec;
-    if (i->replicas != 1 || i->parts != 1 || o->parts != 1 || i->rank > o->rank)
+    if (i->parts != 1 || o->parts != 1 || i->rank > o->rank)
         return false;
     for (int j = 0; j < i->rank; ++j)
         if (i->shape[j] != 1 && i->shape[j] != o->shape[j + o->rank - i->rank])
@@ -174,13 +193,14 @@ static bool broadcasts(const nd_tensor *in, const nd_tensor *out)
     return true;
 }
 
-/* Whether the rule says which pages of input k (of nin) the output reads: an input of one whole copy
- * whose dims the rule maps (an index letter per dim of it and of the output, whatever called the launch
- * checked; axes or perm over its rank). */
+/* Whether the rule says which pages of input k (of nin) the output reads: an input whose copies are
+ * whole (no pending parts; a core reads the copy it sees, nd_tensor_copy_seen) and whose dims the rule
+ * maps (an index letter per dim of it and of the output, whatever called the launch checked; axes or
+ * perm over its rank). */
 bool nd_mpi_rule_applies(const nd_read_rule *rule, int k, int nin, const nd_tensor *in, const nd_tensor *out)
 {
     const nd_dist_spec *i = &in->dist.spec, *o = &out->dist.spec;
-    if (i->replicas != 1 || i->parts != 1)
+    if (i->parts != 1)
         return false;
     switch (rule->kind) {
     case ND_READS_POINTWISE:
@@ -252,6 +272,7 @@ void nd_mpi_page_reads(const nd_read_rule *rule, int k, int nin, const nd_tensor
 typedef struct list_ctx {
     nd_mpi_ctx *c;
     read_set *set;
+    int64_t copy; /* the input's copy that the reading core sees */
 } list_ctx;
 
 /* One input page an output page reads, into the read set. */
@@ -259,7 +280,7 @@ static void list_page(void *ctx, const nd_tensor *in, nd_loc loc)
 {
     const list_ctx *l = ctx;
     int64_t pb = in->dist.page_bytes;
-    set_add(l->c, l->set, in, loc.core, loc.offset * pb, pb);
+    set_add(l->c, l->set, in, l->copy * in->dist.layout.ncores + loc.core, loc.offset * pb, pb);
 }
 
 /* Whether page p of in is at the entry and slot of page p of out, for every p: the same shape, page
@@ -276,26 +297,42 @@ bool nd_mpi_same_placement(const nd_tensor *in, const nd_tensor *out)
     return true;
 }
 
-/* Input k's pages that the output pages this process's cores write read under the rule (in any copy of
- * out: every copy holds the same elements). Walks the entries this process writes and their pages
- * alone, so its cost is the process's share, not the tensor's; and skips, for an elementwise op, an
- * entry whose input pages sit where its output pages do on a core of this process. */
+/* Input k's pages that the output pages this process's cores write read under the rule, in the copy of
+ * the input each writing core sees (every copy of out holds the same elements). Walks the entries this
+ * process writes and their pages alone, so its cost is the process's share, not the tensor's; visits an
+ * entry once per input copy read for it; and skips, for an elementwise op, an entry whose input pages
+ * sit where its output pages do on a core of this process. */
 static void list_rule(nd_mpi_ctx *c, const nd_read_rule *rule, int k, int nin, const nd_tensor *out,
                       const nd_tensor *in, read_set *set)
 {
     const nd_dist *d = &out->dist;
-    int64_t per = d->layout.ncores;
+    int64_t per = d->layout.ncores, per_in = in->dist.layout.ncores;
     bool same = rule->kind == ND_READS_POINTWISE && nd_mpi_same_placement(in, out);
-    list_ctx l = {c, set};
-    for (int64_t e = 0; e < per; ++e) {
-        bool mine = false;
-        for (int64_t r = 0; r < d->spec.replicas && !mine; ++r)
-            mine = writes_entry(c, out, r * per + e);
-        if (!mine || (same && nd_tensor_rank_of(in, e) == c->procs.rank))
-            continue;
-        for (nd_page_iter it = nd_page_iter_begin(&d->squeezed, e); it.valid; nd_page_iter_next(&it))
-            nd_mpi_page_reads(rule, k, nin, out, it.page_id, in, list_page, &l);
-    }
+    list_ctx l = {c, set, 0};
+    bool *read = calloc((size_t)in->dist.spec.replicas, sizeof *read); /* the copies this process's cores read */
+    if (!read)
+        nd_mpi_die(c, "staging (out of memory)", MPI_ERR_NO_MEM);
+    for (int64_t e = 0; e < per; ++e)
+        for (int64_t q = 0; q < d->spec.replicas; ++q) {
+            int64_t id = nd_mpi_writer_core(c, out, q * per + e), copy = id < 0 ? 0 : nd_tensor_copy_seen(in, id);
+            bool seen = false; /* an earlier copy of entry e, written here, read the same input copy */
+            for (int64_t p = 0; p < q && !seen; ++p) {
+                int64_t pid = nd_mpi_writer_core(c, out, p * per + e);
+                seen = pid >= 0 && c->rank_of_core[pid] == c->procs.rank && nd_tensor_copy_seen(in, pid) == copy;
+            }
+            if (id < 0 || c->rank_of_core[id] != c->procs.rank || seen)
+                continue;
+            read[copy] = true;
+            if (same && nd_tensor_rank_of(in, copy * per_in + e) == c->procs.rank)
+                continue;
+            l.copy = copy;
+            for (nd_page_iter it = nd_page_iter_begin(&d->squeezed, e); it.valid; nd_page_iter_next(&it))
+                nd_mpi_page_reads(rule, k, nin, out, it.page_id, in, list_page, &l);
+        }
+    for (int64_t r = 0; r < in->dist.spec.replicas && rule->kind != ND_READS_POINTWISE; ++r)
+        for (int64_t j = 0; read[r] && j < per_in; ++j)
+            set_whole(c, set, in, r * per_in + j);
+    free(read);
 }
 
 /* Sorts and merges touching runs of one process; returns the bytes they cover. */
@@ -564,10 +601,13 @@ void nd_mpi_stage(nd_device *dev, const nd_tensor *const *ts, int n, const nd_te
     }
     int64_t bytes = runs_merge(&set.other), node_bytes = runs_merge(&set.node), gets = 0;
     double t0 = nd_mpi_now();
-    if (set.other.n > 0) { /* several nodes, and pages of another to fetch */
+    bool spans = false; /* several nodes, and entries of another to address (pages of them to fetch, or not) */
+    for (int64_t k = 0; k < nslots && !spans; ++k)
+        spans = c->staging.spans[k].lo < c->staging.spans[k].hi;
+    if (spans) {
         intervals iv;
         int64_t used = lay_intervals(c, nslots, &iv);
-        gets = fetch(c, &iv, &set.other, used, page_bytes);
+        gets = set.other.n > 0 ? fetch(c, &iv, &set.other, used, page_bytes) : 0;
         set_bases(c, ts, n, &iv);
         for (int i = 0, slot = 0; i < n; slot += (int)ts[i]->ncores, ++i)
             bases[i] = c->staging.bases + slot;

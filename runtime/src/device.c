@@ -401,15 +401,21 @@ typedef struct launch_job {
     bool copies; /* some tensor has several copies: each core gets views of its own group's copies */
 } launch_job;
 
+int64_t nd_tensor_copy_seen(const nd_tensor *t, int64_t id)
+{
+    int32_t r = t->replica_of[id];
+    return t->dist.spec.replicas > 1 && r > 0 ? r : 0;
+}
+
 /* The tensors as core id sees them: each replicated tensor's view addresses the core's own copy. */
 static void core_views(const launch_job *job, int64_t id, nda_tensor *views)
 {
     for (int i = 0; i < job->args.ntensors; ++i) {
         views[i] = job->args.tensors[i];
-        int32_t r = job->tensors[i]->replica_of[id];
+        int64_t r = nd_tensor_copy_seen(job->tensors[i], id);
         assert(r < views[i].replicas);
-        if (views[i].replicas > 1 && r > 0) {
-            views[i].replica = r;
+        if (r > 0) {
+            views[i].replica = (int32_t)r;
             views[i].base = views[i].all_base + (int64_t)r * views[i].layout->ncores;
         }
     }

@@ -208,6 +208,9 @@ int nd_device_open_procs(const nd_device_config *cfg, uint8_t *const *l1, uint8_
                          nd_device_procs *procs, nd_device **out, nd_error *err);
 /* The process holding entry i of t's core list (copy i / ncores); 0 in a one-process device. */
 int nd_tensor_rank_of(const nd_tensor *t, int64_t i);
+/* The copy of t that device core id reads through its view's base (nda_tensor): the copy its own group
+ * holds, or copy 0 when it holds none (always in DRAM, whose entries belong to no core's group). */
+int64_t nd_tensor_copy_seen(const nd_tensor *t, int64_t id);
 /* Calls fn(ctx, host_elem, page_elem, elems) for each row run of page page_id: the run's first element
  * in the row-major tensor and in the page box; *edge: the page has padding outside the tensor. */
 void nd_page_runs(const nd_dist *d, int64_t page_id, bool *edge,
