@@ -1247,41 +1247,71 @@ static int resolve_source(ctx *c, const char *name, const ndg_spec_env *env, cha
     return FAIL(c, "reference source '%s': no such file in the spec folder or the template folders", name);
 }
 
+/* Each NDA_READS_KINDS row's bundled reference function, or template file (".c"). */
+static const char *const reads_source[] = {
+#define NDG_READS_REF(e, ref) ref,
+    NDA_READS_KINDS(NDG_READS_REF)
+#undef NDG_READS_REF
+};
+
 /* What an output element of an op with this bundled reference function reads (NDA_READS_KINDS: the row
  * whose reference is the name, or its prefix when the row's ends in '_'); NDA_READS_WHOLE for any other.
  * Never POINTWISE: only a reference derived from EXPR is (convert_reference), not a function that
  * happens to be named "elementwise", which may read a stencil. */
 static int reads_of(const char *reference)
 {
-    static const char *const refs[] = {
-#define NDG_READS_REF(e, ref) ref,
-        NDA_READS_KINDS(NDG_READS_REF)
-#undef NDG_READS_REF
-    };
     for (int k = 1; k < NDA_READS_COUNT && reference; ++k) {
-        if (k == NDA_READS_POINTWISE)
+        const char *ref = reads_source[k];
+        size_t n = strlen(ref);
+        if (k == NDA_READS_POINTWISE || (n > 2 && strcmp(ref + n - 2, ".c") == 0)) /* a template's row */
             continue;
-        size_t n = strlen(refs[k]);
-        if (refs[k][n - 1] == '_' ? strncmp(reference, refs[k], n) == 0 : strcmp(reference, refs[k]) == 0)
+        if (ref[n - 1] == '_' ? strncmp(reference, ref, n) == 0 : strcmp(reference, ref) == 0)
             return k;
     }
     return NDA_READS_WHOLE;
 }
 
-/* Whether source (a resolved path) is a file of the bundled references: the reference/ folder of the
- * specs installed beside this ndgen (the build tree mirrors the install). Only those are known to read
- * what their names say; a user's function of the same name is read whole. */
-static bool bundled_reference(const char *source)
+/* Whether source (a path) is a file of the folder rel (NDGEN_REL_*) installed beside this ndgen (the
+ * build tree mirrors the install); *base: its name there. */
+static bool bundled_in(const char *source, const char *rel, const char **base)
 {
-    char dir[2 * PATH_MAX], want[PATH_MAX], got[PATH_MAX];
-    if (nd_exe_relative(dir, sizeof dir, NDGEN_REL_SPECS "/reference") || !realpath(dir, want) ||
-        !realpath(source, got))
+    static char got[PATH_MAX];
+    char dir[2 * PATH_MAX], want[PATH_MAX];
+    if (nd_exe_relative(dir, sizeof dir, rel) || !realpath(dir, want) || !realpath(source, got))
         return false;
     char *slash = strrchr(got, '/');
     if (!slash)
         return false;
     *slash = '\0';
+    *base = slash + 1;
     return strcmp(got, want) == 0;
+}
+
+/* Whether source (a resolved path) is a file of the bundled references: the reference/ folder of the
+ * specs installed beside this ndgen. Only those are known to read what their names say; a user's
+ * function of the same name is read whole. */
+static bool bundled_reference(const char *source)
+{
+    const char *base;
+    return bundled_in(source, NDGEN_REL_SPECS "/reference", &base);
+}
+
+/* What an output element of an op without a reference reads, from its template: the NDA_READS_KINDS
+ * row naming a bundled template file (one of the templates installed beside this ndgen, which reads
+ * what its row says: all_reduce.c combines each output element's coordinates over the parts); else
+ * NDA_READS_WHOLE (a user's template of the same name is read whole). */
+static int reads_of_template(const char *template_path)
+{
+    const char *base;
+    if (!bundled_in(template_path, NDGEN_REL_TEMPLATES, &base))
+        return NDA_READS_WHOLE;
+    for (int k = 1; k < NDA_READS_COUNT; ++k) {
+        const char *ref = reads_source[k];
+        size_t n = strlen(ref);
+        if (n > 2 && strcmp(ref + n - 2, ".c") == 0 && strcmp(base, ref) == 0)
+            return k;
+    }
+    return NDA_READS_WHOLE;
 }
 
 /* reference = "elementwise" (derived from the op's EXPR), or { source = "file.c", name = "fn" }: a C
@@ -1292,6 +1322,7 @@ static int convert_reference(ctx *c, int t, const ndg_spec_env *env, ndg_op *op)
     int ty = field(L, t, "reference"); /* +1 */
     if (ty == LUA_TNIL) {
         lua_pop(L, 1);
+        op->reads = reads_of_template(op->template_path);
         return 0;
     }
     if (ty == LUA_TSTRING) {

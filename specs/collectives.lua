@@ -2,9 +2,10 @@
 --   all_reduce      a Partial tensor (parts pending sum, avg, max, min or product) -> its value, replicated
 --   reduce_scatter  a Partial tensor -> its value, split over the cores that held the parts
 --   all_gather      a split tensor -> whole on every core of each copy
--- The first two share the summing template; all_gather is a copy into every copy, which the
--- elementwise template does because each core writes its own group's copy and reads wherever the
--- input lives. Targets are stated as meshes, over 8 cores in a row.
+-- The first two share the summing template (which reads each part at the output's coordinates, so over
+-- nodes only those pages are fetched); all_gather is a copy into every copy, which the elementwise
+-- template does because each core writes its own group's copy and reads wherever the input lives (its
+-- reference, derived from EXPR, is the identity, and says the same). Targets are stated as meshes, over 8 cores in a row.
 include "common.lua"
 
 local function on8(shape, notation, text, mesh)
@@ -41,7 +42,7 @@ for _, dtype in ipairs(floating_dtypes) do
     }
   end
   op {
-    name = "all_gather", template = "eltwise_unary.c", params = { EXPR = "(x)" },
+    name = "all_gather", template = "eltwise_unary.c", params = { EXPR = "(x)" }, reference = "elementwise",
     inputs = { { name = "in", dtype = dtype } },
     outputs = { { name = "out", dtype = dtype } },
     targets = typed({ { ["in"] = by_column, out = replicated } }, dtype),

@@ -319,15 +319,15 @@ static void count_held(read_count *rc, int p, int h, int64_t len)
     rc->from[h] = true;
 }
 
-/* Input d's element at xi, read by p's cores ids[0..n) each in the copy it reads: each page holding it,
- * per copy, counted once (seen: per copy and page). */
-static void count_element(read_count *rc, const setup *s, const nd_dist *d, const int64_t *xi, const int64_t *ids,
-                          int n, const int64_t *copy_of, bool *seen, int p)
+/* Input d's element at xi, read by p's cores in copies[0..n): each page holding it, per copy, counted once
+ * (seen: per copy and page). */
+static void count_element(read_count *rc, const setup *s, const nd_dist *d, const int64_t *xi, const int64_t *copies,
+                          int n, bool *seen, int p)
 {
     int64_t page;
     nd_loc loc = element_loc(d, xi, &page);
     for (int k = 0; k < n; ++k) {
-        int64_t copy = copy_of[ids[k]], at = copy * d->layout.num_pages + page, i = copy * d->layout.ncores + loc.core;
+        int64_t copy = copies[k], at = copy * d->layout.num_pages + page, i = copy * d->layout.ncores + loc.core;
         if (!seen[at]) {
             count_held(rc, p, holder(s->dev, d, i), d->page_bytes);
             count_writer(rc, s, d, i, p);
@@ -351,7 +351,9 @@ static void count_pointwise(const setup *s, int p, read_count *rc)
             int n = p_writers(s, x, p, ids);
             for (int j = 0; j < d->spec.rank; ++j)
                 xi[j] = d->spec.shape[j] == 1 ? 0 : x[j + o->rank - d->spec.rank];
-            count_element(rc, s, d, xi, ids, n, copy_of, seen, p);
+            for (int w = 0; w < n; ++w)
+                ids[w] = copy_of[ids[w]];
+            count_element(rc, s, d, xi, ids, n, seen, p);
         }
         free(seen);
         free(copy_of);
@@ -361,9 +363,10 @@ static void count_pointwise(const setup *s, int p, read_count *rc)
 /* What an output element reads of its one-copy inputs, written here from each op's meaning: a permute's
  * output dim d is input dim perm[d] (numpy's transpose); a reduction reads every element along its axes
  * (the output drops them, or keeps them as size 1), softmax every element of its row (the last axis);
- * an einsum (matmul, bmm) reads, for the output's letters, every value of the letters the output lacks.
- * NONE for the collectives. */
-enum depends { DEP_NONE, DEP_PERM, DEP_AXES, DEP_LAST_AXIS, DEP_LETTERS };
+ * an einsum (matmul, bmm) reads, for the output's letters, every value of the letters the output lacks;
+ * all_reduce and reduce_scatter read the element at the output's coordinates in every part of their
+ * Partial input, part q from its copy in the position of the core's own (templates/all_reduce.c). */
+enum depends { DEP_NONE, DEP_PERM, DEP_AXES, DEP_LAST_AXIS, DEP_LETTERS, DEP_PARTS };
 
 static enum depends depends_of(const nda_kernel_entry *e)
 {
@@ -373,6 +376,8 @@ static enum depends depends_of(const nda_kernel_entry *e)
         return DEP_AXES;
     if (!strcmp(e->op, "softmax"))
         return DEP_LAST_AXIS;
+    if (!strcmp(e->op, "all_reduce") || !strcmp(e->op, "reduce_scatter"))
+        return DEP_PARTS;
     return !strcmp(e->op, "matmul") || !strcmp(e->op, "bmm") ? DEP_LETTERS : DEP_NONE;
 }
 
@@ -387,7 +392,7 @@ static void dependence(enum depends dep, const nda_kernel_entry *e, const setup 
     if (dep == DEP_LAST_AXIS) /* the row, whole; the output has the input's shape */
         reduced[in->rank - 1] = true, dep = DEP_AXES;
     for (int j = 0, kept = 0; j < in->rank; ++j) {
-        lo[j] = 0, hi[j] = in->shape[j];
+        lo[j] = dep == DEP_PARTS ? x[j] : 0, hi[j] = dep == DEP_PARTS ? x[j] + 1 : in->shape[j];
         if (dep == DEP_AXES && !reduced[j]) {
             int64_t v = x[o->rank == in->rank ? j : kept++];
             lo[j] = v, hi[j] = v + 1;
@@ -409,10 +414,10 @@ static void count_dependent(enum depends dep, const nda_kernel_entry *e, const s
                             const double *sc, int nsc, int p, read_count *rc)
 {
     const nd_dist_spec *o = &s->d[s->n - 1].spec;
-    int64_t x[ND_MAX_RANK], xi[ND_MAX_RANK], lo[ND_MAX_RANK], hi[ND_MAX_RANK], ids[64];
+    int64_t x[ND_MAX_RANK], xi[ND_MAX_RANK], lo[ND_MAX_RANK], hi[ND_MAX_RANK], ids[64], copies[64 * 8];
     for (int t = 0; t < ninputs; ++t) {
         const nd_dist *d = &s->d[t];
-        if (d->spec.parts != 1) {
+        if (d->spec.parts != 1 && dep != DEP_PARTS) {
             for (int64_t i = 0; i < d->list_cores; ++i)
                 count_held(rc, p, holder(s->dev, d, i), d->bytes_per_core);
             continue;
@@ -421,13 +426,17 @@ static void count_dependent(enum depends dep, const nda_kernel_entry *e, const s
         int64_t *copy_of = copies_read(s, d);
         for (int64_t e_ = 0; e_ < s->elems[s->n - 1] && seen && copy_of; ++e_) {
             coords(e_, o, x);
-            int n = p_writers(s, x, p, ids);
+            int n = p_writers(s, x, p, ids), ncopies = 0;
             if (n == 0)
                 continue;
+            int64_t per = d->spec.replicas / d->spec.parts;
+            for (int w = 0; w < n; ++w) /* the copies each writer reads: its own, or each part's at its position */
+                for (int64_t q = 0; q < (dep == DEP_PARTS ? d->spec.parts : 1); ++q)
+                    copies[ncopies++] = dep == DEP_PARTS ? q * per + copy_of[ids[w]] % per : copy_of[ids[w]];
             dependence(dep, e, s, t, sc, nsc, x, lo, hi);
             memcpy(xi, lo, sizeof xi);
             for (;;) { /* every element of the box */
-                count_element(rc, s, d, xi, ids, n, copy_of, seen, p);
+                count_element(rc, s, d, xi, copies, ncopies, seen, p);
                 int j = d->spec.rank - 1;
                 while (j >= 0 && ++xi[j] == hi[j])
                     xi[j] = lo[j], --j;
@@ -470,7 +479,7 @@ static bool by_rule(const nda_kernel_entry *e, const setup *s)
         return true;
     bool ok = depends_of(e) != DEP_NONE && e->noutputs == 1;
     for (int t = 0; ok && t + 1 < s->n; ++t)
-        ok = s->d[t].spec.parts == 1;
+        ok = s->d[t].spec.parts == 1 || depends_of(e) == DEP_PARTS;
     return ok;
 }
 
@@ -832,6 +841,12 @@ static void check_copies(nd_kernels *k)
          {{.shape = "32,64", .shard = "8,64"}, {.shape = "32,1", .placements = "[Replicate(), Shard(0)]",
                                                  .mesh = "2,2"},
           {.shape = "32,64", .shard = "32,16"}}},
+        {"all_reduce", /* two parts, each in two copies: a core reads each part's copy at its own position */
+         {{.shape = "32,64", .placements = "[Replicate(), Partial(sum)]", .mesh = "2,2"},
+          {.shape = "32,64", .einshard = "a b -> * a b"}}},
+        {"reduce_scatter", /* the same parts onto rows over the 4 cores */
+         {{.shape = "32,64", .placements = "[Partial(sum), Replicate()]", .mesh = "2,2"},
+          {.shape = "32,64", .shard = "8,64"}}},
         {"softmax", /* two copies, each split in rows over a pair of cores, the output by rows over 4 */
          {{.shape = "32,64", .placements = "[Replicate(), Shard(0)]", .mesh = "2,2"}, {.shape = "32,64",
                                                                                         .shard = "8,64"}}},

@@ -2,10 +2,11 @@
  * test_reads_kinds.c OPS USEROPS - the typed op properties of kernel registries (nda_kernel_entry.reads
  * and moves_data, ABI 10) against what each op is, written out here: what an output element of every
  * bundled op reads of its inputs (elementwise ops pointwise, contractions by their letters, reductions
- * along their axes, softmax along its row, permute by its perm, collectives and copies whole), which
+ * along their axes, softmax along its row, permute by its perm, all_reduce and reduce_scatter every part
+ * at the output's coordinates, page copies whole), which
  * bundled ops only move data, and for a user's library that a reference is pointwise only when derived
  * from EXPR, never because a function is named "elementwise", and that a bundled reference's name on
- * a user's own function says nothing either.
+ * a user's own function, or a bundled template's on a user's own template, says nothing either.
  */
 #include <dlfcn.h>
 #include <string.h>
@@ -30,8 +31,8 @@ static const fact bundled[] = {
     {"reduce_sum", NDA_READS_AXES, false},    {"reduce_max", NDA_READS_AXES, false},
     {"reduce_mean", NDA_READS_AXES, false},   {"softmax", NDA_READS_LAST_AXIS, false},
     {"permute", NDA_READS_PERM, true},        {"reshard", NDA_READS_POINTWISE, true},
-    {"page_copy", NDA_READS_WHOLE, true},     {"all_reduce", NDA_READS_WHOLE, false},
-    {"reduce_scatter", NDA_READS_WHOLE, false},
+    {"page_copy", NDA_READS_WHOLE, true},     {"all_reduce", NDA_READS_PARTS, false},
+    {"reduce_scatter", NDA_READS_PARTS, false}, {"all_gather", NDA_READS_POINTWISE, false},
 };
 
 static const fact userops[] = {
@@ -40,6 +41,7 @@ static const fact userops[] = {
     {"iabsdiff", NDA_READS_WHOLE, false}, /* a function */
     {"iabsdiff_named", NDA_READS_WHOLE, false}, /* a function named "elementwise" */
     {"iabsdiff_softmax_named", NDA_READS_WHOLE, false}, /* a user's function named as a bundled one */
+    {"first_part", NDA_READS_WHOLE, false}, /* a user's template named as the bundled all_reduce.c */
 };
 
 /* Every entry of each listed op carries the fact's fields; each op has at least one entry. */

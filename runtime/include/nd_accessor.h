@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever nda_tensor, nda_core, nda_args, the registry or the kernel signature change. */
-#define NDA_ABI_VERSION 11u
+#define NDA_ABI_VERSION 12u
 
 /* Per-core traffic of one launch; padded to a cache line so cores on different threads never share. */
 typedef struct nda_stats {
@@ -120,8 +120,9 @@ static inline int64_t ndref_index(const nda_ref_operand *in, const nda_ref_opera
 /*
  * What each output element of an op reads of its inputs, as its reference states it (ndgen derives
  * it from the spec's reference: the kernels are checked against that reference, so they read nothing
- * else that changes their output). The multi-process runtime fetches only what it says. One row each:
- * enumerator and the reference it comes from.
+ * else that changes their output), or for an op without one, as its bundled template does. The
+ * multi-process runtime fetches only what it says. One row each: enumerator and the bundled reference
+ * function, or template file (".c"), it comes from.
  */
 #define NDA_READS_KINDS(X)                                                                                \
     X(WHOLE, "")                  /* not stated: every element of every input */                          \
@@ -129,7 +130,10 @@ static inline int64_t ndref_index(const nda_ref_operand *in, const nda_ref_opera
     X(LETTERS, "ref_einsum")      /* the output's index letters fixed, every value of the others */      \
     X(AXES, "ref_reduce_")        /* the dims of an axes(input) scalar list whole, the rest fixed */       \
     X(LAST_AXIS, "ref_softmax")   /* the last dim whole, the rest fixed */                                \
-    X(PERM, "ref_permute")        /* output dim i is input dim perm[i] of a perm(input) list */
+    X(PERM, "ref_permute")        /* output dim i is input dim perm[i] of a perm(input) list */           \
+    X(PARTS, "all_reduce.c")      /* the output's coordinates in every part of its one Partial input,    \
+                                     each from the copy of the part at the position of the reading core's \
+                                     own copy (nda_part_page_read) */
 
 typedef enum nda_reads {
 #define NDA_READS_ENUM(e, reference) NDA_READS_##e,

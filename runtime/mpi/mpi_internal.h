@@ -123,6 +123,11 @@ int nd_mpi_check_tensor(const nd_device *dev, const nd_dist *d, nd_error *err);
  * holding it, in DRAM the one running device core i, nda_tensor.owner_of), or -1: no core (a DRAM entry
  * past the cores, written by host calls alone). */
 int nd_mpi_writer_of(const nd_mpi_ctx *c, const nd_tensor *t, int64_t i);
+/* stage_mpi.c: how many copies of input in a core reads under the rule (one, or every part's), and the
+ * q-th of them for device core id (nd_tensor_copy_seen; under PARTS the copy of part q at the position
+ * of the one it sees). */
+int64_t nd_mpi_copies_read(const nd_read_rule *rule, const nd_tensor *in);
+int64_t nd_mpi_copy_read(const nd_read_rule *rule, const nd_tensor *in, int64_t id, int64_t q);
 /* stage_mpi.c: the device core whose kernel writes core-list entry i of t (in L1 the core holding it, in
  * DRAM device core i), or -1: none. */
 int64_t nd_mpi_writer_core(const nd_mpi_ctx *c, const nd_tensor *t, int64_t i);

@@ -21,7 +21,8 @@
  * its readers R[*][me]. That walk is the whole tensor's, so it is done once per launch key (the op, the
  * tensors' idents, which hash their distributions and placements, the scalars and the read rule: all
  * the walk reads) and kept in a small cache; a relation too dense to pay for its messages fences.
- * Launches whose reads no rule describes (collectives, user ops, inputs of pending parts) fence.
+ * Launches whose reads no rule describes (user ops without a reference, inputs of pending parts to any op
+ * but all_reduce and reduce_scatter) fence.
  *
  * Every message carries the call's word and this process's count of fences and pairs, so processes that
  * make different calls are named where two of them meet; each call is also hashed into what the next
@@ -79,13 +80,15 @@ static void walk(nd_mpi_ctx *c, nd_tensor *const *ts, int ntensors, int ninputs,
         rel.reader = c->rank_of_core[id];
         for (int k = 0; k < ninputs; ++k) {
             const nd_tensor *in = ts[k];
-            rel.copy = nd_tensor_copy_seen(in, id);
-            if (rule->kind == ND_READS_POINTWISE && nd_mpi_same_placement(in, out)) { /* entry e reads entry e */
-                mark(&rel, in, (nd_loc){.core = e});
-                continue;
+            for (int64_t j = 0; j < nd_mpi_copies_read(rule, in); ++j) {
+                rel.copy = nd_mpi_copy_read(rule, in, id, j);
+                if (rule->kind == ND_READS_POINTWISE && nd_mpi_same_placement(in, out)) { /* entry e reads entry e */
+                    mark(&rel, in, (nd_loc){.core = e});
+                    continue;
+                }
+                for (nd_page_iter it = nd_page_iter_begin(&d->squeezed, e); it.valid; nd_page_iter_next(&it))
+                    nd_mpi_page_reads(rule, k, ninputs, out, it.page_id, in, mark, &rel);
             }
-            for (nd_page_iter it = nd_page_iter_begin(&d->squeezed, e); it.valid; nd_page_iter_next(&it))
-                nd_mpi_page_reads(rule, k, ninputs, out, it.page_id, in, mark, &rel);
         }
     }
 }

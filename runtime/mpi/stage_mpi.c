@@ -166,6 +166,17 @@ static void list_tensor(nd_mpi_ctx *c, const nd_tensor *t, int64_t copy, read_se
         set_add(c, set, t, i, 0, t->dist.bytes_per_core);
 }
 
+int64_t nd_mpi_copies_read(const nd_read_rule *rule, const nd_tensor *in)
+{
+    return rule->kind == ND_READS_PARTS ? in->dist.spec.parts : 1;
+}
+
+int64_t nd_mpi_copy_read(const nd_read_rule *rule, const nd_tensor *in, int64_t id, int64_t q)
+{
+    int64_t seen = nd_tensor_copy_seen(in, id), per = in->dist.spec.replicas / in->dist.spec.parts;
+    return rule->kind == ND_READS_PARTS ? q * per + seen % per : seen; /* nda_part_page_read's copy of part q */
+}
+
 int64_t nd_mpi_writer_core(const nd_mpi_ctx *c, const nd_tensor *t, int64_t i)
 {
     int64_t ncores = c->core_lo[c->procs.nranks];
@@ -200,6 +211,9 @@ static bool broadcasts(const nd_tensor *in, const nd_tensor *out)
 bool nd_mpi_rule_applies(const nd_read_rule *rule, int k, int nin, const nd_tensor *in, const nd_tensor *out)
 {
     const nd_dist_spec *i = &in->dist.spec, *o = &out->dist.spec;
+    if (rule->kind == ND_READS_PARTS) /* every part, each at the output's coordinates */
+        return nin == 1 && o->parts == 1 && i->rank == o->rank &&
+               memcmp(i->shape, o->shape, (size_t)i->rank * sizeof *i->shape) == 0;
     if (i->parts != 1)
         return false;
     switch (rule->kind) {
@@ -226,7 +240,7 @@ static void read_box(const nd_read_rule *rule, int k, int nin, const nd_tensor *
         listed[rule->axes[a]] = true;
     for (int j = 0, kept = 0; j < i->rank; ++j) {
         elo[j] = 0, ehi[j] = i->shape[j]; /* the whole dim, unless the rule fixes it */
-        if (rule->kind == ND_READS_POINTWISE && i->shape[j] != 1) {
+        if (rule->kind == ND_READS_PARTS || (rule->kind == ND_READS_POINTWISE && i->shape[j] != 1)) {
             elo[j] = olo[j + o->rank - i->rank], ehi[j] = ohi[j + o->rank - i->rank];
         } else if (rule->kind == ND_READS_LETTERS) {
             const char *at = strchr(rule->indices[nin], rule->indices[k][j]);
@@ -306,30 +320,34 @@ static void list_rule(nd_mpi_ctx *c, const nd_read_rule *rule, int k, int nin, c
                       const nd_tensor *in, read_set *set)
 {
     const nd_dist *d = &out->dist;
-    int64_t per = d->layout.ncores, per_in = in->dist.layout.ncores;
+    int64_t per = d->layout.ncores, per_in = in->dist.layout.ncores, ncopies = in->dist.spec.replicas;
     bool same = rule->kind == ND_READS_POINTWISE && nd_mpi_same_placement(in, out);
     list_ctx l = {c, set, 0};
-    bool *read = calloc((size_t)in->dist.spec.replicas, sizeof *read); /* the copies this process's cores read */
+    /* read: the copies this process's cores read; done: those walked for entry e */
+    bool *read = calloc((size_t)(2 * ncopies), sizeof *read), *done = read + ncopies;
     if (!read)
         nd_mpi_die(c, "staging (out of memory)", MPI_ERR_NO_MEM);
-    for (int64_t e = 0; e < per; ++e)
+    for (int64_t e = 0; e < per; ++e) {
+        memset(done, 0, (size_t)ncopies * sizeof *done);
         for (int64_t q = 0; q < d->spec.replicas; ++q) {
-            int64_t id = nd_mpi_writer_core(c, out, q * per + e), copy = id < 0 ? 0 : nd_tensor_copy_seen(in, id);
-            bool seen = false; /* an earlier copy of entry e, written here, read the same input copy */
-            for (int64_t p = 0; p < q && !seen; ++p) {
-                int64_t pid = nd_mpi_writer_core(c, out, p * per + e);
-                seen = pid >= 0 && c->rank_of_core[pid] == c->procs.rank && nd_tensor_copy_seen(in, pid) == copy;
+            int64_t id = nd_mpi_writer_core(c, out, q * per + e);
+            for (int64_t j = 0; id >= 0 && c->rank_of_core[id] == c->procs.rank && j < nd_mpi_copies_read(rule, in);
+                 ++j) {
+                int64_t copy = nd_mpi_copy_read(rule, in, id, j);
+                if (done[copy])
+                    continue;
+                read[copy] = done[copy] = true;
+                if (same && nd_tensor_rank_of(in, copy * per_in + e) == c->procs.rank)
+                    continue;
+                l.copy = copy;
+                for (nd_page_iter it = nd_page_iter_begin(&d->squeezed, e); it.valid; nd_page_iter_next(&it))
+                    nd_mpi_page_reads(rule, k, nin, out, it.page_id, in, list_page, &l);
             }
-            if (id < 0 || c->rank_of_core[id] != c->procs.rank || seen)
-                continue;
-            read[copy] = true;
-            if (same && nd_tensor_rank_of(in, copy * per_in + e) == c->procs.rank)
-                continue;
-            l.copy = copy;
-            for (nd_page_iter it = nd_page_iter_begin(&d->squeezed, e); it.valid; nd_page_iter_next(&it))
-                nd_mpi_page_reads(rule, k, nin, out, it.page_id, in, list_page, &l);
         }
-    for (int64_t r = 0; r < in->dist.spec.replicas && rule->kind != ND_READS_POINTWISE; ++r)
+    }
+    /* the kernels of these two read nothing beyond the rule (set_whole; all_reduce.c's reads are its rule) */
+    bool exact = rule->kind == ND_READS_POINTWISE || rule->kind == ND_READS_PARTS;
+    for (int64_t r = 0; r < ncopies && !exact; ++r)
         for (int64_t j = 0; read[r] && j < per_in; ++j)
             set_whole(c, set, in, r * per_in + j);
     free(read);

@@ -605,7 +605,9 @@ static bool list_dims(const double *v, int n, int rank, bool perm, int *out)
  * is the einsum of the declared letters, ref_reduce_* reduces along the axes list, ref_softmax
  * normalizes along the last axis, ref_permute transposes by the perm list. A kernel that computes that
  * meaning depends on no other input element, so pages it might read beyond these cannot change its
- * output. Any other op's inputs are read whole (its letters, say, may be a stencil's). */
+ * output. An op without a reference on the bundled all_reduce.c (all_reduce, reduce_scatter) combines
+ * its Partial input's parts at each output element's coordinates. Any other op's inputs are read whole
+ * (its letters, say, may be a stencil's). */
 static void read_rule(const nda_kernel_entry *e, nd_tensor *const *tensors, int ntensors, int ninputs,
                       const double *scalars, int nscalars, nd_read_rule *rule)
 {
@@ -615,6 +617,10 @@ static void read_rule(const nda_kernel_entry *e, nd_tensor *const *tensors, int 
     /* a reference derived from EXPR (spec reference = "elementwise") states out[e] = EXPR(inputs at e) */
     if (e->reads == NDA_READS_POINTWISE) {
         rule->kind = ND_READS_POINTWISE;
+        return;
+    }
+    if (e->reads == NDA_READS_PARTS && ninputs == 1) { /* all_reduce.c's: every part at the output's coordinates */
+        rule->kind = ND_READS_PARTS;
         return;
     }
     if (e->reads == NDA_READS_LAST_AXIS && ninputs == 1 && tensors[0]->dist.spec.rank >= 1) { /* softmax's */

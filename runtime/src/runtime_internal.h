@@ -133,6 +133,7 @@ typedef enum nd_read_kind {
                            output's coordinates (dropped from the output, or kept there); ref_softmax:
                            the last dim */
     ND_READS_PERM,      /* ref_permute, perm(input): output dim i is input dim perm[i] */
+    ND_READS_PARTS,     /* all_reduce.c: the output's coordinates in every part of its Partial input */
 } nd_read_kind;
 
 typedef struct nd_read_rule {

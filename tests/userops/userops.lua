@@ -48,3 +48,12 @@ contraction("scores_x2", "einsum.c", { "bhqd", "bhkd", "bhqk" }, { STORE = "((v)
   { { 1, 2, 40, 64 }, { 1, 2, 100, 64 }, { 1, 2, 40, 100 } })
 contraction("matvec_x4", "einsum.c", { "ij", "j", "i" }, { LOAD = "((v) * 2.0f)" }, "ref_matvec_x4",
   { { 40, 70 }, { 70 }, { 40 } })
+-- part 0 of a Partial input through a user's template named as the bundled all_reduce.c (its own, in
+-- templates/ here: test_reads_kinds checks that the name makes it read nothing less than whole)
+op {
+  name = "first_part", template = "all_reduce.c",
+  inputs = { { name = "in", dtype = "f32", index = "...", partial = { "sum" } } },
+  outputs = { { name = "out", dtype = "f32", index = "..." } },
+  targets = { { ["in"] = { shape = { 8, 64 }, grid = "8x1", placements = "[Partial(sum)]", mesh = "8" },
+                out = { shape = { 8, 64 }, grid = "8x1", einshard = "... -> * ..." } } },
+}
