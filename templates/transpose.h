@@ -61,19 +61,22 @@
  * pasted by name), so the definition goes through one more macro level to expand it first. The blocks
  * of N rows are done one row block at a time, all of its T / N blocks before any store, so each row's
  * 64-byte line is stored in consecutive stores: a non-temporal line written in pieces far apart can
- * leave the write-combining buffer partly filled. */
+ * leave the write-combining buffer partly filled. Each source line is loaded as one unaligned vector
+ * (tr_uvec): a memcpy into the vector was lowered by GCC to two 32-byte loads stored to the stack and
+ * read back as one 64-byte vector, a store-forwarding stall on every line. */
 #define TR_TILE(E, LANE_T, N) TR_TILE_(E, LANE_T, N)
 #define TR_TILE_(E, LANE_T, N)                                                                         \
     static inline void tr_tile##E(void *const *dst, int64_t at, const void *const *src, bool stream)   \
     {                                                                                                  \
         typedef LANE_T tr_vec __attribute__((vector_size(ND_VBYTES)));                                 \
+        typedef LANE_T tr_uvec __attribute__((vector_size(ND_VBYTES), aligned(1), may_alias));         \
         enum { T = 64 / (E), S = T / (N) };                                                            \
         for (int sb = 0; sb < T; sb += (N)) {                                                          \
             tr_vec r[S][N];                                                                            \
             for (int s = 0; s < S; ++s) {                                                              \
                 tr_vec *v = r[s];                                                                      \
                 for (int i = 0; i < (N); ++i)                                                          \
-                    memcpy(&v[i], (const uint8_t *)src[s * (N) + i] + (size_t)sb * (E), sizeof v[i]);  \
+                    v[i] = *(const tr_uvec *)((const uint8_t *)src[s * (N) + i] + (size_t)sb * (E));   \
                 TR_ROUNDS##N(TR_ROUND, N)                                                              \
             }                                                                                          \
             for (int i = 0; i < (N); ++i)                                                              \
