@@ -1,9 +1,11 @@
 /*
- * suite_procs.c - ndrun bench --processes: the multi-process family. Five cases on one grid of 8
+ * suite_procs.c - ndrun bench --processes: the multi-process family. Eight cases on one grid of 8
  * cores, f32, chosen for the traffic between cores they make: add (each core reads only its own
  * rows), softmax over rows (the same), reshard of rows to columns (every core reads from every
- * other), matmul (each core reads all of b) and the direct all_reduce of a Partial(sum) of 8 parts
- * (each core reads the 7 other parts). Under `mpirun -np R` (R dividing 8) the cores are divided
+ * other), matmul (each core reads all of b), the direct all_reduce of a Partial(sum) of 8 parts (each
+ * core reads the 7 other parts), the reduce_scatter of the same onto rows (its rows of every part),
+ * a transpose (a slab of every core's rows) and a reduction over the leading axis (its columns of
+ * every row). Under `mpirun -np R` (R dividing 8) the cores are divided
  * among the R processes; NDGEN_MPI_NODE_SIZE=k makes nodes of k processes, whose pages on other
  * nodes are fetched with MPI_Get before each launch. Without a launcher it is one process, the
  * baseline of the same table.
@@ -33,6 +35,13 @@ static const procs_case procs_cases[] = {
     {"all_reduce, 8 parts",
      {"--op", "all_reduce", "--shape", "256,1024", "--grid", "4x2", "--operand", "in", "--placements",
       "[Partial(sum)]", "--mesh", "8", "--operand", "out", "--einshard", "... -> * ..."}},
+    {"reduce_scatter, 8 parts",
+     {"--op", "reduce_scatter", "--shape", "256,1024", "--grid", "4x2", "--operand", "in", "--placements",
+      "[Partial(sum)]", "--mesh", "8", "--operand", "out", "--shard", "32,1024"}},
+    {"transpose 1024", {"--op", "permute", "--shape", "1024,1024", "--shard", "128,1024", "--grid", "4x2"}},
+    {"reduce_sum over columns",
+     {"--op", "reduce_sum", "--shape", "2048,1024", "--shard", "256,1024", "--grid", "4x2", "--axes", "0",
+      "--operand", "out", "--shard", "128"}},
 };
 enum { NPROCS_CASES = sizeof procs_cases / sizeof *procs_cases };
 
@@ -40,8 +49,9 @@ static const char procs_usage[] =
     "usage: [mpirun -np R] ndrun bench --processes [--filter TEXT] [--json-out FILE] [options]\n"
     "\n"
     "The multi-process family: add and softmax (each core reads its own rows), reshard of rows to\n"
-    "columns (every core reads from every other), matmul 512 (each core reads all of b) and the direct\n"
-    "all_reduce of a Partial(sum) of 8 parts, f32 on 8 cores (4x2). Under mpirun -np R (R dividing 8) the\n"
+    "columns (every core reads from every other), matmul 512 (each core reads all of b), the direct\n"
+    "all_reduce of a Partial(sum) of 8 parts and its reduce_scatter onto rows, a transpose and a\n"
+    "reduce_sum over the leading axis, f32 on 8 cores (4x2). Under mpirun -np R (R dividing 8) the\n"
     "cores are divided among the R processes; NDGEN_MPI_NODE_SIZE=k groups them into nodes of k processes,\n"
     "whose pages on other nodes are fetched with MPI_Get before each launch. Without a launcher: one\n"
     "process, the baseline. Each case is checked (generic and specialized bit for bit, and against the\n"

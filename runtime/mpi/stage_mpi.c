@@ -286,15 +286,22 @@ void nd_mpi_page_reads(const nd_read_rule *rule, int k, int nin, const nd_tensor
 typedef struct list_ctx {
     nd_mpi_ctx *c;
     read_set *set;
-    int64_t copy; /* the input's copy that the reading core sees */
+    int64_t copy;     /* the input's copy that the reading core sees */
+    uint8_t *listed;  /* a bit per page slot of every entry of the input: listed already */
+    int64_t slots;    /* page slots per entry */
 } list_ctx;
 
-/* One input page an output page reads, into the read set. */
+/* One input page an output page reads, into the read set once (many output pages read the same input
+ * page: a transpose's output rows each read every input row page, and listing each time cost more than
+ * the launch, 56 ms against 1.5 for a 1024 x 1024 transpose over 4 processes). */
 static void list_page(void *ctx, const nd_tensor *in, nd_loc loc)
 {
     const list_ctx *l = ctx;
-    int64_t pb = in->dist.page_bytes;
-    set_add(l->c, l->set, in, l->copy * in->dist.layout.ncores + loc.core, loc.offset * pb, pb);
+    int64_t pb = in->dist.page_bytes, i = l->copy * in->dist.layout.ncores + loc.core, bit = i * l->slots + loc.offset;
+    if (l->listed[bit / 8] & (1u << (bit % 8)))
+        return;
+    l->listed[bit / 8] |= (uint8_t)(1u << (bit % 8));
+    set_add(l->c, l->set, in, i, loc.offset * pb, pb);
 }
 
 /* Whether page p of in is at the entry and slot of page p of out, for every p: the same shape, page
@@ -322,10 +329,11 @@ static void list_rule(nd_mpi_ctx *c, const nd_read_rule *rule, int k, int nin, c
     const nd_dist *d = &out->dist;
     int64_t per = d->layout.ncores, per_in = in->dist.layout.ncores, ncopies = in->dist.spec.replicas;
     bool same = rule->kind == ND_READS_POINTWISE && nd_mpi_same_placement(in, out);
-    list_ctx l = {c, set, 0};
+    int64_t slots = in->dist.page_bytes > 0 ? in->dist.bytes_per_core / in->dist.page_bytes : 0;
+    list_ctx l = {c, set, 0, calloc((size_t)((ncopies * per_in * slots + 7) / 8 + 1), 1), slots};
     /* read: the copies this process's cores read; done: those walked for entry e */
     bool *read = calloc((size_t)(2 * ncopies), sizeof *read), *done = read + ncopies;
-    if (!read)
+    if (!read || !l.listed)
         nd_mpi_die(c, "staging (out of memory)", MPI_ERR_NO_MEM);
     for (int64_t e = 0; e < per; ++e) {
         memset(done, 0, (size_t)ncopies * sizeof *done);
@@ -351,6 +359,7 @@ static void list_rule(nd_mpi_ctx *c, const nd_read_rule *rule, int k, int nin, c
         for (int64_t j = 0; read[r] && j < per_in; ++j)
             set_whole(c, set, in, r * per_in + j);
     free(read);
+    free(l.listed);
 }
 
 /* Sorts and merges touching runs of one process; returns the bytes they cover. */
