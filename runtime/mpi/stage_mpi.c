@@ -642,11 +642,11 @@ void nd_mpi_stage(nd_device *dev, const nd_tensor *const *ts, int n, const nd_te
     }
     free(set.other.v);
     free(set.node.v);
-    if (launch) {
-        c->mine.node_bytes += node_bytes;
-        c->mine.staged_bytes += bytes;
-        c->mine.gets += gets;
-        c->mine.stage_seconds += nd_mpi_now() - t0;
+    if (launch) { /* this launch's alone: one that asks for no statistics is never gathered */
+        c->mine.node_bytes = node_bytes;
+        c->mine.staged_bytes = bytes;
+        c->mine.gets = gets;
+        c->mine.stage_seconds = nd_mpi_now() - t0;
         c->mine.reserved_bytes = c->node_window_bytes + (int64_t)c->staging.cap;
         c->mine.staging_bytes = (int64_t)c->staging.cap;
     }
