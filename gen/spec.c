@@ -1254,6 +1254,13 @@ static const char *const reads_source[] = {
 #undef NDG_READS_REF
 };
 
+/* Whether row k names a template file rather than a reference function. */
+static bool reads_row_is_template(int k)
+{
+    size_t n = strlen(reads_source[k]);
+    return n > 2 && strcmp(reads_source[k] + n - 2, ".c") == 0;
+}
+
 /* What an output element of an op with this bundled reference function reads (NDA_READS_KINDS: the row
  * whose reference is the name, or its prefix when the row's ends in '_'); NDA_READS_WHOLE for any other.
  * Never POINTWISE: only a reference derived from EXPR is (convert_reference), not a function that
@@ -1263,7 +1270,7 @@ static int reads_of(const char *reference)
     for (int k = 1; k < NDA_READS_COUNT && reference; ++k) {
         const char *ref = reads_source[k];
         size_t n = strlen(ref);
-        if (k == NDA_READS_POINTWISE || (n > 2 && strcmp(ref + n - 2, ".c") == 0)) /* a template's row */
+        if (k == NDA_READS_POINTWISE || reads_row_is_template(k))
             continue;
         if (ref[n - 1] == '_' ? strncmp(reference, ref, n) == 0 : strcmp(reference, ref) == 0)
             return k;
@@ -1272,10 +1279,10 @@ static int reads_of(const char *reference)
 }
 
 /* Whether source (a path) is a file of the folder rel (NDGEN_REL_*) installed beside this ndgen (the
- * build tree mirrors the install); *base: its name there. */
-static bool bundled_in(const char *source, const char *rel, const char **base)
+ * build tree mirrors the install); got[PATH_MAX] receives its resolved path, cut at the folder, and
+ * *base points at its name there. */
+static bool bundled_in(const char *source, const char *rel, char *got, const char **base)
 {
-    static char got[PATH_MAX];
     char dir[2 * PATH_MAX], want[PATH_MAX];
     if (nd_exe_relative(dir, sizeof dir, rel) || !realpath(dir, want) || !realpath(source, got))
         return false;
@@ -1292,8 +1299,9 @@ static bool bundled_in(const char *source, const char *rel, const char **base)
  * function of the same name is read whole. */
 static bool bundled_reference(const char *source)
 {
+    char got[PATH_MAX];
     const char *base;
-    return bundled_in(source, NDGEN_REL_SPECS "/reference", &base);
+    return bundled_in(source, NDGEN_REL_SPECS "/reference", got, &base);
 }
 
 /* What an output element of an op without a reference reads, from its template: the NDA_READS_KINDS
@@ -1302,15 +1310,13 @@ static bool bundled_reference(const char *source)
  * NDA_READS_WHOLE (a user's template of the same name is read whole). */
 static int reads_of_template(const char *template_path)
 {
+    char got[PATH_MAX];
     const char *base;
-    if (!bundled_in(template_path, NDGEN_REL_TEMPLATES, &base))
+    if (!bundled_in(template_path, NDGEN_REL_TEMPLATES, got, &base))
         return NDA_READS_WHOLE;
-    for (int k = 1; k < NDA_READS_COUNT; ++k) {
-        const char *ref = reads_source[k];
-        size_t n = strlen(ref);
-        if (n > 2 && strcmp(ref + n - 2, ".c") == 0 && strcmp(base, ref) == 0)
+    for (int k = 1; k < NDA_READS_COUNT; ++k)
+        if (reads_row_is_template(k) && strcmp(base, reads_source[k]) == 0)
             return k;
-    }
     return NDA_READS_WHOLE;
 }
 

@@ -240,20 +240,21 @@ static nd_loc element_loc(const nd_dist *d, const int64_t *x, int64_t *page)
 /* The device cores of process p that write the output element at x, one per copy of the output whose
  * entry holding it p writes (L1: the core holding the entry; DRAM: device core i writes entry i), into
  * ids; returns how many. */
-static int p_writers(const setup *s, const int64_t *x, int p, int64_t *ids)
+static int p_writers(const setup *s, const int64_t *x, int p, int64_t *ids, int cap)
 {
     const nd_dist *o = &s->d[s->n - 1];
     nd_device_config cfg = nd_device_get_config(s->dev);
     int64_t page, ncores = (int64_t)cfg.grid_x * cfg.grid_y;
     nd_loc loc = element_loc(o, x, &page);
     int n = 0;
+    CHECK(o->spec.replicas <= cap, "%d copies of the output; the count has room for %d", (int)o->spec.replicas, cap);
     for (int64_t r = 0; r < o->spec.replicas; ++r) {
         int64_t i = r * o->layout.ncores + loc.core, id = i < ncores ? i : -1;
         if (o->spec.buffer != ND_DRAM) {
             nd_core c = nd_dist_core(o, i);
             id = (int64_t)c.y * cfg.grid_x + c.x;
         }
-        if (id >= 0 && nd_mpi_rank_of_core(s->dev, id) == p)
+        if (id >= 0 && nd_mpi_rank_of_core(s->dev, id) == p && n < cap)
             ids[n++] = id;
     }
     return n;
@@ -348,7 +349,7 @@ static void count_pointwise(const setup *s, int p, read_count *rc)
         int64_t *copy_of = copies_read(s, d);
         for (int64_t e = 0; e < s->elems[s->n - 1] && seen && copy_of; ++e) {
             coords(e, o, x);
-            int n = p_writers(s, x, p, ids);
+            int n = p_writers(s, x, p, ids, 64);
             for (int j = 0; j < d->spec.rank; ++j)
                 xi[j] = d->spec.shape[j] == 1 ? 0 : x[j + o->rank - d->spec.rank];
             for (int w = 0; w < n; ++w)
@@ -426,10 +427,13 @@ static void count_dependent(enum depends dep, const nda_kernel_entry *e, const s
         int64_t *copy_of = copies_read(s, d);
         for (int64_t e_ = 0; e_ < s->elems[s->n - 1] && seen && copy_of; ++e_) {
             coords(e_, o, x);
-            int n = p_writers(s, x, p, ids), ncopies = 0;
+            int n = p_writers(s, x, p, ids, 64), ncopies = 0;
             if (n == 0)
                 continue;
             int64_t per = d->spec.replicas / d->spec.parts;
+            CHECK(n * (dep == DEP_PARTS ? d->spec.parts : 1) <= 64 * 8, "more copies read than the count has room for");
+            if (n * (dep == DEP_PARTS ? d->spec.parts : 1) > 64 * 8)
+                break;
             for (int w = 0; w < n; ++w) /* the copies each writer reads: its own, or each part's at its position */
                 for (int64_t q = 0; q < (dep == DEP_PARTS ? d->spec.parts : 1); ++q)
                     copies[ncopies++] = dep == DEP_PARTS ? q * per + copy_of[ids[w]] % per : copy_of[ids[w]];
