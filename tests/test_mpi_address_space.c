@@ -7,6 +7,8 @@
  *   - a relu whose output lies as its input (no other node's page read),
  *   - a reshard from row blocks to column blocks (a column slab of every other node's rows read),
  *   - a read of the column blocks back to the host (every other node's entry of it read),
+ *   - the reshard again, into 512 x 512 blocks allocated where the column blocks were (a read set kept for
+ *     the last launch must not serve it),
  * each checked against plain loops, each after two launches asking for no statistics (what the third
  * reports is its own: the bytes it fetched, counted here by hand). For every launch, each process's
  * reserved address space
@@ -156,6 +158,14 @@ int main(int argc, char **argv)
         launch(dev, k, "reshard", relu, cols, staged, slab, start_vm);               /* a slab of each entry */
         check_values(cols, want, got, "the reshard, read back");
     }
+    /* The same op on the same input into an output of another distribution, allocated where the last one
+     * was: a read set kept for the last launch (runtime/mpi/stage_mpi.c) must not serve it. Core q's
+     * 512 x 512 block (blocks dealt row by row) reads 512 rows of two nodes, one its own. */
+    nd_tensor_free(cols);
+    cols = tensor(dev, "512,512");
+    launch(dev, k, "reshard", relu, cols, node + remote_entries_bound(dev, relu), 256LL * 512 * (long long)sizeof(float),
+           start_vm);
+    check_values(cols, want, got, "the reshard into 512 x 512 blocks, read back");
     nd_tensor_free(cols);
     nd_tensor_free(relu);
     nd_tensor_free(rows);

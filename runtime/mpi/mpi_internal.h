@@ -35,9 +35,9 @@ enum { ND_MPI_TALK_CACHE = 16 };
 typedef struct nd_mpi_staging {
     uint8_t *area;       /* mmap, MAP_NORESERVE, read-only but while gets fill it; NULL until needed */
     size_t cap;          /* bytes reserved */
-    struct nd_mpi_span *spans; /* [slots]: scratch per core-list entry of the staged tensors */
     uint8_t **bases;     /* [slots]: the entries' base pointers for the call */
-    int64_t slots;       /* room in spans and bases */
+    int64_t slots;       /* room in bases */
+    struct nd_mpi_reads_cache *reads; /* the last launches' read sets (stage_mpi.c); NULL until a launch */
 } nd_mpi_staging;
 
 /* A device's MPI state, behind nd_device_procs.ctx. */

@@ -426,20 +426,19 @@ static uint8_t *staged_at(const nd_mpi_staging *st, const intervals *iv, int32_t
     return (uint8_t *)((uintptr_t)st->area + (uintptr_t)(in->at + (disp - in->lo)));
 }
 
-/* The spans of the entries in slots [0, nslots), as intervals of the staging area: each rounded out to
- * OS pages (so a byte keeps its address modulo an OS page, and with it every alignment a kernel's
- * loads rely on), sorted, merged where they overlap or touch, laid end to end from the area's start;
- * the area grown to hold them. Returns the bytes they take. */
-static int64_t lay_intervals(nd_mpi_ctx *c, int64_t nslots, intervals *iv)
+/* The spans of nslots entries, as intervals of the staging area: each rounded out to OS pages (so a byte
+ * keeps its address modulo an OS page, and with it every alignment a kernel's loads rely on), sorted,
+ * merged where they overlap or touch, laid end to end from the area's start. Returns the bytes they
+ * take. */
+static int64_t lay_intervals(nd_mpi_ctx *c, const nd_mpi_span *spans, int64_t nslots, intervals *iv)
 {
-    nd_mpi_staging *st = &c->staging;
     int64_t page = sysconf(_SC_PAGESIZE), n = 0, used = 0;
     iv->v = malloc((size_t)(nslots ? nslots : 1) * sizeof *iv->v);
     if (!iv->v)
         nd_mpi_die(c, "staging (out of memory for the staging area's intervals)", MPI_ERR_NO_MEM);
     for (int64_t k = 0; k < nslots; ++k)
-        if (st->spans[k].lo < st->spans[k].hi) {
-            nd_mpi_span sp = st->spans[k];
+        if (spans[k].lo < spans[k].hi) {
+            nd_mpi_span sp = spans[k];
             sp.lo -= sp.lo % page;
             sp.hi += (page - sp.hi % page) % page;
             iv->v[n++] = sp;
@@ -458,29 +457,37 @@ static int64_t lay_intervals(nd_mpi_ctx *c, int64_t nslots, intervals *iv)
         iv->v[k].at = used;
         used += iv->v[k].hi - iv->v[k].lo;
     }
-    if ((size_t)used > st->cap) { /* its contents need not survive: every stage fetches anew */
-        if (st->area)
-            munmap(st->area, st->cap);
-        /* MAP_NORESERVE: a page costs memory once a get writes it. Read-only but while gets fill it: a
-         * kernel that stores into another node's page (nda_page_write of a page its core does not own)
-         * faults, where a writable area would take the store and lose it silently. */
-        void *m = mmap(NULL, (size_t)used, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        st->area = m == MAP_FAILED ? NULL : m;
-        st->cap = m == MAP_FAILED ? 0 : (size_t)used;
-        if (!st->area) /* the processes are in step: one that cannot go on must end the job */
-            nd_mpi_die(c, "mmap of the staging area for other nodes' pages", MPI_ERR_NO_MEM);
-    }
     return used;
+}
+
+/* The staging area grown to at least `used` bytes; its contents need not survive, as every stage
+ * fetches anew. */
+static void area_fit(nd_mpi_ctx *c, int64_t used)
+{
+    nd_mpi_staging *st = &c->staging;
+    if ((size_t)used <= st->cap)
+        return;
+    if (st->area)
+        munmap(st->area, st->cap);
+    /* MAP_NORESERVE: a page costs memory once a get writes it. Read-only but while gets fill it: a kernel
+     * that stores into another node's page (nda_page_write of a page its core does not own) faults, where
+     * a writable area would take the store and lose it silently. */
+    void *m = mmap(NULL, (size_t)used, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    st->area = m == MAP_FAILED ? NULL : m;
+    st->cap = m == MAP_FAILED ? 0 : (size_t)used;
+    if (!st->area) /* the processes are in step: one that cannot go on must end the job */
+        nd_mpi_die(c, "mmap of the staging area for other nodes' pages", MPI_ERR_NO_MEM);
 }
 
 /* Each staged tensor's base pointers for the call: its own node's entries as they are, another node's
  * into the staging area at its span, NULL where nothing of it was fetched. */
-static void set_bases(nd_mpi_ctx *c, const nd_tensor *const *ts, int n, const intervals *iv)
+static void set_bases(nd_mpi_ctx *c, const nd_tensor *const *ts, int n, const nd_mpi_span *spans,
+                      const intervals *iv)
 {
     nd_mpi_staging *st = &c->staging;
     for (int k = 0, slot = 0; k < n; slot += (int)ts[k]->ncores, ++k)
         for (int64_t i = 0; i < ts[k]->ncores; ++i) {
-            const nd_mpi_span *sp = &st->spans[slot + i];
+            const nd_mpi_span *sp = &spans[slot + i];
             int h = nd_tensor_rank_of(ts[k], i);
             if (c->node_of_rank[h] == c->node_of_rank[c->procs.rank])
                 st->bases[slot + i] = ts[k]->base[i];
@@ -573,21 +580,17 @@ static int64_t issue(nd_mpi_ctx *c, const intervals *iv, const runs *rs, int64_t
     return gets;
 }
 
-/* Room for nslots entries' spans and base pointers, the spans emptied. */
+/* Room for nslots entries' base pointers. */
 static void make_slots(nd_mpi_ctx *c, int64_t nslots)
 {
     nd_mpi_staging *st = &c->staging;
-    if (nslots > st->slots) {
-        nd_mpi_span *sp = realloc(st->spans, (size_t)nslots * sizeof *sp);
-        st->spans = sp ? sp : st->spans;
-        uint8_t **b = sp ? realloc(st->bases, (size_t)nslots * sizeof *b) : NULL;
-        st->bases = b ? b : st->bases;
-        if (!sp || !b)
-            nd_mpi_die(c, "staging (out of memory for the entries' base pointers)", MPI_ERR_NO_MEM);
-        st->slots = nslots;
-    }
-    for (int64_t k = 0; k < nslots; ++k)
-        st->spans[k] = (nd_mpi_span){INT64_MAX, INT64_MIN, 0, 0, -1};
+    if (nslots <= st->slots)
+        return;
+    uint8_t **b = realloc(st->bases, (size_t)nslots * sizeof *b);
+    if (!b)
+        nd_mpi_die(c, "staging (out of memory for the entries' base pointers)", MPI_ERR_NO_MEM);
+    st->bases = b;
+    st->slots = nslots;
 }
 
 /* Fetches the runs into the area (filled below `used`): writable only while gets fill it. */
@@ -607,44 +610,150 @@ static int64_t fetch(nd_mpi_ctx *c, const intervals *iv, const runs *rs, int64_t
     return gets;
 }
 
-void nd_mpi_stage(nd_device *dev, const nd_tensor *const *ts, int n, const nd_tensor *out, const nd_read_rule *rule,
-                  int64_t copy, bool launch, uint8_t *const **bases)
+/* ---------------------------------------------------------------- read sets, walked once per launch */
+
+enum { READS_TENSORS = 17, READS_RULE_TEXT = 256, READS_CACHE = 16 };
+
+/* What a launch's read set depends on beyond the device and this process's place in it (the context's
+ * own): its tensors, by serial (a tensor's distribution and arena offsets are fixed while it lives, and
+ * no serial is given twice), which of them are inputs, and its read rule, written out. */
+typedef struct reads_key {
+    int ninputs, ntensors;            /* the inputs, then the output if any; ntensors 0: an empty slot */
+    uint64_t serial[READS_TENSORS];
+    char rule[READS_RULE_TEXT];
+} reads_key;
+
+/* A read set as staging uses it: what to fetch, where each entry lies in the staging area, what it
+ * counts. */
+typedef struct reads {
+    reads_key key;
+    runs other;                /* runs of other nodes' processes, merged */
+    int64_t bytes, node_bytes; /* their bytes; the bytes of this node's other processes, read in place */
+    int64_t page_bytes;        /* the smallest page of the tensors: per-page gets */
+    int64_t nslots;            /* the tensors' core-list entries, tensor after tensor */
+    nd_mpi_span *spans;        /* [nslots]: each entry's bytes fetched, or addressable (set_whole) */
+    intervals iv;              /* the spans as intervals of the staging area, laid end to end */
+    int64_t used;              /* the area's bytes they take */
+} reads;
+
+/* The last launches' read sets, replaced in turn: walking one costs the output pages this process
+ * writes times the input pages each reads (a 1024 x 1024 transpose over 2 nodes of 1: 40% of the
+ * launch), and nothing a launch changes moves it. */
+struct nd_mpi_reads_cache {
+    reads slot[READS_CACHE];
+    int next;
+};
+
+/* The rule written out as a key holds it (all that the walk reads of it); false when it does not fit,
+ * and then the read set is walked each time. */
+static bool rule_text(const nd_read_rule *rule, int nin, char *buf, size_t len)
 {
-    nd_mpi_ctx *c = dev->procs->ctx;
-    int64_t page_bytes = INT64_MAX, nslots = 0; /* per-page gets: the smallest page among the tensors */
+    if (!rule)
+        return snprintf(buf, len, "every page") < (int)len;
+    int at = snprintf(buf, len, "kind %d, axes", (int)rule->kind);
+    for (int a = 0; a < rule->naxes && at < (int)len; ++a)
+        at += snprintf(buf + at, len - (size_t)at, " %d", rule->axes[a]);
+    for (int k = 0; rule->kind == ND_READS_LETTERS && k <= nin && at < (int)len; ++k)
+        at += snprintf(buf + at, len - (size_t)at, ", %s", rule->indices[k]);
+    return at < (int)len;
+}
+
+static bool key_of(const nd_tensor *const *ts, int n, const nd_tensor *out, const nd_read_rule *rule, reads_key *k)
+{
+    memset(k, 0, sizeof *k);
+    if (n + 1 > READS_TENSORS)
+        return false;
+    k->ninputs = n, k->ntensors = n + (out != NULL);
     for (int i = 0; i < n; ++i)
-        bases[i] = ts[i]->base, nslots += ts[i]->ncores;
-    if (!launch && c->nnodes == 1) /* a host read on one node: every page is in the shared window */
-        return;
-    make_slots(c, nslots);
-    read_set set = {{0}, {0}, c->staging.spans, 0};
+        k->serial[i] = ts[i]->serial;
+    if (out)
+        k->serial[n] = out->serial;
+    return rule_text(rule, n, k->rule, sizeof k->rule);
+}
+
+static bool same_key(const reads_key *a, const reads_key *b)
+{
+    if (a->ninputs != b->ninputs || a->ntensors != b->ntensors || strcmp(a->rule, b->rule) != 0)
+        return false;
+    for (int i = 0; i < a->ntensors; ++i)
+        if (a->serial[i] != b->serial[i])
+            return false;
+    return true;
+}
+
+static void reads_free(reads *r)
+{
+    free(r->other.v);
+    free(r->spans);
+    free(r->iv.v);
+    *r = (reads){0};
+}
+
+static reads *reads_cached(nd_mpi_ctx *c, const reads_key *k)
+{
+    struct nd_mpi_reads_cache *rc = c->staging.reads;
+    for (int i = 0; rc && i < READS_CACHE; ++i)
+        if (rc->slot[i].key.ntensors > 0 && same_key(&rc->slot[i].key, k))
+            return &rc->slot[i];
+    return NULL;
+}
+
+/* The slot the next read set takes, its last one freed. */
+static reads *reads_slot(nd_mpi_ctx *c)
+{
+    nd_mpi_staging *st = &c->staging;
+    if (!st->reads && !(st->reads = calloc(1, sizeof *st->reads)))
+        nd_mpi_die(c, "staging (out of memory for the read sets)", MPI_ERR_NO_MEM);
+    reads *r = &st->reads->slot[st->reads->next];
+    st->reads->next = (st->reads->next + 1) % READS_CACHE;
+    reads_free(r);
+    return r;
+}
+
+/* Walks the read set of a launch (out and rule) or of a host read (copy) into r. */
+static void walk(nd_mpi_ctx *c, const nd_tensor *const *ts, int n, const nd_tensor *out, const nd_read_rule *rule,
+                 int64_t copy, reads *r)
+{
+    r->page_bytes = INT64_MAX; /* per-page gets: the smallest page among the tensors */
+    for (int i = 0; i < n; ++i)
+        r->nslots += ts[i]->ncores;
+    if (!(r->spans = malloc((size_t)(r->nslots ? r->nslots : 1) * sizeof *r->spans)))
+        nd_mpi_die(c, "staging (out of memory for the entries' spans)", MPI_ERR_NO_MEM);
+    for (int64_t k = 0; k < r->nslots; ++k)
+        r->spans[k] = (nd_mpi_span){INT64_MAX, INT64_MIN, 0, 0, -1};
+    read_set set = {{0}, {0}, r->spans, 0};
     for (int i = 0; i < n; set.slot0 += ts[i]->ncores, ++i) {
         if (out && rule && copy < 0 && nd_mpi_rule_applies(rule, i, n, ts[i], out))
             list_rule(c, rule, i, n, out, ts[i], &set);
         else
             list_tensor(c, ts[i], copy, &set);
-        if (ts[i]->dist.page_bytes > 0 && ts[i]->dist.page_bytes < page_bytes)
-            page_bytes = ts[i]->dist.page_bytes;
+        if (ts[i]->dist.page_bytes > 0 && ts[i]->dist.page_bytes < r->page_bytes)
+            r->page_bytes = ts[i]->dist.page_bytes;
     }
-    int64_t bytes = runs_merge(&set.other), node_bytes = runs_merge(&set.node), gets = 0;
+    r->bytes = runs_merge(&set.other);
+    r->node_bytes = runs_merge(&set.node);
+    free(set.node.v);
+    r->other = set.other;
+    r->used = lay_intervals(c, r->spans, r->nslots, &r->iv);
+}
+
+/* Fetches r's runs and sets the call's base pointers; a launch's statistics are its own. */
+static void stage_reads(nd_mpi_ctx *c, const nd_tensor *const *ts, int n, const reads *r, bool launch,
+                        uint8_t *const **bases)
+{
+    int64_t gets = 0;
     double t0 = nd_mpi_now();
-    bool spans = false; /* several nodes, and entries of another to address (pages of them to fetch, or not) */
-    for (int64_t k = 0; k < nslots && !spans; ++k)
-        spans = c->staging.spans[k].lo < c->staging.spans[k].hi;
-    if (spans) {
-        intervals iv;
-        int64_t used = lay_intervals(c, nslots, &iv);
-        gets = set.other.n > 0 ? fetch(c, &iv, &set.other, used, page_bytes) : 0;
-        set_bases(c, ts, n, &iv);
+    if (r->iv.n > 0) { /* several nodes, and entries of another to address (pages of them to fetch, or not) */
+        area_fit(c, r->used);
+        gets = r->other.n > 0 ? fetch(c, &r->iv, &r->other, r->used, r->page_bytes) : 0;
+        make_slots(c, r->nslots);
+        set_bases(c, ts, n, r->spans, &r->iv);
         for (int i = 0, slot = 0; i < n; slot += (int)ts[i]->ncores, ++i)
             bases[i] = c->staging.bases + slot;
-        free(iv.v);
     }
-    free(set.other.v);
-    free(set.node.v);
     if (launch) { /* this launch's alone: one that asks for no statistics is never gathered */
-        c->mine.node_bytes = node_bytes;
-        c->mine.staged_bytes = bytes;
+        c->mine.node_bytes = r->node_bytes;
+        c->mine.staged_bytes = r->bytes;
         c->mine.gets = gets;
         c->mine.stage_seconds = nd_mpi_now() - t0;
         c->mine.reserved_bytes = c->node_window_bytes + (int64_t)c->staging.cap;
@@ -652,11 +761,35 @@ void nd_mpi_stage(nd_device *dev, const nd_tensor *const *ts, int n, const nd_te
     }
 }
 
+void nd_mpi_stage(nd_device *dev, const nd_tensor *const *ts, int n, const nd_tensor *out, const nd_read_rule *rule,
+                  int64_t copy, bool launch, uint8_t *const **bases)
+{
+    nd_mpi_ctx *c = dev->procs->ctx;
+    for (int i = 0; i < n; ++i)
+        bases[i] = ts[i]->base;
+    if (!launch && c->nnodes == 1) /* a host read on one node: every page is in the shared window */
+        return;
+    reads_key key;
+    const bool keyed = launch && copy < 0 && key_of(ts, n, out, rule, &key);
+    reads once = {0}, *r = keyed ? reads_cached(c, &key) : NULL;
+    if (!r && keyed) { /* walked once, kept */
+        r = reads_slot(c);
+        walk(c, ts, n, out, rule, copy, r);
+        r->key = key;
+    }
+    if (!r) /* a host read (a list of entries, no walk), or a key that does not fit */
+        walk(c, ts, n, out, rule, copy, r = &once);
+    stage_reads(c, ts, n, r, launch, bases);
+    reads_free(&once);
+}
+
 void nd_mpi_staging_free(nd_mpi_staging *s)
 {
     if (s->area)
         munmap(s->area, s->cap);
-    free(s->spans);
+    for (int i = 0; s->reads && i < READS_CACHE; ++i)
+        reads_free(&s->reads->slot[i]);
+    free(s->reads);
     free(s->bases);
     *s = (nd_mpi_staging){0};
 }

@@ -367,6 +367,7 @@ int nd_tensor_alloc(nd_device *dev, const nd_dist *d, nd_tensor **out, nd_error 
     if (fence_clear)
         dev->procs->fence(dev, (nd_fence_call){ND_CALL_ALLOC_DRAM, true, t->ident});
     ++dev->live_tensors;
+    t->serial = ++dev->tensors_made;
     *out = t;
     return 0;
 }

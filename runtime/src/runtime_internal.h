@@ -200,6 +200,7 @@ struct nd_device {
     double run_seconds; /* the last launch's run of this process's cores, fences excluded */
     bool last_launch_dram; /* the last launch had a DRAM operand (its reads count as other cores') */
     int64_t live_tensors;
+    uint64_t tensors_made;  /* tensors allocated so far: the last one's serial */
 };
 
 int nd_device_check_config(const nd_device_config *c, nd_error *err);
@@ -235,6 +236,8 @@ struct nd_tensor {
     int32_t *owner_of;  /* [device cores]; index_of itself for L1 */
     nda_tensor view;
     uint64_t ident;     /* over processes: hash of the distribution and arena offsets, for fences */
+    uint64_t serial;    /* its device's allocation number, never reused: what a cached read set names, since
+                           a tensor's distribution and offsets never change while it lives */
 };
 
 #endif
