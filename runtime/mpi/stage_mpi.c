@@ -19,7 +19,8 @@
  * from the distribution model page by page (and, but for an elementwise op, every entry of those copies
  * addressable: set_whole). Runs are
  * listed per remote process, sorted by displacement and merged where they touch (a tensor passed
- * twice, neighbouring buffers), so no byte is fetched twice in a stage.
+ * twice, neighbouring buffers), so no byte is fetched twice in a stage. A launch's read set is walked
+ * once and kept (nd_mpi_reads_cache, below): only its gets are issued anew each time.
  */
 #include <assert.h>
 #include <limits.h>
