@@ -163,8 +163,8 @@ int main(int argc, char **argv)
      * 512 x 512 block (blocks dealt row by row) reads 512 rows of two nodes, one its own. */
     nd_tensor_free(cols);
     cols = tensor(dev, "512,512");
-    launch(dev, k, "reshard", relu, cols, node + remote_entries_bound(dev, relu), 256LL * 512 * (long long)sizeof(float),
-           start_vm);
+    const long long block = 256LL * 512 * (long long)sizeof(float); /* the other node's 256 rows of 512 columns */
+    launch(dev, k, "reshard", relu, cols, node + remote_entries_bound(dev, relu), block, start_vm);
     check_values(cols, want, got, "the reshard into 512 x 512 blocks, read back");
     nd_tensor_free(cols);
     nd_tensor_free(relu);
