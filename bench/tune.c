@@ -660,6 +660,57 @@ typedef struct timed {
     bool open;
 } timed;
 
+/* Runs su's specialized kernel once, its output cleared first (a Partial one: every part zeroed). */
+static int run_once(nd_kernels *k, nr_setup *su, nd_error *err)
+{
+    int o = su->n - 1;
+    memset(su->host[o], 0, (size_t)nr_bytes(su, o));
+    if (nd_tensor_write(su->t[o], su->host[o], nr_bytes(su, o), err))
+        return -1;
+    nr_watch_begin("specialized", su->entry->op, NULL); /* --watchdog: a kernel that never returns stops */
+    int rc = nd_run(&(nd_launch_desc){.device = su->dev, .kernels = k, .op = su->entry->op, .tensors = su->t,
+                                      .ntensors = su->n, .scalars = su->scalars, .nscalars = su->nscalars,
+                                      .variant = ND_VARIANT_SPECIALIZED, .picked = nr_watch_picked}, err);
+    nr_watch_end();
+    return rc;
+}
+
+/* Whether the result in out's output agrees with the op's plain reference on ref's inputs (ref == out
+ * for one launch; for two, ref the op's, out its reduce_scatter's). */
+static int agrees(nr_setup *ref, nr_setup *out, nd_error *err)
+{
+    const int o = ref->n - 1, lo = out->n - 1;
+    const int64_t bytes = nr_bytes(ref, o);
+    if (nr_bytes(out, lo) != bytes)
+        return nd_fail(err, "its result has %lld bytes, the op's output %lld", (long long)nr_bytes(out, lo),
+                       (long long)bytes);
+    void *want = malloc((size_t)bytes);
+    nr_result *r = calloc(1, sizeof *r);
+    int rc = want && r ? 0 : nd_failc(err, ND_ENOMEM, "out of host memory");
+    rc = rc || nd_tensor_read(out->t[lo], out->host[lo], bytes, err) || nr_reference(ref->dev, ref, want, err);
+    if (!rc) {
+        r->match = true;
+        if (!nr_outputs_match(ref, out->host[lo], want, "its result", r))
+            rc = nd_fail(err, "does not agree with the op's reference: %s", r->mismatch);
+    }
+    free(want);
+    free(r);
+    return rc;
+}
+
+/* A case of one launch checked before it is timed (nr_tune_time): *checked stays true only when it has
+ * a reference and its output is whole (a Partial output is checked end to end by its caller:
+ * nr_tune_verify). */
+static int check_case(nd_kernels *k, nr_setup *su, bool *checked, nd_error *err)
+{
+    if (!nr_has_reference(su) || su->dist[su->n - 1].spec.parts != 1) {
+        *checked = false;
+        return 0;
+    }
+    return run_once(k, su, err) || agrees(su, su, err) ? -1 : 0;
+}
+
+
 static int cmp_double(const void *x, const void *y)
 {
     double a = *(const double *)x, b = *(const double *)y;
@@ -668,7 +719,7 @@ static int cmp_double(const void *x, const void *y)
 
 int nr_tune_time(nd_kernels *k, const nr_settings *s, int n, int rounds,
                  int (*make)(void *ctx, int i, nr_case *out, nd_error *err), void *ctx, nr_tune_timing *out,
-                 nd_error *err)
+                 bool *checked, nd_error *err)
 {
     timed *tm = calloc((size_t)n, sizeof *tm);
     int rc = tm ? 0 : nd_failc(err, ND_ENOMEM, "out of memory");
@@ -683,6 +734,8 @@ int nr_tune_time(nd_kernels *k, const nr_settings *s, int n, int rounds,
                                  err);
         if (!rc && nr_setup_spans(&tm[i].su, NULL, &tm[i].spans))
             rc = nd_failc(err, ND_ENOMEM, "out of memory");
+        if (!rc && checked)
+            rc = check_case(k, &tm[i].su, checked, err);
         if (rc) {
             char why[sizeof err->msg];
             snprintf(why, sizeof why, "%s", err->msg);
@@ -739,7 +792,7 @@ int nr_tune_time_candidates(const tune_job *j, nd_kernels *k, int top, nr_tune_t
     for (int i = 0; i < top && !rc; ++i)
         for (int p = 0; p < nr_tune_parts(&j->c[i]); ++p)
             l.cand[n] = i, l.part[n++] = p;
-    rc = rc || nr_tune_time(k, &j->s, n, j->o.rounds, make_part, &l, t, err);
+    rc = rc || nr_tune_time(k, &j->s, n, j->o.rounds, make_part, &l, t, NULL, err); /* checked: measure */
     for (int e = 0; e < n && !rc;) { /* a candidate's parts are consecutive entries, part 0 first */
         double median[2], half[2];
         int i = l.cand[e], np = 0;
@@ -754,21 +807,6 @@ int nr_tune_time_candidates(const tune_job *j, nd_kernels *k, int top, nr_tune_t
     free(l.cand);
     free(l.part);
     free(t);
-    return rc;
-}
-
-/* Runs su's specialized kernel once, its output cleared first (a Partial one: every part zeroed). */
-static int run_once(nd_kernels *k, nr_setup *su, nd_error *err)
-{
-    int o = su->n - 1;
-    memset(su->host[o], 0, (size_t)nr_bytes(su, o));
-    if (nd_tensor_write(su->t[o], su->host[o], nr_bytes(su, o), err))
-        return -1;
-    nr_watch_begin("specialized", su->entry->op, NULL); /* --watchdog: a kernel that never returns stops */
-    int rc = nd_run(&(nd_launch_desc){.device = su->dev, .kernels = k, .op = su->entry->op, .tensors = su->t,
-                                      .ntensors = su->n, .scalars = su->scalars, .nscalars = su->nscalars,
-                                      .variant = ND_VARIANT_SPECIALIZED, .picked = nr_watch_picked}, err);
-    nr_watch_end();
     return rc;
 }
 
@@ -797,7 +835,7 @@ static int carry_parts(const nr_setup *from, nr_setup *to, nd_error *err)
  * that result against the op's plain reference on the same inputs (nr_outputs_match). A candidate that
  * disagrees is an error, never a recommendation. *checked is false when the op has no reference.
  */
-static int verify(const tune_job *j, nd_kernels *k, const cand *c, bool *checked, nd_error *err)
+int nr_tune_verify(const tune_job *j, nd_kernels *k, const cand *c, bool *checked, nd_error *err)
 {
     nr_setup su[2];
     nr_case nc;
@@ -806,31 +844,14 @@ static int verify(const tune_job *j, nd_kernels *k, const cand *c, bool *checked
         if ((rc = nr_tune_case(j, c, open, &nc, err) || nr_setup_open(k, &nc, &j->s, &su[open], err)))
             break;
     nr_setup *last = &su[nparts - 1];
-    void *want = NULL;
-    nr_result *r = calloc(1, sizeof *r);
     *checked = !rc && nr_has_reference(&su[0]);
-    if (!rc && !r)
-        rc = nd_failc(err, ND_ENOMEM, "out of host memory");
     rc = rc || run_once(k, &su[0], err);
     if (!rc && nparts == 2)
         rc = carry_parts(&su[0], &su[1], err) || run_once(k, &su[1], err);
-    if (!rc && *checked) {
-        const int o = su[0].n - 1, lo = last->n - 1;
-        if (nr_bytes(last, lo) != nr_bytes(&su[0], o))
-            rc = nd_fail(err, "its result has %lld bytes, the op's output %lld", (long long)nr_bytes(last, lo),
-                         (long long)nr_bytes(&su[0], o));
-        else if (!(want = malloc((size_t)nr_bytes(&su[0], o))))
-            rc = nd_failc(err, ND_ENOMEM, "out of host memory");
-        rc = rc || nd_tensor_read(last->t[lo], last->host[lo], nr_bytes(last, lo), err) ||
-             nr_reference(su[0].dev, &su[0], want, err);
-        r->match = true;
-        if (!rc && !nr_outputs_match(&su[0], last->host[lo], want, "its result", r))
-            rc = nd_fail(err, "does not agree with the op's reference: %s", r->mismatch);
-    }
+    if (!rc && *checked)
+        rc = agrees(&su[0], last, err);
     for (int p = 0; p < open && p < nparts; ++p)
         nr_setup_close(&su[p]);
-    free(want);
-    free(r);
     if (rc) {
         char why[sizeof err->msg];
         snprintf(why, sizeof why, "%s", err->msg);
@@ -839,7 +860,7 @@ static int verify(const tune_job *j, nd_kernels *k, const cand *c, bool *checked
     return rc;
 }
 
-/* The top candidates, checked (verify), then timed together. */
+/* The top candidates, checked (nr_tune_verify), then timed together. */
 static int measure(tune_job *j, nd_kernels *k, int top, nd_error *err)
 {
     nr_tune_timing *t = calloc((size_t)top, sizeof *t);
@@ -847,7 +868,7 @@ static int measure(tune_job *j, nd_kernels *k, int top, nd_error *err)
     j->checked = top > 0;
     for (int i = 0; i < top && !rc; ++i) {
         bool checked = false;
-        rc = verify(j, k, &j->c[i], &checked, err);
+        rc = nr_tune_verify(j, k, &j->c[i], &checked, err);
         j->checked = j->checked && checked;
     }
     rc = rc || nr_tune_time_candidates(j, k, top, t, err);

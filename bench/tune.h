@@ -92,7 +92,10 @@ void nr_tune_format_dims(char *buf, size_t len, const int64_t *v, int n);
 /* A set of cases timed together: make(ctx, i, &case) gives case i, opened at once (its strings need
  * live only until then). Their specialized kernels run in interleaved rounds, each launch from flushed
  * caches, the order rotated each round, for at least `rounds` rounds and 0.2 s per case. Each case's
- * median seconds, its 95% interval's relative half width and whether that is tight (nr_median_tight). */
+ * median seconds, its 95% interval's relative half width and whether that is tight (nr_median_tight).
+ * checked, when not NULL: each case is first run once and checked against its op's plain reference (a
+ * case that disagrees is an error naming it), and *checked is cleared when one could not be (no
+ * reference, or a Partial output). */
 typedef struct nr_tune_timing {
     double median, half;
     bool tight;
@@ -100,7 +103,11 @@ typedef struct nr_tune_timing {
 } nr_tune_timing;
 int nr_tune_time(nd_kernels *k, const nr_settings *s, int n, int rounds,
                  int (*make)(void *ctx, int i, nr_case *out, nd_error *err), void *ctx, nr_tune_timing *out,
-                 nd_error *err);
+                 bool *checked, nd_error *err);
+/* Candidate c of j run once on the seed's inputs, end to end (both launches of a pending candidate), and
+ * its result checked against the op's plain reference: a candidate that disagrees is an error naming it.
+ * *checked: false when the op has no reference. */
+int nr_tune_verify(const tune_job *j, nd_kernels *k, const cand *c, bool *checked, nd_error *err);
 /* The top candidates timed together, every part of each (nr_tune_time); a candidate's time is the sum of
  * its parts' medians, its half width the parts' absolute half widths summed, relative to that. */
 int nr_tune_time_candidates(const tune_job *j, nd_kernels *k, int top, nr_tune_timing *out, nd_error *err);

@@ -327,8 +327,18 @@ if "$ndrun" tune --chain bx,xy-\>by relu by,yz-\>bz --shape b=64,x=128,y=256,z=6
             and ([range(0; .steps[-1].candidates | length) as $c
                   | ([paths(0; 0)[] | select(.[-1] == $c) | . as $p | $j | cost($p)] | min) as $m
                   | (.steps[-1].candidates[$c].best_seconds - $m | fabs) < 1e-12] | all)' "$tmp/chain.json" >/dev/null &&
-   grep -q '^plan: step 1 candidate' "$tmp/out"; then ok
+   grep -q '^plan: step 1 candidate' "$tmp/out" && jq -e '.checked == true' "$tmp/chain.json" >/dev/null &&
+   grep -q '^checked first: every timed einsum candidate, elementwise op and reshard' "$tmp/out"; then ok
 else bad "chain: $(cat "$tmp/out" "$tmp/err" | head -c 800)"; fi
+# a chain checks what it times as a one-op tune does: with an elementwise template that adds 1 to what
+# it stores (relu and reshard, specialized by the JIT from a folder of ours), it stops at the relu
+mkdir -p "$tmp/off1" && cp -r "$(dirname "$0")/../templates" "$tmp/off1/" && chmod -R go-w "$tmp/off1"
+sed -i '/= NDT_STORE(/s/;$/ + 1;/' "$tmp/off1/templates/eltwise_unary.c"
+if [ "$(grep -c ') + 1;$' "$tmp/off1/templates/eltwise_unary.c")" = 3 ] &&
+   ! "$ndrun" tune --chain bx,xy-\>by relu by,yz-\>bz --shape b=48,x=96,y=160,z=40 --grid 2x1 --top 2 --repeats 3 \
+     --cache-dir "$tmp/jit-off1" --template-dir "$tmp/off1/templates" >"$tmp/out" 2>"$tmp/err" &&
+   grep -q "candidate relu after step 1's .*: does not agree with the op's reference: its result element" "$tmp/err"
+then ok; else bad "a chain's broken relu was not caught: $(cat "$tmp/out" "$tmp/err" | head -c 600)"; fi
 # the steps that line up with a neighbour join the timed set: with --top 1 the model's own picks (step 1
 # split over y in tiles, step 2 a pending sum over y in rows) never line up, and without the candidates
 # added for alignment no plan avoids a reshard (checked: the JSON's aligned_seconds is then null); with
