@@ -54,6 +54,7 @@ typedef struct chain {
     int n;
     int plan[CHAIN_STEPS], plan_aligned[CHAIN_STEPS], greedy[CHAIN_STEPS];
     double total, total_half, total_aligned, total_greedy;
+    bool checked;                   /* every timed einsum, elementwise op and reshard agreed with its reference */
 } chain;
 
 /* ---------------------------------------------------------------- the chain's steps */
@@ -328,10 +329,16 @@ static int time_step(chain *ch, nd_kernels *k, int s, nd_error *err)
     if (!t)
         return nd_failc(err, ND_ENOMEM, "out of memory");
     t->ch = ch, t->s = s;
-    int rc = nr_tune_time_candidates(&st->j, k, st->top, st->einsum, err);
+    int rc = 0;
+    for (int c = 0; c < st->top && !rc; ++c) { /* as a one-op tune checks its candidates */
+        bool checked = false;
+        rc = nr_tune_verify(&st->j, k, &st->j.c[c], &checked, err);
+        ch->checked = ch->checked && checked;
+    }
+    rc = rc || nr_tune_time_candidates(&st->j, k, st->top, st->einsum, err);
     for (int e = 0; e < st->neltwise && !rc; ++e) {
         t->e = e;
-        rc = nr_tune_time(k, &ch->s, st->top, ch->rounds, make_case, t, st->elt[e], err);
+        rc = nr_tune_time(k, &ch->s, st->top, ch->rounds, make_case, t, st->elt[e], &ch->checked, err);
     }
     int npairs = 0;
     for (int from = 0; s > 0 && from < ch->step[s - 1].top; ++from)
@@ -341,7 +348,7 @@ static int time_step(chain *ch, nd_kernels *k, int s, nd_error *err)
     nr_tune_timing *r = calloc((size_t)npairs + 1, sizeof *r);
     t->e = -2;
     if (!rc)
-        rc = r ? npairs ? nr_tune_time(k, &ch->s, npairs, ch->rounds, make_case, t, r, err) : 0
+        rc = r ? npairs ? nr_tune_time(k, &ch->s, npairs, ch->rounds, make_case, t, r, &ch->checked, err) : 0
                : nd_failc(err, ND_ENOMEM, "out of memory");
     for (int i = 0; i < npairs && !rc; ++i)
         st->reshard[t->pair[i][0]][t->pair[i][1]] = r[i];
@@ -463,6 +470,9 @@ static void report_text(FILE *fp, const chain *ch)
         }
         fputc('\n', fp);
     }
+    fprintf(fp, "%s\n", ch->checked ? "checked first: every timed einsum candidate, elementwise op and reshard agrees with "
+                                      "its op's reference"
+                                    : "not all checked: an op timed here has no reference in its spec");
     fprintf(fp, "plan:");
     for (int s = 0; s < ch->n; ++s)
         fprintf(fp, "%s step %d candidate %d%s", s ? "," : "", s + 1, ch->plan[s] + 1,
@@ -514,7 +524,8 @@ static void json_seconds(FILE *fp, double v)
 static void report_json(FILE *fp, const void *ctx)
 {
     const chain *ch = ctx;
-    fprintf(fp, "{\n  \"grid\": \"%s\", \"shape\": \"%s\", \"top\": %d,\n  \"steps\": [\n", ch->grid, ch->shape, ch->top);
+    fprintf(fp, "{\n  \"grid\": \"%s\", \"shape\": \"%s\", \"top\": %d, \"checked\": %s,\n  \"steps\": [\n", ch->grid,
+            ch->shape, ch->top, ch->checked ? "true" : "false");
     for (int s = 0; s < ch->n; ++s) {
         const chain_step *st = &ch->step[s];
         fprintf(fp, "    {\"einsum\": \"%s\", \"op\": \"%s\", \"eltwise\": [", st->expr, st->j.o.op);
@@ -673,6 +684,7 @@ int nr_tune_chain_main(int argc, char **argv)
         add_aligned(ch, s, true);
     for (int s = ch->n - 1; s > 0 && !rc; --s)
         add_aligned(ch, s, false);
+    ch->checked = true;
     for (int s = 0; s < ch->n && !rc; ++s)
         rc = time_step(ch, k, s, &err);
     if (!rc) {
