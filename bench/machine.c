@@ -186,6 +186,11 @@ const nr_cpu *nr_machine_cpu(void)
 #ifdef NDRUN_HAVE_OPENBLAS
     const char *config = openblas_get_config(), *core = openblas_get_corename();
     snprintf(cpu.peer, sizeof cpu.peer, "%.80s, kernels for %.24s", config ? config : "OpenBLAS", core ? core : "?");
+    const char *user = getenv("OPENBLAS_CORETYPE");
+    if (user && !strstr(peer_note, "OPENBLAS_CORETYPE") && !avx512_core(core ? core : "") && cpu_avx512())
+        snprintf(cpu.peer + strlen(cpu.peer), sizeof cpu.peer - strlen(cpu.peer),
+                 " (OPENBLAS_CORETYPE=%.20s, from the environment, keeps it off its AVX-512 kernels on this AVX-512 "
+                 "CPU; unset it to compare with them)", user);
 #else
     snprintf(cpu.peer, sizeof cpu.peer, "not built in");
 #endif

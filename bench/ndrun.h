@@ -183,7 +183,7 @@ typedef struct nr_cpu {
     int cpus;
     int64_t l1d, l2, l3;       /* bytes of one instance; 0 when the system does not say */
     int l2_instances, l3_instances;
-    char peer[320];            /* "OpenBLAS 0.3.21 ... core SkylakeX; OPENBLAS_THREAD_TIMEOUT=4 set by ndrun" */
+    char peer[480];            /* "OpenBLAS 0.3.21 ... core SkylakeX; OPENBLAS_THREAD_TIMEOUT=4 set by ndrun" */
     char isa[32];              /* the vectors the kernels and probes were compiled for (target.h) */
 } nr_cpu;
 const nr_cpu *nr_machine_cpu(void);
