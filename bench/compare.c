@@ -65,6 +65,54 @@ typedef struct variants {
     nr_peers peers;
 } variants;
 
+/* Element i of the parts combined in part order as the reduction says (part q's element at
+ * parts + q * elems); in f32 for a floating dtype, the bytes of the part a max or min selects. A max or
+ * min of parts is NaN where any part is, as templates/all_reduce.c gives it. */
+static void combine_element(const uint8_t *parts, int nparts, int64_t elems, int64_t i, nd_dtype t, int eb,
+                            nd_reduce op, uint8_t *out)
+{
+    float acc = nr_load_f32(parts, i, t);
+    int pick = 0;
+    for (int q = 1; q < nparts; ++q) {
+        const float v = nr_load_f32(parts + (int64_t)q * elems * eb, i, t);
+        if (op == ND_REDUCE_SUM || op == ND_REDUCE_AVG)
+            acc += v;
+        else if (op == ND_REDUCE_PRODUCT)
+            acc *= v;
+        else if (!isnan(acc) && (isnan(v) || (op == ND_REDUCE_MAX ? v > acc : v < acc)))
+            acc = v, pick = q;
+    }
+    if (op == ND_REDUCE_AVG)
+        acc /= (float)nparts;
+    if (op == ND_REDUCE_MAX || op == ND_REDUCE_MIN) /* the selected part's bits, in any dtype */
+        memcpy(out + i * eb, parts + ((int64_t)pick * elems + i) * eb, (size_t)eb);
+    else /* the runtime allows the other reductions' parts in f32 alone (docs/tune.md) */
+        memcpy(out + i * eb, &acc, sizeof acc);
+}
+
+/* The output, as the op's reference computes it: a Partial output's parts read one by one and
+ * combined (combine_element), since nd_tensor_read refuses a tensor pending its reduction. */
+static int read_output(nr_setup *su, void *out, nd_error *err)
+{
+    const int o = su->n - 1, nparts = su->dist[o].spec.parts, eb = su->dist[o].elem_bytes;
+    const int64_t bytes = nr_bytes(su, o), elems = su->elems[o];
+    const nd_dtype t = su->dist[o].spec.dtype;
+    const nd_reduce op = su->dist[o].spec.reduce;
+    if (nparts == 1)
+        return nd_tensor_read(su->t[o], out, bytes, err);
+    if (!nd_dtype_floating(t) || (op != ND_REDUCE_MAX && op != ND_REDUCE_MIN && t != ND_F32))
+        return nd_fail(err, "output '%s' is Partial in %s: ndrun combines the parts of a floating output, and of "
+                       "a sum, mean or product only in f32", su->entry->operands[o], nd_dtype_name(t));
+    uint8_t *parts = malloc((size_t)nparts * (size_t)bytes);
+    int rc = parts ? 0 : nd_failc(err, ND_ENOMEM, "out of host memory for the output's %d parts", nparts);
+    for (int q = 0; q < nparts && !rc; ++q)
+        rc = nd_tensor_read_part(su->t[o], q, parts + (int64_t)q * bytes, bytes, err);
+    for (int64_t i = 0; i < elems && !rc; ++i)
+        combine_element(parts, nparts, elems, i, t, eb, op, out);
+    free(parts);
+    return rc;
+}
+
 static int run_kernel(nd_kernels *k, nr_setup *su, nd_variant want, nd_kernel_pick *pick, void *out,
                       nd_launch_stats *st, nd_error *err)
 {
@@ -79,7 +127,7 @@ static int run_kernel(nd_kernels *k, nr_setup *su, nd_variant want, nd_kernel_pi
     nr_watch_end();
     if (rc)
         return -1;
-    return nd_tensor_read(su->t[o], out, nr_bytes(su, o), err);
+    return read_output(su, out, err);
 }
 
 /* The peers that do the op, each checked as the kernels are: against the reference, or against the
