@@ -57,13 +57,14 @@ if $ndrun compare --op reduce_scatter --shape 4096 --grid 2x1 --operand in --pla
 then ok; else bad "compare reduce_scatter: pages read per page of a Partial input's data"; fi
 # a Partial output: its parts read one by one and combined on the host, then held to the op's reference
 # (the whole product or reduction): a pending sum over 3 cores (a's rows in uneven blocks, b's k split),
-# and a pending max in bf16, whose combination selects a part's bits
+# and a pending max in bf16 over 3 cores, whose combination selects a part's bits (15 elements a part, so
+# that the parts' maxima differ: with a min taken instead, it fails)
 if $ndrun compare --op matmul --shape 100,72,40 --grid 3x1 --operand a --shard 34,72 --operand b --einshard "k j -> k* j" \
      --operand out --placements "[Partial(sum)]" --mesh 3 --no-probes --min-time 0 --repeats 1 --json |
    jq -e '.match and .reference_checked and .shapes == "100x72,72x40->100x40"' >/dev/null
 then ok; else bad "compare matmul into a Partial(sum) output"; fi
-if $ndrun compare --op reduce_max --shape 64,96 --axes 0,1 --grid 2x1 --shard 32,96 --operand out --shape 1,1 \
-     --placements "[Partial(max)]" --mesh 2 --dtype bf16 --no-probes --min-time 0 --repeats 1 --json |
+if $ndrun compare --op reduce_max --shape 9,5 --axes 0,1 --grid 3x1 --operand a --shard 3,5 --operand out --shape 1,1 \
+     --placements "[Partial(max)]" --mesh 3 --dtype bf16 --no-probes --min-time 0 --repeats 1 --json |
    jq -e '.match and .reference_checked' >/dev/null
 then ok; else bad "compare reduce_max into a Partial(max) output"; fi
 
