@@ -564,11 +564,10 @@ void nr_tune_both_page_kinds(tune_job *j, int top)
 int nr_tune_parts(const cand *c) { return c->summed || c->pending ? 2 : 1; }
 
 /* Part 1 of a pending-sum or pending candidate: the reduce_scatter of its output into rows over the
- * cores. */
-static int summed_scatter_case(const tune_job *j, const cand *c, nr_case *out, nd_error *err)
+ * cores, as ndrun compare's arguments into a[]; returns their count. */
+static int summed_scatter_args(const tune_job *j, const cand *c, const char **a)
 {
-    static char shape_text[160], shard_text[160], mesh[32], label[200], placements[32];
-    const char *a[TUNE_ARGS + 1];
+    static char shape_text[160], shard_text[160], mesh[32], placements[32];
     int n = 0;
     int64_t shape[ND_MAX_RANK], shard[ND_MAX_RANK];
     int rk = c->pending ? pending_out_dims(j, shape, shard)
@@ -577,7 +576,6 @@ static int summed_scatter_case(const tune_job *j, const cand *c, nr_case *out, n
     nr_tune_format_dims(shape_text, sizeof shape_text, shape, rk);
     nr_tune_format_dims(shard_text, sizeof shard_text, shard, rk);
     snprintf(mesh, sizeof mesh, "%lld", (long long)j->cores);
-    snprintf(label, sizeof label, "%s, its reduce_scatter", c->text);
     a[n++] = "--op", a[n++] = "reduce_scatter", a[n++] = "--shape", a[n++] = shape_text, a[n++] = "--grid",
     a[n++] = j->o.grid;
     if (j->o.dtype)
@@ -586,20 +584,20 @@ static int summed_scatter_case(const tune_job *j, const cand *c, nr_case *out, n
     a[n++] = mesh;
     a[n++] = "--operand", a[n++] = "out", a[n++] = "--shard", a[n++] = shard_text;
     a[n] = NULL;
-    return nr_case_from_args(label, a, n, out, err);
+    return n;
 }
 
-/* Candidate c's part as an ndrun case: the op over the grid, every operand split as c (a reduction's
- * output by c's kept dims); part 1 the reduce_scatter of a pending sum. a[] the argument vector; the
- * static texts hold its strings until the next call. */
-int nr_tune_case(const tune_job *j, const cand *c, int part, nr_case *out, nd_error *err)
+/* Candidate c's part as ndrun compare's arguments into a[] (TUNE_ARGS + 1 of them, NULL last): the op
+ * over the grid, every operand split as c (a reduction's output by c's kept dims); part 1 the
+ * reduce_scatter of a pending sum. Returns their count; the static texts hold the strings until the
+ * next call. */
+static int case_args(const tune_job *j, const cand *c, int part, const char **a)
 {
     static char text[TUNE_ARGS][160];
-    const char *a[TUNE_ARGS + 1];
     int n = 0;
     char dims[128];
     if (part == 1)
-        return summed_scatter_case(j, c, out, err);
+        return summed_scatter_args(j, c, a);
     a[n++] = "--op", a[n++] = j->o.op, a[n++] = "--shape", a[n++] = j->o.shape, a[n++] = "--grid", a[n++] = j->o.grid;
     if (j->o.dtype)
         a[n++] = "--dtype", a[n++] = j->o.dtype;
@@ -611,10 +609,7 @@ int nr_tune_case(const tune_job *j, const cand *c, int part, nr_case *out, nd_er
         snprintf(text[TUNE_ARGS - 1], sizeof text[TUNE_ARGS - 1], "%lld", (long long)j->cores);
         a[n++] = "--operand", a[n++] = j->names[j->noperands - 1], a[n++] = "--placements", a[n++] = "[Partial(sum)]";
         a[n++] = "--mesh", a[n++] = text[TUNE_ARGS - 1];
-        a[n] = NULL;
-        return nr_case_from_args(c->text, a, n, out, err);
-    }
-    if (j->einsum) { /* each operand its own shard */
+    } else if (j->einsum) { /* each operand its own shard */
         for (int k = 0; k < j->noperands; ++k) {
             int64_t shape[ND_MAX_RANK], shard[ND_MAX_RANK];
             int rk = nr_tune_operand_dims(j, c, k, shape, shard);
@@ -623,11 +618,8 @@ int nr_tune_case(const tune_job *j, const cand *c, int part, nr_case *out, nd_er
             if (c->tiles)
                 a[n++] = "--tile", a[n++] = "32x32";
         }
-        a[n] = NULL;
-        return nr_case_from_args(c->text, a, n, out, err);
-    }
-    nr_tune_format_dims(text[0], sizeof text[0], c->shard, j->rank);
-    if (c->pending) { /* the input split, the output a pending reduction with one copy per core */
+    } else if (c->pending) { /* the input split, the output a pending reduction with one copy per core */
+        nr_tune_format_dims(text[0], sizeof text[0], c->shard, j->rank);
         snprintf(text[1], sizeof text[1], "[Partial(%s)]", j->pending);
         snprintf(text[2], sizeof text[2], "%lld", (long long)j->cores);
         int64_t oshape[ND_MAX_RANK], oshard[ND_MAX_RANK];
@@ -635,21 +627,44 @@ int nr_tune_case(const tune_job *j, const cand *c, int part, nr_case *out, nd_er
         a[n++] = "--axes", a[n++] = j->o.axes, a[n++] = "--operand", a[n++] = j->in_name, a[n++] = "--shard",
         a[n++] = text[0], a[n++] = "--operand", a[n++] = j->out_name, a[n++] = "--shape", a[n++] = text[3],
         a[n++] = "--placements", a[n++] = text[1], a[n++] = "--mesh", a[n++] = text[2];
-        a[n] = NULL;
-        return nr_case_from_args(c->text, a, n, out, err);
-    }
-    a[n++] = "--shard", a[n++] = text[0];
-    if (c->tiles)
-        a[n++] = "--tile", a[n++] = "32x32";
-    if (j->o.axes) {
-        int64_t kept[ND_MAX_RANK];
-        int nk = out_dims(j, c->shard, kept);
-        nr_tune_format_dims(dims, sizeof dims, kept, nk);
-        snprintf(text[1], sizeof text[1], "%s", dims);
-        a[n++] = "--axes", a[n++] = j->o.axes, a[n++] = "--operand", a[n++] = "out", a[n++] = "--shard", a[n++] = text[1];
+    } else {
+        nr_tune_format_dims(text[0], sizeof text[0], c->shard, j->rank);
+        a[n++] = "--shard", a[n++] = text[0];
+        if (c->tiles)
+            a[n++] = "--tile", a[n++] = "32x32";
+        if (j->o.axes) {
+            int64_t kept[ND_MAX_RANK];
+            int nk = out_dims(j, c->shard, kept);
+            nr_tune_format_dims(dims, sizeof dims, kept, nk);
+            snprintf(text[1], sizeof text[1], "%s", dims);
+            a[n++] = "--axes", a[n++] = j->o.axes, a[n++] = "--operand", a[n++] = j->out_name, a[n++] = "--shard",
+            a[n++] = text[1];
+        }
     }
     a[n] = NULL;
-    return nr_case_from_args(c->text, a, n, out, err);
+    return n;
+}
+
+int nr_tune_case(const tune_job *j, const cand *c, int part, nr_case *out, nd_error *err)
+{
+    static char label[200];
+    const char *a[TUNE_ARGS + 1];
+    int n = case_args(j, c, part, a);
+    snprintf(label, sizeof label, part == 1 ? "%s, its reduce_scatter" : "%s", c->text);
+    return nr_case_from_args(label, a, n, out, err);
+}
+
+/* "ndrun compare" and candidate c's part's arguments, each quoted for a POSIX shell where it needs it. */
+static void print_command(FILE *fp, const tune_job *j, const cand *c, int part)
+{
+    const char *a[TUNE_ARGS + 1];
+    int n = case_args(j, c, part, a);
+    fputs("ndrun compare", fp);
+    for (int i = 0; i < n; ++i)
+        if (a[i][strspn(a[i], "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789,._/=:+-")] == '\0')
+            fprintf(fp, " %s", a[i]);
+        else /* no argument holds a single quote: letters, digits, brackets, parentheses, spaces, '*', '>' */
+            fprintf(fp, " '%s'", a[i]);
 }
 
 typedef struct timed {
@@ -928,32 +943,13 @@ static void report_text(FILE *fp, const tune_job *j, int top, int win, bool tie)
     if (strcmp(j->s.fixed, "all") != 0)
         fprintf(fp, "kernels fixing at most \"%s\" (--fixed): one per candidate's pattern serves every %s\n",
                 j->s.fixed, !strcmp(j->s.fixed, "pattern") ? "tensor shape" : "tensor shape and core grid");
-    if (j->c[win].summed || j->c[win].pending) { /* ndrun compare reads every output whole, which a pending one
-                                                    is not */
-        fprintf(fp, "target: a pending %s over %lld cores, then its reduce_scatter (ndrun compare runs no op "
-                    "whose output is Partial; the spec targets below do)\n",
-                j->c[win].pending ? j->pending : "sum", (long long)j->cores);
-    } else if (j->einsum) {
-        fprintf(fp, "target: ndrun compare --op %s --shape %s --grid %s%s%s", j->o.op, j->o.shape, j->o.grid,
-                j->o.dtype ? " --dtype " : "", j->o.dtype ? j->o.dtype : "");
-        for (int k = 0; k < j->noperands; ++k) {
-            int64_t shape[ND_MAX_RANK], shard[ND_MAX_RANK];
-            char dims[128];
-            nr_tune_format_dims(dims, sizeof dims, shard, nr_tune_operand_dims(j, &j->c[win], k, shape, shard));
-            fprintf(fp, " --operand %s --shard %s%s", j->names[k], dims, j->c[win].tiles ? " --tile 32x32" : "");
-        }
-        fputc('\n', fp);
-    } else {
-        fprintf(fp, "target: ndrun compare --op %s --shape %s --grid %s%s%s %s", j->o.op, j->o.shape, j->o.grid,
-                j->o.dtype ? " --dtype " : "", j->o.dtype ? j->o.dtype : "", j->c[win].text);
-        if (j->o.axes) { /* the reduced axes, and the output's shard of the kept dims */
-            int64_t kept[ND_MAX_RANK];
-            char dims[128];
-            nr_tune_format_dims(dims, sizeof dims, kept, out_dims(j, j->c[win].shard, kept));
-            fprintf(fp, " --axes %s --operand %s --shard %s", j->o.axes, j->out_name, dims);
-        }
-        fputc('\n', fp);
+    fputs("target: ", fp);
+    print_command(fp, j, &j->c[win], 0);
+    if (nr_tune_parts(&j->c[win]) == 2) { /* its output pending: the reduce_scatter that resolves it */
+        fputs("\nthen: ", fp);
+        print_command(fp, j, &j->c[win], 1);
     }
+    fputc('\n', fp);
     char lua[1200];
     nr_tune_spec_target(lua, sizeof lua, j, &j->c[win]);
     fprintf(fp, "spec target: %s\n", lua);

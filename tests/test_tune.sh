@@ -136,6 +136,15 @@ for run in "reduce_sum --axes 0,1 --shape 67,97 --grid 3x1" "matmul --shape 40,9
      jq -e '.checked == true' "$tmp/chk.json" >/dev/null
   then ok; else bad "checked: $run: $(cat "$tmp/out" "$tmp/err" | head -c 600)"; fi
 done
+# a pending candidate's target is two ndrun compare commands, the op into its Partial output and the
+# reduce_scatter that resolves it: both run as printed (shell-quoted) and agree with their references
+"$ndrun" tune --op matmul --shape 40,96,24 --grid 2x1 --predict-only --top all >"$tmp/pend.out" 2>&1
+pending_ok=$(grep -c "^target: ndrun compare --op matmul .*--placements '\[Partial(sum)\]' --mesh 2$\|^then: ndrun compare --op reduce_scatter " "$tmp/pend.out")
+for line in "$(sed -n 's/^target: ndrun //p' "$tmp/pend.out")" "$(sed -n 's/^then: ndrun //p' "$tmp/pend.out")"; do
+  eval "\"\$ndrun\" $line --no-probes --min-time 0 --repeats 1 --json" 2>/dev/null | jq -e '.match' >/dev/null &&
+    pending_ok=$((pending_ok + 1))
+done
+if [ "$pending_ok" = 4 ]; then ok; else bad "a pending target's commands: $(head -c 600 "$tmp/pend.out")"; fi
 mkdir -p "$tmp/broken" && cp -r "$(dirname "$0")/../templates" "$tmp/broken/" && chmod -R go-w "$tmp/broken"
 sed -i 's/for (int64_t q = 0; q < parts; ++q)/for (int64_t q = 1; q < parts; ++q)/' "$tmp/broken/templates/all_reduce.c"
 if grep -q 'q = 1; q < parts' "$tmp/broken/templates/all_reduce.c" &&
