@@ -1,8 +1,9 @@
 /*
- * suite_procs.c - ndrun bench --processes: the multi-process family. Eight cases on one grid of 8
+ * suite_procs.c - ndrun bench --processes: the multi-process family. Nine cases on one grid of 8
  * cores, f32, chosen for the traffic between cores they make: add (each core reads only its own
  * rows), softmax over rows (the same), reshard of rows to columns (every core reads from every
- * other), matmul (each core reads all of b), the direct all_reduce of a Partial(sum) of 8 parts (each
+ * other), matmul (each core reads all of b), matmul into a pending sum (core q contracts slice q of k,
+ * reading every row page of a and its own rows of b, and writes part q of the output), the direct all_reduce of a Partial(sum) of 8 parts (each
  * core reads the 7 other parts), the reduce_scatter of the same onto rows (its rows of every part),
  * a transpose (a slab of every core's rows) and a reduction over the leading axis (its columns of
  * every row). Under `mpirun -np R` (R dividing 8) the cores are divided
@@ -32,6 +33,9 @@ static const procs_case procs_cases[] = {
      {"--op", "reshard", "--shape", "2048,1024", "--shard", "256,1024", "--grid", "4x2", "--operand", "out",
       "--shard", "2048,128"}},
     {"matmul 512, b whole", {"--op", "matmul", "--shape", "512,512,512", "--shard", "64,512", "--grid", "4x2"}},
+    {"matmul 512, pending sum",
+     {"--op", "matmul", "--shape", "512,512,512", "--grid", "4x2", "--operand", "a", "--shard", "64,512", "--operand",
+      "b", "--einshard", "k j -> k* j", "--operand", "out", "--placements", "[Partial(sum)]", "--mesh", "8"}},
     {"all_reduce, 8 parts",
      {"--op", "all_reduce", "--shape", "256,1024", "--grid", "4x2", "--operand", "in", "--placements",
       "[Partial(sum)]", "--mesh", "8", "--operand", "out", "--einshard", "... -> * ..."}},
@@ -49,7 +53,8 @@ static const char procs_usage[] =
     "usage: [mpirun -np R] ndrun bench --processes [--filter TEXT] [--json-out FILE] [options]\n"
     "\n"
     "The multi-process family: add and softmax (each core reads its own rows), reshard of rows to\n"
-    "columns (every core reads from every other), matmul 512 (each core reads all of b), the direct\n"
+    "columns (every core reads from every other), matmul 512 (each core reads all of b, or into a\n"
+    "pending sum, each core its slice of k: every row of a and its own rows of b), the direct\n"
     "all_reduce of a Partial(sum) of 8 parts and its reduce_scatter onto rows, a transpose and a\n"
     "reduce_sum over the leading axis, f32 on 8 cores (4x2). Under mpirun -np R (R dividing 8) the\n"
     "cores are divided among the R processes; NDGEN_MPI_NODE_SIZE=k groups them into nodes of k processes,\n"
