@@ -574,7 +574,7 @@ static void emit_registry_group(ndg_buf *b, const ndg_spec *spec, const ndg_emit
                 ndg_buf_printf(b, "0, NULL, ");
             else
                 ndg_buf_printf(b, "%d, ndk_scalars_%d_%d, ", op->targets[t].nscalars, i, t);
-            ndg_buf_printf(b, "%d, %d},\n", op->reads, op->moves_data);
+            ndg_buf_printf(b, "%d, %d, %d},\n", op->reads, op->moves_data, op->parts_chunked);
         }
     }
     char quoted[1024];

@@ -67,6 +67,7 @@ typedef struct ndg_op {
     char *reference;                 /* the plain reference: NULL none, "elementwise" from EXPR, else a function */
     char *reference_source;          /* the C file defining that function (resolved), or NULL */
     int reads;                       /* nda_reads: what its reference reads, so what the kernels may read */
+    bool parts_chunked;              /* nda_kernel_entry.parts_chunked: a bundled NDA_CHUNKED_TEMPLATES file */
     bool moves_data;                 /* the spec's moves_data: outputs are input bytes, compared exactly */
 } ndg_op;
 

@@ -1320,6 +1320,25 @@ static int reads_of_template(const char *template_path)
     return NDA_READS_WHOLE;
 }
 
+/* Whether the op's template is a bundled one that splits a Partial output's sum by the chunk rule
+ * (NDA_CHUNKED_TEMPLATES), found installed beside this ndgen. */
+static bool chunked_template(const char *template_path)
+{
+    static const char *const chunked[] = {
+#define NDG_CHUNKED(name) name,
+        NDA_CHUNKED_TEMPLATES(NDG_CHUNKED)
+#undef NDG_CHUNKED
+    };
+    char got[PATH_MAX];
+    const char *base;
+    if (!bundled_in(template_path, NDGEN_REL_TEMPLATES, got, &base))
+        return false;
+    for (size_t i = 0; i < sizeof chunked / sizeof *chunked; ++i)
+        if (strcmp(base, chunked[i]) == 0)
+            return true;
+    return false;
+}
+
 /* reference = "elementwise" (derived from the op's EXPR), or { source = "file.c", name = "fn" }: a C
  * function over contiguous arrays (nda_ref_fn in nd_accessor.h) defined in that file. */
 static int convert_reference(ctx *c, int t, const ndg_spec_env *env, ndg_op *op)
@@ -1387,6 +1406,7 @@ static int convert_op(ctx *c, int t, const ndg_spec_env *env, ndg_op *op)
          check_output_indices(c, op) || convert_params(c, t, op) || get_string(c, t, "scalars", false, &op->scalars) ||
          check_scalars(c, op) || get_bool(c, t, "moves_data", &op->moves_data);
     free(tmpl);
+    op->parts_chunked = !rc && chunked_template(op->template_path);
     for (int i = 0; i < op->noperands && !rc; ++i) {
         char what[128];
         snprintf(what, sizeof what, "operand '%.64s': ", op->operands[i].name);

@@ -115,7 +115,7 @@ int main(int argc, char **argv)
                                    "cores=(0,0)-(0,0) row round_robin l1': not as ndgen writes it");
     expect(k, argv[13], ND_EINVAL, "entry fake_lie_generic: operand 'x': its pattern 'f32 shape=* page=4 shard=2");
     expect(k, argv[14], ND_EINVAL, "entry 0: a dtype is not one the runtime knows");
-    expect(k, argv[15], ND_EINVAL, "entry 0: its read kind or moves_data is out of range");
+    expect(k, argv[15], ND_EINVAL, "entry 0: its read kind, moves_data or parts_chunked is out of range");
     nd_kernels_close(k);
     return test_finish(passed);
 }

@@ -239,8 +239,8 @@ static nd_loc element_loc(const nd_dist *d, const int64_t *x, int64_t *page)
 
 /* The device cores of process p that write the output element at x, one per copy of the output whose
  * entry holding it p writes (L1: the core holding the entry; DRAM: device core i writes entry i), into
- * ids; returns how many. */
-static int p_writers(const setup *s, const int64_t *x, int p, int64_t *ids, int cap)
+ * ids, and the part each writes into parts (its copy over the copies a part has); returns how many. */
+static int p_writers(const setup *s, const int64_t *x, int p, int64_t *ids, int64_t *parts, int cap)
 {
     const nd_dist *o = &s->d[s->n - 1];
     nd_device_config cfg = nd_device_get_config(s->dev);
@@ -255,7 +255,7 @@ static int p_writers(const setup *s, const int64_t *x, int p, int64_t *ids, int 
             id = (int64_t)c.y * cfg.grid_x + c.x;
         }
         if (id >= 0 && nd_mpi_rank_of_core(s->dev, id) == p && n < cap)
-            ids[n++] = id;
+            parts[n] = r / (o->spec.replicas / o->spec.parts), ids[n++] = id;
     }
     return n;
 }
@@ -342,14 +342,14 @@ static void count_element(read_count *rc, const setup *s, const nd_dist *d, cons
 static void count_pointwise(const setup *s, int p, read_count *rc)
 {
     const nd_dist_spec *o = &s->d[s->n - 1].spec;
-    int64_t x[ND_MAX_RANK], xi[ND_MAX_RANK], ids[64];
+    int64_t x[ND_MAX_RANK], xi[ND_MAX_RANK], ids[64], parts[64];
     for (int t = 0; t + 1 < s->n; ++t) {
         const nd_dist *d = &s->d[t];
         bool *seen = calloc((size_t)(d->layout.num_pages * d->spec.replicas), 1);
         int64_t *copy_of = copies_read(s, d);
         for (int64_t e = 0; e < s->elems[s->n - 1] && seen && copy_of; ++e) {
             coords(e, o, x);
-            int n = p_writers(s, x, p, ids, 64);
+            int n = p_writers(s, x, p, ids, parts, 64);
             for (int j = 0; j < d->spec.rank; ++j)
                 xi[j] = d->spec.shape[j] == 1 ? 0 : x[j + o->rank - d->spec.rank];
             for (int w = 0; w < n; ++w)
@@ -382,9 +382,30 @@ static enum depends depends_of(const nda_kernel_entry *e)
     return !strcmp(e->op, "matmul") || !strcmp(e->op, "bmm") ? DEP_LETTERS : DEP_NONE;
 }
 
-/* Input t's elements the output element at x reads: one value or the whole dim, per input dim. */
+/* Whether the op's bundled template splits a Partial output's sum over its parts (docs/mpi.md): part q
+ * of P folds the q-th chunk of ceil(n / P) values (the last ones shorter or empty) of a reduction's
+ * first reduced dim, or of an einsum's contracted letter when it has one (matmul.c, einsum.c, reduce.c).
+ * The library under test is the bundled one; its entries must say so. */
+static bool splits_parts(const nda_kernel_entry *e)
+{
+    bool chunked = !strcmp(e->op, "matmul") || !strcmp(e->op, "bmm") ||
+                   (!strncmp(e->op, "reduce_", 7) && strcmp(e->op, "reduce_scatter"));
+    CHECK(e->parts_chunked == chunked, "%s: parts_chunked is %d", e->op, (int)e->parts_chunked);
+    return chunked;
+}
+
+/* [lo, hi) of an extent of n: part q's chunk of P. */
+static void part_chunk(int64_t n, int64_t P, int64_t q, int64_t *lo, int64_t *hi)
+{
+    int64_t c = (n + P - 1) / P;
+    *lo = q * c > n ? n : q * c;
+    *hi = *lo + c > n ? n : *lo + c;
+}
+
+/* Input t's elements the output element at x reads, in the output's part `part`: one value or the whole
+ * dim, per input dim, or a chunk of it where the op splits its sum over the output's parts. */
 static void dependence(enum depends dep, const nda_kernel_entry *e, const setup *s, int t, const double *sc, int nsc,
-                       const int64_t *x, int64_t *lo, int64_t *hi)
+                       const int64_t *x, int64_t part, int64_t *lo, int64_t *hi)
 {
     const nd_dist_spec *in = &s->d[t].spec, *o = &s->d[s->n - 1].spec;
     bool reduced[ND_MAX_RANK] = {false};
@@ -406,6 +427,23 @@ static void dependence(enum depends dep, const nda_kernel_entry *e, const setup 
     }
     for (int d = 0; dep == DEP_PERM && d < o->rank; ++d)
         lo[(int)sc[d]] = x[d], hi[(int)sc[d]] = x[d] + 1;
+    if (o->parts == 1 || !splits_parts(e))
+        return;
+    int chunk = -1; /* the input dim split over the parts */
+    for (int j = 0; dep == DEP_AXES && j < in->rank && chunk < 0; ++j)
+        if (reduced[j])
+            chunk = j;
+    if (dep == DEP_LETTERS) { /* the one letter no output dim has, in input t */
+        int lacked = 0;
+        for (int u = 0; u + 1 < s->n; ++u)
+            for (const char *l = e->indices[u]; *l; ++l)
+                if (!strchr(e->indices[s->n - 1], *l))
+                    lacked = lacked && lacked != *l ? -1 : *l;
+        const char *at = lacked > 0 ? strchr(e->indices[t], lacked) : NULL;
+        chunk = at ? (int)(at - e->indices[t]) : -1;
+    }
+    if (chunk >= 0)
+        part_chunk(in->shape[chunk], o->parts, part, &lo[chunk], &hi[chunk]);
 }
 
 /* Brute force over the output's elements p writes and, for each, every input element it reads (above)
@@ -415,7 +453,7 @@ static void count_dependent(enum depends dep, const nda_kernel_entry *e, const s
                             const double *sc, int nsc, int p, read_count *rc)
 {
     const nd_dist_spec *o = &s->d[s->n - 1].spec;
-    int64_t x[ND_MAX_RANK], xi[ND_MAX_RANK], lo[ND_MAX_RANK], hi[ND_MAX_RANK], ids[64], copies[64 * 8];
+    int64_t x[ND_MAX_RANK], xi[ND_MAX_RANK], lo[ND_MAX_RANK], hi[ND_MAX_RANK], ids[64], parts[64], copies[8];
     for (int t = 0; t < ninputs; ++t) {
         const nd_dist *d = &s->d[t];
         if (d->spec.parts != 1 && dep != DEP_PARTS) {
@@ -427,25 +465,26 @@ static void count_dependent(enum depends dep, const nda_kernel_entry *e, const s
         int64_t *copy_of = copies_read(s, d);
         for (int64_t e_ = 0; e_ < s->elems[s->n - 1] && seen && copy_of; ++e_) {
             coords(e_, o, x);
-            int n = p_writers(s, x, p, ids, 64), ncopies = 0;
-            if (n == 0)
-                continue;
-            int64_t per = d->spec.replicas / d->spec.parts;
-            CHECK(n * (dep == DEP_PARTS ? d->spec.parts : 1) <= 64 * 8, "more copies read than the count has room for");
-            if (n * (dep == DEP_PARTS ? d->spec.parts : 1) > 64 * 8)
-                break;
-            for (int w = 0; w < n; ++w) /* the copies each writer reads: its own, or each part's at its position */
-                for (int64_t q = 0; q < (dep == DEP_PARTS ? d->spec.parts : 1); ++q)
+            int n = p_writers(s, x, p, ids, parts, 64);
+            int64_t per = d->spec.replicas / d->spec.parts, nread = dep == DEP_PARTS ? d->spec.parts : 1;
+            CHECK(nread <= 8, "more copies read than the count has room for");
+            for (int w = 0; w < n && nread <= 8; ++w) { /* each writer: the box its part reads, in its copies */
+                int ncopies = 0; /* its own, or each part's at its position */
+                for (int64_t q = 0; q < nread; ++q)
                     copies[ncopies++] = dep == DEP_PARTS ? q * per + copy_of[ids[w]] % per : copy_of[ids[w]];
-            dependence(dep, e, s, t, sc, nsc, x, lo, hi);
-            memcpy(xi, lo, sizeof xi);
-            for (;;) { /* every element of the box */
-                count_element(rc, s, d, xi, copies, ncopies, seen, p);
-                int j = d->spec.rank - 1;
-                while (j >= 0 && ++xi[j] == hi[j])
-                    xi[j] = lo[j], --j;
-                if (j < 0)
-                    break;
+                dependence(dep, e, s, t, sc, nsc, x, parts[w], lo, hi);
+                bool empty = false;
+                for (int j = 0; j < d->spec.rank; ++j)
+                    empty |= lo[j] >= hi[j];
+                memcpy(xi, lo, sizeof xi);
+                for (; !empty;) { /* every element of the box */
+                    count_element(rc, s, d, xi, copies, ncopies, seen, p);
+                    int j = d->spec.rank - 1;
+                    while (j >= 0 && ++xi[j] == hi[j])
+                        xi[j] = lo[j], --j;
+                    if (j < 0)
+                        break;
+                }
             }
         }
         free(seen);
@@ -851,6 +890,12 @@ static void check_copies(nd_kernels *k)
         {"reduce_scatter", /* the same parts onto rows over the 4 cores */
          {{.shape = "32,64", .placements = "[Partial(sum), Replicate()]", .mesh = "2,2"},
           {.shape = "32,64", .shard = "8,64"}}},
+        {"matmul", /* into a pending sum: part q contracts its chunk of k, 8 of the 30 (6 for the last), so it
+                      reads every row page of a and those rows of b alone (b's row blocks of 8 lie elsewhere) */
+         {{.shape = "64,30", .shard = "16,30"}, {.shape = "30,48", .shard = "8,48", .strategy = "contiguous"},
+          {.shape = "64,48", .placements = "[Partial(sum)]", .mesh = "4"}}},
+        {"reduce_sum", /* into a pending sum of one element: part q folds its chunk of the rows */
+         {{.shape = "30,64", .shard = "30,16"}, {.shape = "1,1", .placements = "[Partial(sum)]", .mesh = "4"}}},
         {"softmax", /* two copies, each split in rows over a pair of cores, the output by rows over 4 */
          {{.shape = "32,64", .placements = "[Replicate(), Shard(0)]", .mesh = "2,2"}, {.shape = "32,64",
                                                                                         .shard = "8,64"}}},

@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever nda_tensor, nda_core, nda_args, the registry or the kernel signature change. */
-#define NDA_ABI_VERSION 12u
+#define NDA_ABI_VERSION 13u
 
 /* Per-core traffic of one launch; padded to a cache line so cores on different threads never share. */
 typedef struct nda_stats {
@@ -184,7 +184,16 @@ typedef struct nda_kernel_entry {
     const double *scalar_values;
     int reads;                       /* nda_reads: what an output element reads of the inputs */
     bool moves_data;                 /* the spec's moves_data: outputs are inputs' bytes, compared exactly */
+    bool parts_chunked;              /* the template is one of NDA_CHUNKED_TEMPLATES: into a Partial output,
+                                        copy q reads only its chunk of what `reads` names */
 } nda_kernel_entry;
+
+/* The bundled templates whose kernels split a Partial output's reduction over the parts by the chunk
+ * rule (nda_part_range): part q folds only its chunk of the first reduced dim (reduce.c) or of the
+ * contraction's extent (matmul.c, einsum.c: the one letter the output lacks, when there is one), so that
+ * is all it reads of it. ndgen sets parts_chunked for these alone, found installed beside it (a user's
+ * template of the same name may split its sum otherwise). */
+#define NDA_CHUNKED_TEMPLATES(X) X("matmul.c") X("einsum.c") X("reduce.c")
 
 /*
  * Partial specialization: the sets of distribution parameters a kernel may fix (a target's `fixed`),

@@ -137,8 +137,9 @@ bool nd_mpi_rule_applies(const nd_read_rule *rule, int k, int nin, const nd_tens
 /* stage_mpi.c: whether page p of in lies at the entry and slot of page p of out, for every p. */
 bool nd_mpi_same_placement(const nd_tensor *in, const nd_tensor *out);
 /* stage_mpi.c: visit(ctx, in, loc) for each page of input k holding elements that the elements of out's
- * page opage read under the rule (which applies to it); loc.core indexes one copy's core list. */
-void nd_mpi_page_reads(const nd_read_rule *rule, int k, int nin, const nd_tensor *out, int64_t opage,
+ * page opage read under the rule (which applies to it), in out's part `part` (its copy's, for a chunked
+ * rule: nd_read_rule.chunked); loc.core indexes one copy's core list. */
+void nd_mpi_page_reads(const nd_read_rule *rule, int k, int nin, const nd_tensor *out, int64_t opage, int64_t part,
                        const nd_tensor *in, void (*visit)(void *ctx, const nd_tensor *in, nd_loc loc), void *ctx);
 
 #endif

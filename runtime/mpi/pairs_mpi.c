@@ -74,7 +74,7 @@ static void walk(nd_mpi_ctx *c, nd_tensor *const *ts, int ntensors, int ninputs,
     const nd_dist *d = &out->dist;
     int64_t per = d->layout.ncores;
     for (int64_t i = 0; i < d->spec.replicas * per; ++i) { /* every entry of every copy, by its writer */
-        int64_t id = nd_mpi_writer_core(c, out, i), e = i % per;
+        int64_t id = nd_mpi_writer_core(c, out, i), e = i % per, part = i / per / (d->spec.replicas / d->spec.parts);
         if (id < 0)
             continue;
         rel.reader = c->rank_of_core[id];
@@ -87,7 +87,7 @@ static void walk(nd_mpi_ctx *c, nd_tensor *const *ts, int ntensors, int ninputs,
                     continue;
                 }
                 for (nd_page_iter it = nd_page_iter_begin(&d->squeezed, e); it.valid; nd_page_iter_next(&it))
-                    nd_mpi_page_reads(rule, k, ninputs, out, it.page_id, in, mark, &rel);
+                    nd_mpi_page_reads(rule, k, ninputs, out, it.page_id, part, in, mark, &rel);
             }
         }
     }
@@ -144,9 +144,9 @@ void nd_mpi_talk_free(nd_mpi_ctx *c)
  * name different rules. */
 static uint64_t rule_key(uint64_t key, int ntensors, const nd_read_rule *rule)
 {
-    int32_t what[2 + ND_MAX_RANK] = {(int32_t)rule->kind, rule->naxes};
+    int32_t what[3 + ND_MAX_RANK] = {(int32_t)rule->kind, rule->naxes, rule->chunked};
     for (int i = 0; i < rule->naxes && i < ND_MAX_RANK; ++i)
-        what[2 + i] = rule->axes[i];
+        what[3 + i] = rule->axes[i];
     key = nd_hash_bytes(key, what, sizeof what);
     for (int i = 0; rule->kind == ND_READS_LETTERS && i < ntensors; ++i)
         key = nd_hash_bytes(key, rule->indices[i], strlen(rule->indices[i]) + 1);

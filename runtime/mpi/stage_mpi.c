@@ -231,9 +231,36 @@ bool nd_mpi_rule_applies(const nd_read_rule *rule, int k, int nin, const nd_tens
     }
 }
 
-/* [elo[j], ehi[j]) of input k's dim j: the elements the output elements in [olo, ohi) read. */
+/* The dim of input k that a chunked rule's part reads a chunk of (nd_read_rule.chunked), or -1: a
+ * reduction's first listed dim in dim order (reduce.c folds its chunk of it); an einsum's one letter
+ * that the output lacks (matmul.c and einsum.c split the contraction's extent, which is that letter's
+ * when there is one; with several, -1: read whole). */
+static int chunked_dim(const nd_read_rule *rule, int k, int nin)
+{
+    if (rule->kind == ND_READS_AXES) {
+        int first = -1;
+        for (int a = 0; a < rule->naxes; ++a)
+            first = first < 0 || rule->axes[a] < first ? rule->axes[a] : first;
+        return first;
+    }
+    if (rule->kind != ND_READS_LETTERS)
+        return -1;
+    char lacked = 0;
+    for (int t = 0; t < nin; ++t)
+        for (const char *l = rule->indices[t]; *l; ++l)
+            if (!strchr(rule->indices[nin], *l)) {
+                if (lacked && lacked != *l)
+                    return -1;
+                lacked = *l;
+            }
+    const char *at = lacked ? strchr(rule->indices[k], lacked) : NULL;
+    return at ? (int)(at - rule->indices[k]) : -1;
+}
+
+/* [elo[j], ehi[j]) of input k's dim j: the elements the output elements in [olo, ohi) of part `part`
+ * read. */
 static void read_box(const nd_read_rule *rule, int k, int nin, const nd_tensor *in, const nd_tensor *out,
-                     const int64_t *olo, const int64_t *ohi, int64_t *elo, int64_t *ehi)
+                     int64_t part, const int64_t *olo, const int64_t *ohi, int64_t *elo, int64_t *ehi)
 {
     const nd_dist_spec *i = &in->dist.spec, *o = &out->dist.spec;
     bool listed[ND_MAX_RANK] = {false};
@@ -254,9 +281,15 @@ static void read_box(const nd_read_rule *rule, int k, int nin, const nd_tensor *
     }
     for (int d = 0; rule->kind == ND_READS_PERM && d < o->rank; ++d) /* output dim d is input dim perm[d] */
         elo[rule->axes[d]] = olo[d], ehi[rule->axes[d]] = ohi[d];
+    int j = rule->chunked && o->parts > 1 ? chunked_dim(rule, k, nin) : -1;
+    if (j >= 0) { /* part q's chunk of the dim it reads whole: ceil(n / parts) each, the last ones shorter */
+        const int64_t n = i->shape[j], c = (n + o->parts - 1) / o->parts;
+        elo[j] = part * c < n ? part * c : n;
+        ehi[j] = elo[j] + c < n ? elo[j] + c : n;
+    }
 }
 
-void nd_mpi_page_reads(const nd_read_rule *rule, int k, int nin, const nd_tensor *out, int64_t opage,
+void nd_mpi_page_reads(const nd_read_rule *rule, int k, int nin, const nd_tensor *out, int64_t opage, int64_t part,
                        const nd_tensor *in, void (*visit)(void *ctx, const nd_tensor *in, nd_loc loc), void *ctx)
 {
     const nd_dist_spec *o = &out->dist.spec, *i = &in->dist.spec;
@@ -267,7 +300,7 @@ void nd_mpi_page_reads(const nd_read_rule *rule, int k, int nin, const nd_tensor
         olo[d] = oc[d] * o->page[d];
         ohi[d] = olo[d] + o->page[d] < o->shape[d] ? olo[d] + o->page[d] : o->shape[d];
     }
-    read_box(rule, k, nin, in, out, olo, ohi, elo, ehi);
+    read_box(rule, k, nin, in, out, part, olo, ohi, elo, ehi);
     for (int j = 0; j < i->rank; ++j) { /* the input's page range along dim j */
         if (ehi[j] <= elo[j])
             return; /* reads nothing */
@@ -331,26 +364,28 @@ static void list_rule(nd_mpi_ctx *c, const nd_read_rule *rule, int k, int nin, c
     int64_t per = d->layout.ncores, per_in = in->dist.layout.ncores, ncopies = in->dist.spec.replicas;
     bool same = rule->kind == ND_READS_POINTWISE && nd_mpi_same_placement(in, out);
     int64_t slots = in->dist.page_bytes > 0 ? in->dist.bytes_per_core / in->dist.page_bytes : 0;
+    /* parts read apart: a chunked rule's parts read different pages of one input copy */
+    int64_t nparts = rule->chunked ? d->spec.parts : 1, per_part = d->spec.replicas / d->spec.parts;
     list_ctx l = {c, set, 0, calloc((size_t)((ncopies * per_in * slots + 7) / 8 + 1), 1), slots};
-    /* read: the copies this process's cores read; done: those walked for entry e */
-    bool *read = calloc((size_t)(2 * ncopies), sizeof *read), *done = read + ncopies;
-    if (!read || !l.listed)
+    /* read: the copies this process's cores read; done: the copies and parts walked for entry e */
+    bool *read = calloc((size_t)ncopies, sizeof *read), *done = calloc((size_t)(ncopies * nparts), sizeof *done);
+    if (!read || !done || !l.listed)
         nd_mpi_die(c, "staging (out of memory)", MPI_ERR_NO_MEM);
     for (int64_t e = 0; e < per; ++e) {
-        memset(done, 0, (size_t)ncopies * sizeof *done);
+        memset(done, 0, (size_t)(ncopies * nparts) * sizeof *done);
         for (int64_t q = 0; q < d->spec.replicas; ++q) {
-            int64_t id = nd_mpi_writer_core(c, out, q * per + e);
+            int64_t id = nd_mpi_writer_core(c, out, q * per + e), part = q / per_part;
             for (int64_t j = 0; id >= 0 && c->rank_of_core[id] == c->procs.rank && j < nd_mpi_copies_read(rule, in);
                  ++j) {
-                int64_t copy = nd_mpi_copy_read(rule, in, id, j);
-                if (done[copy])
+                int64_t copy = nd_mpi_copy_read(rule, in, id, j), walked = copy * nparts + (nparts > 1 ? part : 0);
+                if (done[walked])
                     continue;
-                read[copy] = done[copy] = true;
+                read[copy] = done[walked] = true;
                 if (same && nd_tensor_rank_of(in, copy * per_in + e) == c->procs.rank)
                     continue;
                 l.copy = copy;
                 for (nd_page_iter it = nd_page_iter_begin(&d->squeezed, e); it.valid; nd_page_iter_next(&it))
-                    nd_mpi_page_reads(rule, k, nin, out, it.page_id, in, list_page, &l);
+                    nd_mpi_page_reads(rule, k, nin, out, it.page_id, part, in, list_page, &l);
             }
         }
     }
@@ -360,6 +395,7 @@ static void list_rule(nd_mpi_ctx *c, const nd_read_rule *rule, int k, int nin, c
         for (int64_t j = 0; read[r] && j < per_in; ++j)
             set_whole(c, set, in, r * per_in + j);
     free(read);
+    free(done);
     free(l.listed);
 }
 
@@ -651,7 +687,7 @@ static bool rule_text(const nd_read_rule *rule, int nin, char *buf, size_t len)
 {
     if (!rule)
         return snprintf(buf, len, "every page") < (int)len;
-    int at = snprintf(buf, len, "kind %d, axes", (int)rule->kind);
+    int at = snprintf(buf, len, "kind %d%s, axes", (int)rule->kind, rule->chunked ? ", chunked" : "");
     for (int a = 0; a < rule->naxes && at < (int)len; ++a)
         at += snprintf(buf + at, len - (size_t)at, " %d", rule->axes[a]);
     for (int k = 0; rule->kind == ND_READS_LETTERS && k <= nin && at < (int)len; ++k)

@@ -637,12 +637,14 @@ static void read_rule(const nda_kernel_entry *e, nd_tensor *const *tensors, int 
         if (list_dims(scalars + list, nscalars - list, tensors[0]->dist.spec.rank, perm, rule->axes)) {
             rule->naxes = nscalars - list;
             rule->kind = perm ? ND_READS_PERM : ND_READS_AXES;
+            rule->chunked = !perm && e->parts_chunked;
         }
         return;
     }
     if (list < 0 && e->reads == NDA_READS_LETTERS && lettered(e) && e->noperands == ntensors) {
         rule->kind = ND_READS_LETTERS;
         rule->indices = e->indices;
+        rule->chunked = e->parts_chunked;
     }
 }
 

@@ -106,10 +106,11 @@ static const char *entry_problem(const segments *seg, const nda_kernel_entry *e)
     for (int i = 0; i < e->noperands; ++i) /* exactly as ndgen writes it: "F32" would be f32 to the parser */
         if (nd_parse_dtype("dtype", e->dtypes[i], &dt, &ignored) || strcmp(e->dtypes[i], nd_dtype_name(dt)) != 0)
             return "a dtype is not one the runtime knows";
-    unsigned char moves; /* read as a byte: a bool holding another value is undefined to read as bool */
+    unsigned char moves, chunked; /* read as bytes: a bool holding another value is undefined to read as bool */
     memcpy(&moves, &e->moves_data, 1);
-    if ((unsigned)e->reads >= NDA_READS_COUNT || moves > 1)
-        return "its read kind or moves_data is out of range";
+    memcpy(&chunked, &e->parts_chunked, 1);
+    if ((unsigned)e->reads >= NDA_READS_COUNT || moves > 1 || chunked > 1)
+        return "its read kind, moves_data or parts_chunked is out of range";
     if (generic != (e->signatures == NULL) || (!generic && !texts_ok(seg, e->signatures, e->noperands)))
         return "its signatures do not match its variant (generic: none; specialized: one per operand)";
     if ((e->scalars && !text_ok(seg, e->scalars)) || (e->requires && !text_ok(seg, e->requires)) ||

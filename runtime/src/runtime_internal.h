@@ -141,6 +141,9 @@ typedef struct nd_read_rule {
     const char *const *indices; /* LETTERS: each operand's letters, the output last */
     int naxes;
     int axes[ND_MAX_RANK];      /* AXES: the listed dims; PERM: perm */
+    bool chunked;               /* LETTERS, AXES: into a Partial output, part q reads its chunk alone of the
+                                   one letter the output lacks or of the first listed dim in dim order
+                                   (nda_kernel_entry.parts_chunked, nda_part_range) */
 } nd_read_rule;
 
 typedef struct nd_device_procs {
