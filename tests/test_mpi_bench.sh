@@ -38,6 +38,16 @@ for job in "0 0" "2 0" "2 1" "4 2"; do
     | add // 0 | . == $fetched" "-np $np, $nodes nodes: the reshard fetches $fetched bytes"
 done
 
+# the matmul into a pending sum over 4 nodes of 1: part q contracts its 64 values of k, so a core reads
+# every row page of a (2 KiB each) and its own rows of b; each process fetches the 384 rows of a the
+# other nodes hold, 786432 bytes, and none of b (with all of b counted, twice that)
+if NDGEN_MPI_NODE_SIZE=1 "$mpirun" -np 4 --oversubscribe -x NDGEN_MPI_NODE_SIZE "$ndrun" bench --processes \
+     --filter "pending sum" --threads 1 --repeats 2 --min-time 0.02 --json-out "$tmp/pend.json" >"$tmp/table" 2>"$tmp/err"
+then
+  holds "$tmp/pend.json" '(.cases | length) == 1 and .cases[0].result.match
+    and ([.cases[0].per_process[].fetched_bytes] == [786432, 786432, 786432, 786432])' "pending sum over 4 nodes"
+else bad "pending sum over 4 nodes: exit status: $(tail -3 "$tmp/err")"; fi
+
 # a usage error is 2, with the reason
 "$ndrun" bench --processes --bogus >/dev/null 2>"$tmp/err"
 [ $? = 2 ] && grep -q -- "--bogus: not an option here" "$tmp/err" && ok || bad "--bogus: $(cat "$tmp/err")"
