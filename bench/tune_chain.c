@@ -580,6 +580,7 @@ static const char chain_usage[] =
     "page kinds) are timed, with the elementwise ops on their results and a reshard for every pair of\n"
     "candidates of consecutive einsums whose result lies otherwise than the next takes it. Dynamic\n"
     "programming over the steps picks the plan with the least sum of medians, and each step's spec target.\n"
+    "Everything timed is checked first against its op's reference, as ndrun tune checks its candidates.\n"
     "\n"
     "Options:\n"
     "  --chain STEP...   the steps, in order (required); the words up to the next option\n"
