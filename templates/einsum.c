@@ -191,7 +191,9 @@ static inline void pack_store(const pack *k, const NDT_T *v, int64_t n)
     }
 }
 
-static bool pack_more(const pack *k) { return k->across ? k->k < k->K : k->l < k->lanes; }
+/* Whether values remain to pack; none when the pack spans no k (a Partial output's part whose chunk of
+ * the sum is empty: more parts than k has values). */
+static bool pack_more(const pack *k) { return k->K > 0 && (k->across ? k->k < k->K : k->l < k->lanes); }
 
 static void pack_next(pack *k, int64_t n)
 {

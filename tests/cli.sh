@@ -1,6 +1,7 @@
 # cli.sh - sourced by the command-line tests: a scratch folder, pass and fail counts, and the two checks
 # they make of a command (its JSON satisfies a jq expression; it is refused with one line on stderr and
 # writes nothing). TOOL is the binary every COMMAND is run with.
+. "$(dirname "${BASH_SOURCE[0]}")/jqe.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 pass=0 fail=0
@@ -11,7 +12,7 @@ bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
 json_ok() {
   local out
   if ! out=$(eval "$TOOL $1"); then bad "$1 failed"; return; fi
-  if echo "$out" | jq -e "$2" >/dev/null; then ok; else bad "$1: jq '$2' is false: $(echo "$out" | jq -c . | cut -c1-400)"; fi
+  if echo "$out" | jqe "$2" >/dev/null; then ok; else bad "$1: jq '$2' is false: $(echo "$out" | jq -c . | cut -c1-400)"; fi
 }
 
 # refused 'COMMAND...' STATUS 'PATTERN' [grep flags]: exit status STATUS (any non-zero for "nonzero"),

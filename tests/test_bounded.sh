@@ -25,7 +25,7 @@ expect_json() {
   run "$limit" "$@"
   local rc=$?
   if [ $rc -ne 0 ]; then bad "$what: exit $rc $(head -c 300 "$tmp/err")"; return; fi
-  if jq -e "$q" "$tmp/out" >/dev/null; then ok; else bad "$what: jq '$q' is false"; fi
+  if jqe "$q" "$tmp/out" >/dev/null; then ok; else bad "$what: jq '$q' is false"; fi
 }
 
 # expect_refused 'DESCRIPTION' 'REGEX' ARGS...: exit 1 within a second, one stderr line matching REGEX.

@@ -4,6 +4,7 @@
 # the old output stays as it was and no temporary file is left; the JIT, whose cache is on the full disk,
 # falls back to the generic kernel with a warning saying so, and the run still agrees.
 set -u
+. "$(dirname "$0")/jqe.sh"
 ndgen=$1 ndrun=$2 specs=$3 templates=$4
 if [ "$(id -u)" != 0 ] || ! unshare -m true 2>/dev/null; then
   echo "SKIP: a full disk needs root and unshare -m (a tmpfs in a private mount namespace)"
@@ -36,7 +37,7 @@ check "ndgen fails on a full disk, naming it ($(head -c 200 "$tmp/gen.err"))" \
 check "the old output is kept" '[ "$(cat "$tmp/k.after")" = "old output" ]'
 check "no temporary file is left ($(tr '\n' ' ' <"$tmp/left"))" '! grep -q "ndgen-tmp" "$tmp/left"'
 check "the JIT on a full disk falls back, saying so ($(head -c 300 "$tmp/run.err"))" \
-  '[ "$(cat "$tmp/run.rc")" = 0 ] && jq -e ".match and .jit == \"fallback\"" "$tmp/run.out" >/dev/null &&
+  '[ "$(cat "$tmp/run.rc")" = 0 ] && jqe ".match and .jit == \"fallback\"" "$tmp/run.out" >/dev/null &&
    grep -Eq "No space left on device|disk of the cache folder is full" "$tmp/run.err"'
 echo "test_full_disk: $pass passed, $fail failed"
 [ $fail = 0 ]

@@ -13,6 +13,7 @@
 # project deleted; bad --scalars refused; ndgen and ndrun alone saying what they miss; and the prefix moved.
 # SOURCE itself is only read. TEST_INSTALL_LOG=FILE keeps the walkthrough's output.
 set -u
+. "$(dirname "$0")/jqe.sh"
 src=$1 project=$2
 tmp=$(mktemp -d)
 trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
@@ -74,27 +75,27 @@ cmp() { "$ndrun" compare --min-time 0 --repeats 1 --no-probes --json "$@"; }
 d="--shape 64,64 --shard 16,64 --grid 2x2"
 for lib in "$proj/build/libmyops.so" "$proj/build-make/libmyops.so"; do
   export NDGEN_CACHE_DIR=$tmp/cache-${lib//\//_} # each library's on-demand kernels built anew
-  if cmp --kernels "$lib" --op softplus $d | jq -e '.match and .reference_checked == false and .jit == "prebuilt"' >/dev/null
+  if cmp --kernels "$lib" --op softplus $d | jqe '.match and .reference_checked == false and .jit == "prebuilt"' >/dev/null
   then ok; else bad "softplus (no reference) in $lib"; fi
   if "$ndrun" compare --kernels "$lib" --min-time 0 --repeats 1 --no-probes --op softplus $d 2>&1 | grep -q "NO REFERENCE CHECKED"
   then ok; else bad "softplus table does not say NO REFERENCE CHECKED in $lib"; fi
-  if cmp --kernels "$lib" --op silu $d | jq -e '.match and .reference_checked and .reference_name == "from EXPR"' >/dev/null
+  if cmp --kernels "$lib" --op silu $d | jqe '.match and .reference_checked and .reference_name == "from EXPR"' >/dev/null
   then ok; else bad "silu against its derived reference in $lib"; fi
   for dt in f32 bf16 i32 u8; do
-    if cmp --kernels "$lib" --op square --dtype $dt $d | jq -e '.match and .reference_checked and .jit == "prebuilt"' >/dev/null
+    if cmp --kernels "$lib" --op square --dtype $dt $d | jqe '.match and .reference_checked and .jit == "prebuilt"' >/dev/null
     then ok; else bad "square $dt in $lib"; fi
   done
   if cmp --kernels "$lib" --op rms_norm --scalars eps=1e-5 $d |
-       jq -e '.match and .reference_checked and .reference_name == "rms_norm_ref" and .jit == "prebuilt"' >/dev/null
+       jqe '.match and .reference_checked and .reference_name == "rms_norm_ref" and .jit == "prebuilt"' >/dev/null
   then ok; else bad "rms_norm against its C reference in $lib"; fi
   # a target no spec lists, for a user op on its own template: specialized on demand from the spec and
   # templates the library records (eltwise_rows.h from the installed templates on the include path)
   if cmp --kernels "$lib" --op rms_norm --scalars eps=0.5 --shape 48,80 --shard 16,80 --grid 3x1 |
-       jq -e '.match and .reference_checked and .jit == "built"' >/dev/null
+       jqe '.match and .reference_checked and .jit == "built"' >/dev/null
   then ok; else bad "on-demand rms_norm from $lib"; fi
 done
 # and for a bundled op, from the installed specs and templates the bundled library records
-if cmp --op relu --shape 48,80 --shard 16,80 --grid 3x1 | jq -e '.match and .jit == "built"' >/dev/null
+if cmp --op relu --shape 48,80 --shard 16,80 --grid 3x1 | jqe '.match and .jit == "built"' >/dev/null
 then ok; else bad "on-demand relu with the installed ndrun and bundled library"; fi
 
 # 7. bad scalars are refused with a clear error
@@ -128,7 +129,7 @@ else bad "ndrun alone, JIT on: $msg"; fi
 rm -rf "$proj"
 export NDGEN_CACHE_DIR=$tmp/cache-installed
 if cmp --kernels "$p/lib/libmyops.so" --op rms_norm --scalars eps=1e-5 --shape 40,80 --shard 8,80 --grid 5x1 |
-     jq -e '.match and .reference_checked and .jit == "built"' >/dev/null
+     jqe '.match and .reference_checked and .jit == "built"' >/dev/null
 then ok; else bad "on-demand rms_norm from the installed libmyops.so, the project deleted"; fi
 
 # 10. the prefix moved elsewhere still works: nothing in it knows where it was
@@ -136,7 +137,7 @@ mv "$p" "$tmp/moved"
 p=$tmp/moved ndrun=$p/bin/ndrun
 export PKG_CONFIG_PATH=$p/lib/pkgconfig
 if [ "$(pkg-config --variable=templatedir ndgen)" -ef "$p/share/ndgen/templates" ]; then ok; else bad "ndgen.pc after the move"; fi
-if cmp --op relu --shape 40,80 --shard 8,80 --grid 5x1 | jq -e '.match and .jit == "built"' >/dev/null
+if cmp --op relu --shape 40,80 --shard 8,80 --grid 5x1 | jqe '.match and .jit == "built"' >/dev/null
 then ok; else bad "on-demand relu after moving the prefix"; fi
 make -C "$tmp/proj" B="$tmp/make2" >"$tmp/log" 2>&1 && out=$("$tmp/make2/run_softplus" "$tmp/make2/libmyops.so" 2>&1) &&
   echo "$out" | grep -q "^17 passed, 0 failed" && ok || bad "Makefile build after moving the prefix: $(tail -5 "$tmp/log") $out"

@@ -3,6 +3,7 @@
 # second reuses; a damaged library, a damaged or truncated manifest, and a changed spec are each
 # detected and rebuilt, never loaded; no build folder or lock is left behind; --no-jit turns it off.
 set -u
+. "$(dirname "$0")/jqe.sh"
 ndrun=$1 specs=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -17,7 +18,7 @@ run() {
   local out
   out=$($ndrun compare --cache-dir "$cache" --spec-dir "$tmp/specs" --op sub --shape 24,40 --shard 8,40 \
         --grid 3x1 --min-time 0 --repeats 1 --json 2>"$tmp/err")
-  if [ $? = 0 ] && echo "$out" | jq -e --arg j "$1" '.match and .jit == $j and (.specialized_symbol | test("__t0$"))' \
+  if [ $? = 0 ] && echo "$out" | jqe --arg j "$1" '.match and .jit == $j and (.specialized_symbol | test("__t0$"))' \
        >/dev/null; then ok; else bad "expected jit '$1': $(echo "$out" | jq -c '{match, jit}' 2>/dev/null) $(cat "$tmp/err")"; fi
 }
 lib() { ls "$cache"/*.so; }

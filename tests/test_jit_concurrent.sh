@@ -6,6 +6,7 @@
 # that cache removes; a library no manifest names (a build killed between its two renames) is removed
 # when its entry is next built.
 set -u
+. "$(dirname "$0")/jqe.sh"
 ndrun=$1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -55,10 +56,10 @@ key=$(basename "$(ls "$cache"/*.manifest)" .manifest)
 cp "$(ls "$cache"/*.so)" "$cache/$key-0123456789abcdef.so"
 rm "$cache/$key.manifest"
 out=$(CC=$realcc "$ndrun" compare --cache-dir "$cache" "${case_args[@]}" 2>"$tmp/err")
-if [ $? = 0 ] && echo "$out" | jq -e '.match and .jit == "built"' >/dev/null; then ok; else bad "after the kill: $out $(cat "$tmp/err")"; fi
+if [ $? = 0 ] && echo "$out" | jqe '.match and .jit == "built"' >/dev/null; then ok; else bad "after the kill: $out $(cat "$tmp/err")"; fi
 # the killed build's leftovers (another entry's) are gone; the key rebuilt here is left with one library
 out=$(CC=$tmp/slowcc "$ndrun" compare --cache-dir "$cache" "${case_args[@]}" 2>"$tmp/err")
-if [ $? = 0 ] && echo "$out" | jq -e '.match and .jit == "built"' >/dev/null; then ok; else bad "slowcc again: $out $(cat "$tmp/err")"; fi
+if [ $? = 0 ] && echo "$out" | jqe '.match and .jit == "built"' >/dev/null; then ok; else bad "slowcc again: $out $(cat "$tmp/err")"; fi
 left=$(cd "$cache" && ls -A | sed 's/^[0-9a-f]\{16\}\.manifest$/M/; s/^[0-9a-f]\{16\}-[0-9a-f]\{16\}\.so$/L/' | sort | xargs)
 [ "$left" = "L L M M" ] && ok || bad "after the kill, left: $(ls -A "$cache")"
 [ ! -e "$cache/$key-0123456789abcdef.so" ] && ok || bad "the orphaned library was not removed"

@@ -6,6 +6,7 @@
 # that are always bugs (ERRORS, NDGEN_KERNEL_ERRORS), which it passes. With WERROR on (NDGEN_WERROR),
 # matmul targets whose sizes once made GCC warn in the template compile warning-free under -Werror.
 set -u
+. "$(dirname "$0")/jqe.sh"
 ndrun=$1 werror=${2:-OFF} errors=${3:-}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -44,7 +45,7 @@ compare() { "$ndrun" compare --cache-dir "$cache" "$@" 2>"$tmp/err"; }
 # the compiler fails: JSON says fallback, the generic kernel ran as the specialized one, results agree
 out=$(CC=$tmp/failcc compare "${case_args[@]}" --json)
 rc=$?
-if [ $rc = 0 ] && echo "$out" | jq -e '.match and .jit == "fallback" and .specialized_symbol == .generic_symbol and
+if [ $rc = 0 ] && echo "$out" | jqe '.match and .jit == "fallback" and .specialized_symbol == .generic_symbol and
      (.generic_symbol | test("generic$"))' >/dev/null; then ok
 else bad "failing compiler, JSON: rc $rc: $(echo "$out" | jq -c '{match, jit, specialized_symbol}' 2>/dev/null)"; fi
 # the warning names the op and the compiler, and carries its error line (not its first line)
@@ -62,14 +63,14 @@ then ok; else bad "failing compiler, table: rc $rc: $out $(cat "$tmp/err")"; fi
 # a compiler that cannot be started falls back too
 out=$(CC=$tmp/no-such-cc compare "${case_args[@]}" --json)
 rc=$?
-if [ $rc = 0 ] && echo "$out" | jq -e '.match and .jit == "fallback"' >/dev/null &&
+if [ $rc = 0 ] && echo "$out" | jqe '.match and .jit == "fallback"' >/dev/null &&
    grep -q "^ndrun: warning: jit: op 'sub': compiling with $tmp/no-such-cc failed: it could not be started" "$tmp/err"
 then ok; else bad "missing compiler: rc $rc: $out $(cat "$tmp/err")"; fi
 
 # the failure was not cached: a working compiler builds now; and it is never handed -Werror
 out=$(CC=$tmp/nowerror compare "${case_args[@]}" --json)
 rc=$?
-if [ $rc = 0 ] && echo "$out" | jq -e '.match and .jit == "built" and (.specialized_symbol | test("__t0$"))' >/dev/null &&
+if [ $rc = 0 ] && echo "$out" | jqe '.match and .jit == "built" and (.specialized_symbol | test("__t0$"))' >/dev/null &&
    [ ! -s "$tmp/err" ]; then ok
 else bad "working compiler after a failure: rc $rc: $(echo "$out" | jq -c '{match, jit}' 2>/dev/null) $(cat "$tmp/err")"; fi
 # and it passed each warning that is always a bug as an error
@@ -83,7 +84,7 @@ if [ "$werror" = ON ]; then
   while read -r args; do
     out=$(CC=$tmp/werror compare --op matmul $args --min-time 0 --repeats 1 --no-probes --json)
     rc=$?
-    if [ $rc = 0 ] && echo "$out" | jq -e '.match and .jit == "built"' >/dev/null && [ ! -s "$tmp/err" ]; then ok
+    if [ $rc = 0 ] && echo "$out" | jqe '.match and .jit == "built"' >/dev/null && [ ! -s "$tmp/err" ]; then ok
     else bad "matmul $args: rc $rc: $(echo "$out" | jq -c '{match, jit}' 2>/dev/null) $(cat "$tmp/err")"; fi
   done <<'EOF'
 --shape 1,1,31 --shard 1,1 --grid 1x1 --operand b --shard 1,31 --operand out --shard 1,22

@@ -8,6 +8,7 @@
 # refused run still succeeds through the generic kernel. The default folder: $NDGEN_CACHE_DIR, $XDG_CACHE_HOME/ndgen,
 # ~/.cache/ndgen; with none set, a private temporary folder with a notice, removed at exit.
 set -u
+. "$(dirname "$0")/jqe.sh"
 ndrun=$1
 tmp=$(mktemp -d)
 trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
@@ -44,13 +45,13 @@ run() {
   rm -f "$PLANT_MARK"
   out=$("$ndrun" compare --cache-dir "$cache" "${case_args[@]}" 2>"$tmp/err")
   rc=$?
-  if [ $rc != 0 ] || ! echo "$out" | jq -e --arg j "$want" '.match and .jit == $j' >/dev/null; then
+  if [ $rc != 0 ] || ! echo "$out" | jqe --arg j "$want" '.match and .jit == $j' >/dev/null; then
     bad "$name: rc $rc, expected jit '$want': $(echo "$out" | jq -c '{match, jit}' 2>/dev/null) $(cat "$tmp/err")"
     return
   fi
   if [ "$want" = fallback ]; then
     if [ -e "$PLANT_MARK" ]; then bad "$name: the planted library was loaded"; return; fi
-    if ! echo "$out" | jq -e '.specialized_symbol == .generic_symbol' >/dev/null; then bad "$name: not generic"; return; fi
+    if ! echo "$out" | jqe '.specialized_symbol == .generic_symbol' >/dev/null; then bad "$name: not generic"; return; fi
     if ! grep -q "^ndrun: warning: jit: cache folder .* refused: $reason; the generic kernel runs" "$tmp/err"; then
       bad "$name: the warning does not say why: $(cat "$tmp/err")"; return
     fi
@@ -113,7 +114,7 @@ inputs() {
   out=$("$ndrun" compare --cache-dir "$tmp/inputs-cache-$name" --spec-dir "$tmp/theirs/specs" \
         --template-dir "$tmp/theirs/templates" "${case_args[@]}" 2>"$tmp/err")
   rc=$?
-  if [ $rc = 0 ] && echo "$out" | jq -e '.match and .jit == "fallback"' >/dev/null && [ ! -e "$PLANT_MARK" ] &&
+  if [ $rc = 0 ] && echo "$out" | jqe '.match and .jit == "fallback"' >/dev/null && [ ! -e "$PLANT_MARK" ] &&
      grep -q "^ndrun: warning: jit: op 'sub': not compiling what the generator read: $reason; the generic kernel runs" "$tmp/err"
   then ok; else bad "inputs $name: rc $rc: $(echo "$out" | jq -c '{match, jit}' 2>/dev/null) $(cat "$tmp/err")"; fi
 }
@@ -122,7 +123,7 @@ cp -rL "$root_dir/share/ndgen/specs" "$root_dir/share/ndgen/templates" "$tmp/the
 chmod -R go-w "$tmp/theirs"
 out=$("$ndrun" compare --cache-dir "$tmp/inputs-cache-own" --spec-dir "$tmp/theirs/specs" \
       --template-dir "$tmp/theirs/templates" "${case_args[@]}" 2>"$tmp/err")
-echo "$out" | jq -e '.match and .jit == "built"' >/dev/null && [ -e "$PLANT_MARK" ] && ok ||
+echo "$out" | jqe '.match and .jit == "built"' >/dev/null && [ -e "$PLANT_MARK" ] && ok ||
   bad "inputs of one's own: $(echo "$out" | jq -c '{match, jit}' 2>/dev/null) $(cat "$tmp/err")"
 chmod o+w "$tmp/theirs/templates/eltwise_binary.c"
 inputs "a template others can write" "$tmp/theirs/templates/eltwise_binary.c is writable by others (mode 0646)"
@@ -153,7 +154,7 @@ out=$(dflt HOME="$tmp/h" 2>"$tmp/err")
 for home in unset empty; do
   if [ $home = unset ]; then out=$(dflt 2>"$tmp/err"); else out=$(dflt HOME= 2>"$tmp/err"); fi
   rc=$?
-  if [ $rc = 0 ] && echo "$out" | jq -e '.match and .jit == "built"' >/dev/null &&
+  if [ $rc = 0 ] && echo "$out" | jqe '.match and .jit == "built"' >/dev/null &&
      [ "$(grep -c . "$tmp/err")" = 1 ] &&
      grep -q "^ndrun: note: jit: no cache folder (.*): kernels specialized on demand go to $tmp/t/ndgen-jit-[A-Za-z0-9]*, removed at exit$" "$tmp/err" &&
      [ -z "$(ls -A "$tmp/t")" ] && [ ! -e /tmp/ndgen-cache-"$(id -u)" ]; then ok

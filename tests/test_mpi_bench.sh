@@ -10,7 +10,7 @@ mpirun=$1 ndrun=$2
 source "$(dirname "$0")/cli.sh"
 
 holds() {
-  if jq -e "$2" "$1" >/dev/null; then ok; else bad "$3: jq '$2' is false: $(jq -c . "$1" | cut -c1-400)"; fi
+  if jqe "$2" "$1" >/dev/null; then ok; else bad "$3: jq '$2' is false: $(jq -c . "$1" | cut -c1-400)"; fi
 }
 
 run() { # run NP NODE_SIZE: the family's cases on rows (add, softmax, the reshard), JSON in $tmp/out.json, table in $tmp/table

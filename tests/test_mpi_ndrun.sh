@@ -10,7 +10,7 @@ source "$(dirname "$0")/cli.sh"
 
 # holds FILE 'JQ-EXPRESSION' WHAT: the JSON in FILE satisfies the expression
 holds() {
-  if jq -e "$2" "$1" >/dev/null; then ok; else bad "$3: jq '$2' is false: $(jq -c . "$1" | cut -c1-400)"; fi
+  if jqe "$2" "$1" >/dev/null; then ok; else bad "$3: jq '$2' is false: $(jq -c . "$1" | cut -c1-400)"; fi
 }
 
 for np in 1 2 4; do

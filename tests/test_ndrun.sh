@@ -10,16 +10,16 @@ ndrun=$1 wrong_lib=$2 wrong_specs=$3
 ncases=$($ndrun bench --list --tiny | wc -l)
 if $ndrun bench --tiny --json-out "$tmp/b.json" --svg-out "$tmp/b.svg" >"$tmp/bench.out" 2>"$tmp/bench.err"; then ok
 else bad "bench --tiny failed: $(tail -n 3 "$tmp/bench.err")"; fi
-if jq -e --argjson n "$ncases" '(.cases | length) == $n and $n >= 12 and all(.cases[]; .match == true)' "$tmp/b.json" >/dev/null
+if jqe --argjson n "$ncases" '(.cases | length) == $n and $n >= 12 and all(.cases[]; .match == true)' "$tmp/b.json" >/dev/null
 then ok; else bad "bench JSON: not $ncases matching cases"; fi
 for field in generic_s specialized_s reference_s speedup bandwidth_gbs stream_add_gbs memcpy_gbs; do
-  if jq -e --arg f "$field" 'all(.cases[]; (.[$f] | type) == "number" and .[$f] > 0)' "$tmp/b.json" >/dev/null
+  if jqe --arg f "$field" 'all(.cases[]; (.[$f] | type) == "number" and .[$f] > 0)' "$tmp/b.json" >/dev/null
   then ok; else bad "bench JSON: field $field missing or not positive"; fi
 done
-if jq -e '[.cases[].family] | (index("aligned") and index("misaligned") and index("interleaved") and index("small pages")
+if jqe '[.cases[].family] | (index("aligned") and index("misaligned") and index("interleaved") and index("small pages")
           and index("large pages") and index("rank 6") and index("cores 64x64"))' "$tmp/b.json" >/dev/null
 then ok; else bad "bench JSON: a distribution family is missing"; fi
-if jq -e '[.cases[].op] | (index("add") and index("reduce_sum") and index("matmul") and index("permute") and index("reshard"))' \
+if jqe '[.cases[].op] | (index("add") and index("reduce_sum") and index("matmul") and index("permute") and index("reshard"))' \
      "$tmp/b.json" >/dev/null; then ok; else bad "bench JSON: an op family is missing"; fi
 if head -c 4 "$tmp/b.svg" | grep -q '<svg' && tail -n 1 "$tmp/b.svg" | grep -q '</svg>' &&
    [ "$(grep -c '<rect x=.300' "$tmp/b.svg")" -ge $((ncases * 3)) ]; then ok; else bad "bench SVG: bars missing"; fi
@@ -28,32 +28,32 @@ if grep -q "^$ncases cases in" "$tmp/bench.out" && grep -q '\[1/' "$tmp/bench.er
 # compare --json: one object with the documented fields
 if $ndrun compare --op matmul --shape 32,48,16 --shard 16,48 --grid 2x1 --operand b --shard 48,16 --operand out \
      --shard 16,16 --min-time 0 --repeats 2 --json >"$tmp/c.json" &&
-   jq -e '.match == true and .op == "matmul" and .shapes == "32x48,48x16->32x16" and .flops == 2*32*48*16
+   jqe '.match == true and .op == "matmul" and .shapes == "32x48,48x16->32x16" and .flops == 2*32*48*16
           and (.generic_s > 0) and (.specialized_s > 0) and (.reference_s > 0) and (.speedup > 0)
           and (.bandwidth_gbs > 0) and (.gflops > 0)' "$tmp/c.json" >/dev/null; then ok
 else bad "compare --json matmul"; fi
 if $ndrun compare --op reduce_max --shape 6,10,12 --shard 3,5,12 --grid 2x2 --axes 0,2 --operand out --shard 5 \
-     --dtype bf16 --min-time 0 --repeats 1 --json | jq -e '.match and .shapes == "6x10x12->10"' >/dev/null
+     --dtype bf16 --min-time 0 --repeats 1 --json | jqe '.match and .shapes == "6x10x12->10"' >/dev/null
 then ok; else bad "compare reduce_max bf16 over axes 0,2"; fi
 # Every axis reduced: one element, kept at the input's rank (issue 16), rows past 256.
 if $ndrun compare --op reduce_sum --shape 6,300 --shard 3,300 --grid 2x1 --axes 0,1 --no-probes \
-     --min-time 0 --repeats 1 --json | jq -e '.match and .reference_checked and .shapes == "6x300->1x1"' >/dev/null
+     --min-time 0 --repeats 1 --json | jqe '.match and .reference_checked and .shapes == "6x300->1x1"' >/dev/null
 then ok; else bad "compare reduce_sum over every axis"; fi
 # Probes off: the table says the limit was not measured and prints no rate for it (issue 25)
 out=$($ndrun compare --op add --shape 16,64 --shard 8,64 --grid 2x1 --no-probes --min-time 0 --repeats 1 2>&1)
 if grep -q '^limit: not measured (probes off)$' <<<"$out" && ! grep -q ' 0\.00 GB/s' <<<"$out"
 then ok; else bad "compare --no-probes prints a limit: $(grep -E 'limit|GB/s' <<<"$out" | head -3)"; fi
 if $ndrun compare --op permute --shape 4,6,8 --shard 2,6,8 --grid 2x1 --perm 2,0,1 --operand out --shard 4,4,6 \
-     --min-time 0 --repeats 1 --json | jq -e '.match and .shapes == "4x6x8->8x4x6"' >/dev/null
+     --min-time 0 --repeats 1 --json | jqe '.match and .shapes == "4x6x8->8x4x6"' >/dev/null
 then ok; else bad "compare permute 2,0,1"; fi
 if $ndrun compare --op add --shape 16,64 --shard 8,64 --grid 2x1 --operand b --shape 64 --shard 32 --min-time 0 \
-     --repeats 1 --json | jq -e '.match and .shapes == "16x64,64->16x64"' >/dev/null
+     --repeats 1 --json | jqe '.match and .shapes == "16x64,64->16x64"' >/dev/null
 then ok; else bad "compare add with a broadcast operand"; fi
 # a Partial input's parts are each data the op reads: a reduce_scatter of 2 parts of one 4096-element page
 # onto 2 output pages of 2048 reads half of each part per output page, 4 reads over 2 data pages
 if $ndrun compare --op reduce_scatter --shape 4096 --grid 2x1 --operand in --placements "[Partial(sum)]" --mesh 2 \
      --operand out --shard 2048 --min-time 0 --repeats 1 --json |
-   jq -e '.match and .local_pages + .remote_pages == 4 and .input_pages == 2 and .reads_per_page == 2' >/dev/null
+   jqe '.match and .local_pages + .remote_pages == 4 and .input_pages == 2 and .reads_per_page == 2' >/dev/null
 then ok; else bad "compare reduce_scatter: pages read per page of a Partial input's data"; fi
 # a Partial output: its parts read one by one and combined on the host, then held to the op's reference
 # (the whole product or reduction): a pending sum over 3 cores (a's rows in uneven blocks, b's k split),
@@ -61,11 +61,11 @@ then ok; else bad "compare reduce_scatter: pages read per page of a Partial inpu
 # that the parts' maxima differ: with a min taken instead, it fails)
 if $ndrun compare --op matmul --shape 100,72,40 --grid 3x1 --operand a --shard 34,72 --operand b --einshard "k j -> k* j" \
      --operand out --placements "[Partial(sum)]" --mesh 3 --no-probes --min-time 0 --repeats 1 --json |
-   jq -e '.match and .reference_checked and .shapes == "100x72,72x40->100x40"' >/dev/null
+   jqe '.match and .reference_checked and .shapes == "100x72,72x40->100x40"' >/dev/null
 then ok; else bad "compare matmul into a Partial(sum) output"; fi
 if $ndrun compare --op reduce_max --shape 9,5 --axes 0,1 --grid 3x1 --operand a --shard 3,5 --operand out --shape 1,1 \
      --placements "[Partial(max)]" --mesh 3 --dtype bf16 --no-probes --min-time 0 --repeats 1 --json |
-   jq -e '.match and .reference_checked' >/dev/null
+   jqe '.match and .reference_checked' >/dev/null
 then ok; else bad "compare reduce_max into a Partial(max) output"; fi
 
 # A wrong kernel is caught: exit 1 and MISMATCH in the table
@@ -78,7 +78,7 @@ if [ $status = 1 ] && echo "$out" | grep -q 'MISMATCH: generic element'; then ok
 # GFLOP/s (tests/wrong/bias.lua: ij,j->ij)
 if $ndrun compare --kernels "$wrong_lib" --spec-dir "$wrong_specs" --op bias_add --shape 64,256 --shard 32,256 \
      --grid 2x1 --operand b --shard 128 --no-probes --min-time 0 --repeats 1 --json |
-   jq -e '.match and .flops == 0 and .shapes == "64x256,256->64x256"' >/dev/null
+   jqe '.match and .flops == 0 and .shapes == "64x256,256->64x256"' >/dev/null
 then ok; else bad "bias_add (ij,j->ij) taken for a contraction"; fi
 
 # A kernel that never returns is stopped by the watchdog, which names it: exit 1 within seconds

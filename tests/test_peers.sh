@@ -32,23 +32,23 @@ for c in "${cases[@]}"; do
   if ! $ndrun compare $args $probes --repeats 2 --min-time 0 --json >"$tmp/c.json" 2>"$tmp/c.err"; then
     bad "$label: ndrun compare failed: $(tail -n 2 "$tmp/c.err")"; continue
   fi
-  if jq -e '.match == true' "$tmp/c.json" >/dev/null; then ok; else bad "$label: $(jq -r .mismatch "$tmp/c.json")"; fi
+  if jqe '.match == true' "$tmp/c.json" >/dev/null; then ok; else bad "$label: $(jq -r .mismatch "$tmp/c.json")"; fi
   for lib in $want; do
     case "$built" in *" $lib "*) ;; *) continue ;; esac
-    if jq -e --arg l "$lib" 'any(.peers[]; .name | startswith($l + " "))' "$tmp/c.json" >/dev/null; then ok
+    if jqe --arg l "$lib" 'any(.peers[]; .name | startswith($l + " "))' "$tmp/c.json" >/dev/null; then ok
     else bad "$label: no $lib peer (peers: $(jq -c '[.peers[].name]' "$tmp/c.json"))"; fi
   done
   if [ -n "$probes" ]; then # no probes: the limit is not measured, and says so
-    if jq -e '.limit == "not measured" and .verdict == "not measured" and (.limit_candidates | length) == 0' \
+    if jqe '.limit == "not measured" and .verdict == "not measured" and (.limit_candidates | length) == 0' \
          "$tmp/c.json" >/dev/null; then ok; else bad "$label: --no-probes, yet a limit"; fi
-  elif jq -e '. as $r | all(.peers[]; .rate > 0 and .rate <= $r.limit_value * 1.0000001) and .limit_value > 0
+  elif jqe '. as $r | all(.peers[]; .rate > 0 and .rate <= $r.limit_value * 1.0000001) and .limit_value > 0
               and any(.limit_candidates[]; .name == "plain loop")' "$tmp/c.json" >/dev/null; then ok
   else bad "$label: a peer above the limit, or the limit without the plain loop"; fi
 done
 
 # bf16 has no peer here, and says so rather than failing
 if $ndrun compare --op add --dtype bf16 --shape 16,32 --shard 8,32 --grid 2x1 --no-probes --repeats 2 --min-time 0 --json >"$tmp/b.json" 2>/dev/null &&
-   jq -e '.match == true and (.peers | length) == 0 and .best_peer == null' "$tmp/b.json" >/dev/null; then ok
+   jqe '.match == true and (.peers | length) == 0 and .best_peer == null' "$tmp/b.json" >/dev/null; then ok
 else bad "bf16 add: expected no peer"; fi
 
 echo "test_peers: $pass passed, $fail failed"

@@ -122,7 +122,7 @@ check_einsum matmul_40x64x24 40 64 24 3x1 3
 # measured: the model's best 2 timed, the chosen one marked, its median in the JSON; ndgen tune runs it
 if "$ndgen" tune --op add --shape 256,256 --grid 2x1 --top 2 --repeats 3 --json-out "$tmp/m.json" >"$tmp/out" 2>"$tmp/err" &&
    grep -q '<- chosen' "$tmp/out" && grep -q '^target: ndrun compare --op add --shape 256,256 --grid 2x1 --shard ' "$tmp/out" &&
-   jq -e '[.ranked[0:2][] | .median_seconds > 0] == [true, true] and (.ranked[2] | has("median_seconds") | not)' \
+   jqe '[.ranked[0:2][] | .median_seconds > 0] == [true, true] and (.ranked[2] | has("median_seconds") | not)' \
      "$tmp/m.json" >/dev/null; then ok; else bad "measured run: $(cat "$tmp/out" "$tmp/err" | head -c 600)"; fi
 
 # every timed candidate is checked against the op's reference first, one of two launches end to end (the
@@ -133,7 +133,7 @@ for run in "reduce_sum --axes 0,1 --shape 67,97 --grid 3x1" "matmul --shape 40,9
   # shellcheck disable=SC2086 # the run's words
   if "$ndrun" tune --op $run --top all --repeats 3 --json-out "$tmp/chk.json" >"$tmp/out" 2>"$tmp/err" &&
      grep -q '^checked first: every timed candidate' "$tmp/out" && grep -q 'Partial\|--sum-over' "$tmp/out" &&
-     jq -e '.checked == true' "$tmp/chk.json" >/dev/null
+     jqe '.checked == true' "$tmp/chk.json" >/dev/null
   then ok; else bad "checked: $run: $(cat "$tmp/out" "$tmp/err" | head -c 600)"; fi
 done
 # a pending candidate's target is two ndrun compare commands, the op into its Partial output and the
@@ -141,7 +141,7 @@ done
 "$ndrun" tune --op matmul --shape 40,96,24 --grid 2x1 --predict-only --top all >"$tmp/pend.out" 2>&1
 pending_ok=$(grep -c "^target: ndrun compare --op matmul .*--placements '\[Partial(sum)\]' --mesh 2$\|^then: ndrun compare --op reduce_scatter " "$tmp/pend.out")
 for line in "$(sed -n 's/^target: ndrun //p' "$tmp/pend.out")" "$(sed -n 's/^then: ndrun //p' "$tmp/pend.out")"; do
-  eval "\"\$ndrun\" $line --no-probes --min-time 0 --repeats 1 --json" 2>/dev/null | jq -e '.match' >/dev/null &&
+  eval "\"\$ndrun\" $line --no-probes --min-time 0 --repeats 1 --json" 2>/dev/null | jqe '.match' >/dev/null &&
     pending_ok=$((pending_ok + 1))
 done
 if [ "$pending_ok" = 4 ]; then ok; else bad "a pending target's commands: $(head -c 600 "$tmp/pend.out")"; fi
@@ -268,20 +268,20 @@ then ok; else bad "bf16 pending candidates: $(head -c 400 "$tmp/ps.out") $(head 
 "$ndrun" tune --op reduce_max --axes 0,1 --shape 64,96 --grid 1x1 --predict-only >"$tmp/t1.out" 2>&1
 read -ra words <<<"$(sed -n 's/^target: ndrun //p' "$tmp/t1.out")"
 if [ ${#words[@]} -gt 0 ] && "$ndrun" "${words[@]}" --min-time 0 --repeats 1 --json 2>"$tmp/err" |
-   jq -e '.match and .shapes == "64x96->1x1"' >/dev/null
+   jqe '.match and .shapes == "64x96->1x1"' >/dev/null
 then ok; else bad "reduction target line: ${words[*]}: $(head -c 300 "$tmp/err")"; fi
 # the target line keeps the dtype: a bf16 tune's target runs in bf16
 "$ndrun" tune --op relu --shape 64,96 --grid 2x1 --dtype bf16 --predict-only >"$tmp/t2.out" 2>&1
 read -ra words <<<"$(sed -n 's/^target: ndrun //p' "$tmp/t2.out")"
 if [ ${#words[@]} -gt 0 ] && "$ndrun" "${words[@]}" --min-time 0 --repeats 1 --no-probes --json 2>"$tmp/err" |
-   jq -e '.match and .dtype == "bf16"' >/dev/null
+   jqe '.match and .dtype == "bf16"' >/dev/null
 then ok; else bad "bf16 target line: ${words[*]}: $(head -c 300 "$tmp/err")"; fi
 # --fixed pattern: the candidates are timed with kernels that fix all but the tensor shape (the JIT
 # builds them), the report says so, and the spec target carries fixed = "pattern", from which ndgen
 # generates a pattern kernel
 if "$ndrun" tune --op add --shape 256,256 --grid 2x1 --top 2 --repeats 3 --fixed pattern --json-out "$tmp/fx.json" \
      >"$tmp/fx.out" 2>"$tmp/err" && grep -q '^kernels fixing at most "pattern"' "$tmp/fx.out" &&
-   jq -e '[.ranked[0:2][] | .kernel_fixed] == ["pattern", "pattern"]' "$tmp/fx.json" >/dev/null &&
+   jqe '[.ranked[0:2][] | .kernel_fixed] == ["pattern", "pattern"]' "$tmp/fx.json" >/dev/null &&
    grep -q '^spec target: .*, fixed = "pattern" }$' "$tmp/fx.out"; then
   t=$(sed -n 's/^spec target: //p' "$tmp/fx.out")
   printf 'op {\n  name = "add", template = "eltwise_binary.c", params = { EXPR = "((x) + (y))" },
@@ -294,7 +294,7 @@ else bad "--fixed pattern: $(cat "$tmp/fx.out" "$tmp/err" | head -c 600)"; fi
 # the first three, and the best with row pages takes the third place
 "$ndrun" tune --op scores --shape 2,2,64,32,64 --grid 2x1 --top 3 --predict-only --json-out "$tmp/kinds.json" \
   >/dev/null 2>&1
-if jq -e '[.ranked[0:3][] | .candidate | test("tile")] == [true, true, false] and
+if jqe '[.ranked[0:3][] | .candidate | test("tile")] == [true, true, false] and
           ([.ranked[3:][] | .candidate | test("tile")] | index(true)) != null' "$tmp/kinds.json" >/dev/null
 then ok; else bad "the timed set of scores holds one page kind: $(jq -c '[.ranked[0:4][] | .candidate]' "$tmp/kinds.json")"; fi
 # the chosen distribution drawn: the output's, by ndgen show (its shard in the drawing's title)
@@ -305,7 +305,7 @@ else bad "--svg-out: $(head -c 300 "$tmp/out") $(head -c 300 "$tmp/w.svg")"; fi
 # the JSON names the chosen one (which one is chosen within noise: test_limit, nr_pick_fastest)
 want=$(brute 4 2 2 add | wc -l)
 if "$ndrun" tune --op add --shape 4,2 --grid 2x1 --top all --repeats 3 --json-out "$tmp/all.json" >"$tmp/out" \
-     2>"$tmp/err" && jq -e --argjson n "$want" '(.ranked | length) == $n and .candidates == $n and
+     2>"$tmp/err" && jqe --argjson n "$want" '(.ranked | length) == $n and .candidates == $n and
      ([.ranked[] | select(.median_seconds > 0)] | length) == $n and .chosen >= 0 and .chosen < $n' \
      "$tmp/all.json" >/dev/null &&
    grep -q "the model's best $want timed" "$tmp/out"; then ok
@@ -314,7 +314,7 @@ else bad "--top all: want $want timed: $(head -c 600 "$tmp/out" "$tmp/err")"; fi
 # an einsum measured: the model's best 2 built on demand and timed
 if "$ndrun" tune --op matmul --shape 128,64,96 --grid 2x1 --top 2 --repeats 3 --json-out "$tmp/mmt.json" \
      >"$tmp/out" 2>"$tmp/err" && grep -q '<- chosen' "$tmp/out" &&
-   jq -e '[.ranked[0:2][] | .median_seconds > 0] == [true, true]' "$tmp/mmt.json" >/dev/null; then ok
+   jqe '[.ranked[0:2][] | .median_seconds > 0] == [true, true]' "$tmp/mmt.json" >/dev/null; then ok
 else bad "measured einsum: $(cat "$tmp/out" "$tmp/err" | head -c 600)"; fi
 
 # a chain (an MLP: matmul, relu, matmul), measured: the plan is the least total over every path through
@@ -324,7 +324,7 @@ else bad "measured einsum: $(cat "$tmp/out" "$tmp/err" | head -c 600)"; fi
 # without reshards are never below it
 if "$ndrun" tune --chain bx,xy-\>by relu by,yz-\>bz --shape b=64,x=128,y=256,z=64 --grid 2x1 --top 2 --repeats 3 \
      --json-out "$tmp/chain.json" >"$tmp/out" 2>"$tmp/err" &&
-   jq -e 'def paths(s; p): if s == (.steps | length) then [[]]
+   jqe 'def paths(s; p): if s == (.steps | length) then [[]]
             else [range(0; .steps[s].candidates | length) as $c | paths(s + 1; $c)[] | [$c] + .] end;
           def cost(path): [range(0; path | length) as $s | .steps[$s].candidates[path[$s]].step_seconds
             + (if $s > 0 then (.steps[$s].reshard_seconds[path[$s - 1]][path[$s]] // 0) else 0 end)] | add;
@@ -336,7 +336,7 @@ if "$ndrun" tune --chain bx,xy-\>by relu by,yz-\>bz --shape b=64,x=128,y=256,z=6
             and ([range(0; .steps[-1].candidates | length) as $c
                   | ([paths(0; 0)[] | select(.[-1] == $c) | . as $p | $j | cost($p)] | min) as $m
                   | (.steps[-1].candidates[$c].best_seconds - $m | fabs) < 1e-12] | all)' "$tmp/chain.json" >/dev/null &&
-   grep -q '^plan: step 1 candidate' "$tmp/out" && jq -e '.checked == true' "$tmp/chain.json" >/dev/null &&
+   grep -q '^plan: step 1 candidate' "$tmp/out" && jqe '.checked == true' "$tmp/chain.json" >/dev/null &&
    grep -q '^checked first: every timed einsum candidate, elementwise op and reshard' "$tmp/out"; then ok
 else bad "chain: $(cat "$tmp/out" "$tmp/err" | head -c 800)"; fi
 # a chain checks what it times as a one-op tune does: with an elementwise template that adds 1 to what
@@ -354,7 +354,7 @@ then ok; else bad "a chain's broken relu was not caught: $(cat "$tmp/out" "$tmp/
 # them, a plan without reshards exists and step 1's b split is among those timed
 if "$ndrun" tune --chain bx,xy-\>by relu by,yz-\>bz --shape b=64,x=128,y=256,z=64 --grid 2x1 --top 1 --repeats 2 \
      --json-out "$tmp/chain1.json" >/dev/null 2>"$tmp/err" &&
-   jq -e '.aligned_seconds != null and ([.steps[0].candidates[].candidate] | any(test("b=2,y=1")))' \
+   jqe '.aligned_seconds != null and ([.steps[0].candidates[].candidate] | any(test("b=2,y=1")))' \
      "$tmp/chain1.json" >/dev/null; then ok; else bad "chain: no aligned plan timed: $(head -c 600 "$tmp/chain1.json")"; fi
 # the chain's last matmul's spec target generates a kernel for its distribution
 flags=$(jq -r '.steps[1].candidates[.plan[1]].spec_target' "$tmp/chain.json")

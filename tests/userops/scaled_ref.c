@@ -34,6 +34,21 @@ static void ref_scores_x2(const nda_ref_args *args, int64_t lo, int64_t hi)
     }
 }
 
+/* out[i, j] = sum_k a[k, i] b[k, j]: a is [K, M], b [K, N], out [M, N] (einsum.c packing both operands
+ * one element at a time: neither has k last). */
+static void ref_kt(const nda_ref_args *args, int64_t lo, int64_t hi)
+{
+    const float *a = args->operands[0].data, *b = args->operands[1].data;
+    float *out = args->operands[2].data;
+    const int64_t K = args->operands[0].shape[0], M = args->operands[0].shape[1], N = args->operands[1].shape[1];
+    for (int64_t e = lo; e < hi; ++e) {
+        double s = 0;
+        for (int64_t k = 0; k < K; ++k)
+            s += (double)a[k * M + e / N] * b[k * N + e % N];
+        out[e] = (float)s;
+    }
+}
+
 /* out[i] = sum_j (2 a[i, j]) (2 x[j]): a matrix-vector product whose LOAD doubles every element read. */
 static void ref_matvec_x4(const nda_ref_args *args, int64_t lo, int64_t hi)
 {

@@ -48,6 +48,16 @@ contraction("scores_x2", "einsum.c", { "bhqd", "bhkd", "bhqk" }, { STORE = "((v)
   { { 1, 2, 40, 64 }, { 1, 2, 100, 64 }, { 1, 2, 40, 100 } })
 contraction("matvec_x4", "einsum.c", { "ij", "j", "i" }, { LOAD = "((v) * 2.0f)" }, "ref_matvec_x4",
   { { 40, 70 }, { 70 }, { 40 } })
+-- a contraction over k into a Partial output, through the bundled einsum.c: with more parts than k has
+-- values, a part's chunk of the sum is empty (its copy is all zeros); einsum.c packed past its buffer
+-- then (test_compare_kernels runs k = 1 over 2 parts and k = 3 over 4)
+op {
+  name = "kt_partial", template = "einsum.c", reference = { source = "scaled_ref.c", name = "ref_kt" },
+  inputs = { { name = "a", dtype = "f32", index = "ki" }, { name = "b", dtype = "f32", index = "kj" } },
+  outputs = { { name = "out", dtype = "f32", index = "ij", partial = true } },
+  targets = { { a = { shape = { 3, 8 }, shard = { 3, 8 }, grid = "1x1" }, b = { shape = { 3, 8 }, shard = { 3, 8 }, grid = "1x1" },
+                out = { shape = { 8, 8 }, grid = "4x1", placements = "[Partial(sum)]", mesh = "4" } } },
+}
 -- part 0 of a Partial input through a user's template named as the bundled all_reduce.c (its own, in
 -- templates/ here: test_reads_kinds checks that the name makes it read nothing less than whole)
 op {
