@@ -772,10 +772,19 @@ static void combine(const nd_dist *d, const uint8_t *out, int64_t elems, uint8_t
         memcpy(value, out, (size_t)(elems * d->elem_bytes));
         return;
     }
-    for (int64_t j = 0; j < elems; ++j) {
-        float acc = 0;
-        for (int q = 0; q < d->spec.parts; ++q)
-            acc += value_at(out + q * elems * d->elem_bytes, j, d->spec.dtype);
+    for (int64_t j = 0; j < elems; ++j) { /* in part order, as the output's reduction says; NaN wins a max */
+        float acc = value_at(out, j, d->spec.dtype);
+        for (int q = 1; q < d->spec.parts; ++q) {
+            float v = value_at(out + q * elems * d->elem_bytes, j, d->spec.dtype);
+            switch (d->spec.reduce) {
+            case ND_REDUCE_MAX: acc = isnan(acc) || v < acc ? acc : v; break;
+            case ND_REDUCE_MIN: acc = isnan(acc) || v > acc ? acc : v; break;
+            case ND_REDUCE_PRODUCT: acc *= v; break;
+            default: acc += v; break; /* sum, and avg (divided below) */
+            }
+        }
+        if (d->spec.reduce == ND_REDUCE_AVG)
+            acc /= (float)d->spec.parts;
         memcpy(value + 4 * j, &acc, 4);
     }
 }
@@ -896,6 +905,20 @@ static void check_copies(nd_kernels *k)
           {.shape = "64,48", .placements = "[Partial(sum)]", .mesh = "4"}}},
         {"reduce_sum", /* into a pending sum of one element: part q folds its chunk of the rows */
          {{.shape = "30,64", .shard = "30,16"}, {.shape = "1,1", .placements = "[Partial(sum)]", .mesh = "4"}}},
+        {"matmul", /* two parts, each in two copies: a part's copies read the same chunk of k */
+         {{.shape = "64,30", .shard = "16,30"}, {.shape = "30,48", .shard = "30,12"},
+          {.shape = "64,48", .placements = "[Replicate(), Partial(sum)]", .mesh = "2,2"}}},
+        {"matmul", /* k = 3 over 4 parts: the last part's chunk is empty, and it reads nothing of a or b */
+         {{.shape = "64,3", .shard = "16,3"}, {.shape = "3,48", .shard = "3,12"},
+          {.shape = "64,48", .placements = "[Partial(sum)]", .mesh = "4"}}},
+        {"matmul", /* a in DRAM banks, the output's parts each split by rows over two cores */
+         {{.shape = "20,7", .interleaved = true, .buffer = "dram", .banks = "4"}, {.shape = "7,9", .shard = "2,9"},
+          {.shape = "20,9", .placements = "[Partial(sum), Shard(0)]", .mesh = "2,2"}}},
+        {"reduce_max", /* a pending max over the first reduced dim (0 of axes 0 and 2) */
+         {{.shape = "6,8,10", .shard = "3,4,10"}, {.shape = "8", .placements = "[Partial(max)]", .mesh = "4"}}},
+        {"reduce_sum", /* a pending sum whose two parts are each split by rows over two cores */
+         {{.shape = "6,8,10", .shard = "2,8,5"}, {.shape = "8,10", .placements = "[Shard(0), Partial(sum)]",
+                                                  .mesh = "2,2"}}},
         {"softmax", /* two copies, each split in rows over a pair of cores, the output by rows over 4 */
          {{.shape = "32,64", .placements = "[Replicate(), Shard(0)]", .mesh = "2,2"}, {.shape = "32,64",
                                                                                         .shard = "8,64"}}},
