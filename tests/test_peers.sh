@@ -55,7 +55,7 @@ else bad "bf16 add: expected no peer"; fi
 # compare with "status 2"): no oneDNN peer then, and the row still runs and agrees
 for c in "reduce_sum --shape 1 --axes 0 --shard 1" "reduce_max --shape 1,5 --axes 0 --shard 1,5 --operand out --shard 5"; do
   # shellcheck disable=SC2086 # the case's words
-  if $ndrun compare --op $c --grid 2x1 --no-probes --repeats 1 --min-time 0 --json >"$tmp/r1.json" 2>"$tmp/r1.err" &&
+  if $ndrun compare --grid 2x1 --no-probes --repeats 1 --min-time 0 --json --op $c >"$tmp/r1.json" 2>"$tmp/r1.err" &&
      jqe '.match and .reference_checked and ([.peers[].name] | all(startswith("oneDNN") | not))' "$tmp/r1.json" >/dev/null
   then ok; else bad "$c: $(head -c 300 "$tmp/r1.err")"; fi
 done
