@@ -403,9 +403,10 @@ static void part_chunk(int64_t n, int64_t P, int64_t q, int64_t *lo, int64_t *hi
 }
 
 /* Input t's elements the output element at x reads, in the output's part `part`: one value or the whole
- * dim, per input dim, or a chunk of it where the op splits its sum over the output's parts. */
+ * dim, per input dim, or a chunk of it where the op splits its sum over the output's parts (chunked:
+ * splits_parts). */
 static void dependence(enum depends dep, const nda_kernel_entry *e, const setup *s, int t, const double *sc, int nsc,
-                       const int64_t *x, int64_t part, int64_t *lo, int64_t *hi)
+                       const int64_t *x, int64_t part, bool chunked, int64_t *lo, int64_t *hi)
 {
     const nd_dist_spec *in = &s->d[t].spec, *o = &s->d[s->n - 1].spec;
     bool reduced[ND_MAX_RANK] = {false};
@@ -427,7 +428,7 @@ static void dependence(enum depends dep, const nda_kernel_entry *e, const setup 
     }
     for (int d = 0; dep == DEP_PERM && d < o->rank; ++d)
         lo[(int)sc[d]] = x[d], hi[(int)sc[d]] = x[d] + 1;
-    if (o->parts == 1 || !splits_parts(e))
+    if (o->parts == 1 || !chunked)
         return;
     int chunk = -1; /* the input dim split over the parts */
     for (int j = 0; dep == DEP_AXES && j < in->rank && chunk < 0; ++j)
@@ -454,6 +455,7 @@ static void count_dependent(enum depends dep, const nda_kernel_entry *e, const s
 {
     const nd_dist_spec *o = &s->d[s->n - 1].spec;
     int64_t x[ND_MAX_RANK], xi[ND_MAX_RANK], lo[ND_MAX_RANK], hi[ND_MAX_RANK], ids[64], parts[64], copies[8];
+    const bool chunked = o->parts > 1 && splits_parts(e); /* once per count: it checks the entry's flag */
     for (int t = 0; t < ninputs; ++t) {
         const nd_dist *d = &s->d[t];
         if (d->spec.parts != 1 && dep != DEP_PARTS) {
@@ -472,7 +474,7 @@ static void count_dependent(enum depends dep, const nda_kernel_entry *e, const s
                 int ncopies = 0; /* its own, or each part's at its position */
                 for (int64_t q = 0; q < nread; ++q)
                     copies[ncopies++] = dep == DEP_PARTS ? q * per + copy_of[ids[w]] % per : copy_of[ids[w]];
-                dependence(dep, e, s, t, sc, nsc, x, parts[w], lo, hi);
+                dependence(dep, e, s, t, sc, nsc, x, parts[w], chunked, lo, hi);
                 bool empty = false;
                 for (int j = 0; j < d->spec.rank; ++j)
                     empty |= lo[j] >= hi[j];

@@ -637,13 +637,19 @@ static inline int64_t nda_part(const nda_core *core, const nda_tensor *t)
     return t->replica / (t->replicas / t->parts);
 }
 
-/* [*lo, *hi): this core's share of a reduced extent n, split over the parts by the chunk rule
- * (ceil(n / parts) each, the last ones shorter or empty). */
-static inline void nda_part_range(const nda_core *core, const nda_tensor *t, int64_t n, int64_t *lo, int64_t *hi)
+/* [*lo, *hi): part q's chunk of an extent n split over `parts` by the chunk rule (ceil(n / parts) each,
+ * the last ones shorter or empty). The runtime's read sets use it too (NDA_CHUNKED_TEMPLATES). */
+static inline void nda_chunk(int64_t n, int64_t parts, int64_t q, int64_t *lo, int64_t *hi)
 {
-    int64_t c = (n + t->parts - 1) / t->parts, q = nda_part(core, t);
+    int64_t c = (n + parts - 1) / parts;
     *lo = q * c < n ? q * c : n;
     *hi = *lo + c < n ? *lo + c : n;
+}
+
+/* [*lo, *hi): this core's share of a reduced extent n, its part's chunk of it (nda_chunk). */
+static inline void nda_part_range(const nda_core *core, const nda_tensor *t, int64_t n, int64_t *lo, int64_t *hi)
+{
+    nda_chunk(n, t->parts, nda_part(core, t), lo, hi);
 }
 
 static inline const void *nda_part_page_read(const nda_core *core, const nda_tensor *t, int64_t part, int64_t page)

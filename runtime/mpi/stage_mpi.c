@@ -282,11 +282,8 @@ static void read_box(const nd_read_rule *rule, int k, int nin, const nd_tensor *
     for (int d = 0; rule->kind == ND_READS_PERM && d < o->rank; ++d) /* output dim d is input dim perm[d] */
         elo[rule->axes[d]] = olo[d], ehi[rule->axes[d]] = ohi[d];
     int j = rule->chunked && o->parts > 1 ? chunked_dim(rule, k, nin) : -1;
-    if (j >= 0) { /* part q's chunk of the dim it reads whole: ceil(n / parts) each, the last ones shorter */
-        const int64_t n = i->shape[j], c = (n + o->parts - 1) / o->parts;
-        elo[j] = part * c < n ? part * c : n;
-        ehi[j] = elo[j] + c < n ? elo[j] + c : n;
-    }
+    if (j >= 0) /* part q's chunk of the dim it reads whole, as the kernel's nda_part_range gives it */
+        nda_chunk(i->shape[j], o->parts, part, &elo[j], &ehi[j]);
 }
 
 void nd_mpi_page_reads(const nd_read_rule *rule, int k, int nin, const nd_tensor *out, int64_t opage, int64_t part,
