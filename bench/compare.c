@@ -150,7 +150,7 @@ static int check(nd_kernels *k, nr_setup *su, variants *v, nr_result *r, nd_erro
 {
     size_t bytes = (size_t)nr_bytes(su, su->n - 1);
     for (int i = 0; i < 4; ++i)
-        if (!(v->out[i] = malloc(bytes)))
+        if (!(v->out[i] = nr_host_alloc(su->dev, (int64_t)bytes)))
             return nd_failc(err, ND_ENOMEM, "out of host memory");
     if (run_kernel(k, su, ND_VARIANT_GENERIC, &v->generic, v->out[0], &v->stats, err))
         return -1;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 #if defined(__SSE__)
@@ -289,6 +290,16 @@ static void flush_piece(void *ctx, int64_t p)
     flush_job *j = ctx;
     int64_t lo = j->bytes * p / j->pieces, hi = j->bytes * (p + 1) / j->pieces;
     memset(j->buf + lo, j->round, (size_t)(hi - lo));
+}
+
+void *nr_host_alloc(const nd_device *dev, int64_t bytes)
+{
+    enum { HUGE_PAGE = 2 << 20 };
+    size_t n = ((size_t)(bytes > 0 ? bytes : 1) + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+    void *p = aligned_alloc(HUGE_PAGE, n);
+    if (p)
+        (void)madvise(p, n, nd_device_get_config(dev).huge_pages ? MADV_HUGEPAGE : MADV_NOHUGEPAGE); /* advice */
+    return p;
 }
 
 void nr_flush_caches(nd_device *dev, int64_t working_bytes)
@@ -572,7 +583,7 @@ int nr_stream_open(nd_device *dev, int64_t bytes, stream_job *j)
      * OFFSET): element i of each would otherwise share its cache set and DRAM bank, a conflict no kernel
      * of the case's distinct buffers has, which made the probes slower than the kernels they bound. */
     const int64_t stride = ((j->n * 4 + 4095) / 4096 * 4096 + 65 * 64) / 4;
-    if (!(j->block = aligned_alloc(4096, (size_t)(3 * stride * 4 + 4095) / 4096 * 4096)))
+    if (!(j->block = nr_host_alloc(dev, 3 * stride * 4)))
         return -1;
     j->a = j->block, j->b = j->a + stride, j->c = j->b + stride;
     /* Per piece, its parts of a, b and c back to back in one region, as the emulated device keeps each
@@ -580,7 +591,7 @@ int nr_stream_open(nd_device *dev, int64_t bytes, stream_job *j)
      * 0 to 12% faster so on this project's 2-CPU AMD EPYC VM (kernels at up to 108% of the probe over
      * the staggered arrays), a layout effect the probes must include to be a ceiling. */
     j->region = ((j->n / j->pieces + 1) * 4 + 4095) / 4096 * 4096 / 4;
-    if (!(j->core = aligned_alloc(4096, (size_t)(3 * j->region * j->pieces * 4)))) {
+    if (!(j->core = nr_host_alloc(dev, 3 * j->region * j->pieces * 4))) {
         free(j->block);
         return -1;
     }

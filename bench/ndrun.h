@@ -34,6 +34,7 @@ typedef struct nr_settings {
     double min_seconds;         /* repeat until both minimums are met */
     bool jit;
     bool probes;                /* measure the machine's limits */
+    bool small_pages;           /* no transparent huge pages (nd_device_config.huge_pages), nor for nr_host_alloc */
     char cache_dir[4096];
     bool json;
     uint64_t seed;
@@ -196,6 +197,11 @@ bool nr_pin_threads(nd_device *dev);
 void nr_run_unpinned(void (*fn)(void *ctx), void *ctx);
 /* Bytes of every cache level below L1 together (all L2 and L3 instances): what a flush must evict. */
 int64_t nr_cache_bytes(void);
+/* Host memory for the dense arrays that the plain loop, the peers and the probes work on, freed with
+ * free(): 2 MiB aligned, and where dev's config asks for huge pages, in huge pages as the device's
+ * tensors are (nd_device_config.huge_pages), so that every variant of a row sees the same TLB. NULL
+ * when out of memory. */
+void *nr_host_alloc(const nd_device *dev, int64_t bytes);
 /* Evicts the caches by writing twice nr_cache_bytes on the device's threads, so that each timed run
  * (variants and probes alike) starts cold; nothing when working_bytes are at least 4 times the caches,
  * which no run keeps cached. What nr_cold falls back to. */

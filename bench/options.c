@@ -31,6 +31,8 @@ const char nr_options_help[] =
     "  --watchdog SECONDS      a kernel launch (or the JIT building its kernel) running longer stops\n"
     "                          ndrun with exit status 1, naming the kernel (default 600; 0: no limit)\n"
     "  --no-probes             skip measuring the machine (STREAM, memcpy, FMA peak): no limit column\n"
+    "  --small-pages           4 KiB pages only: no transparent huge pages for the tensors' large pieces\n"
+    "                          nor for the plain loop's, the peers' and the probes' arrays\n"
     "  --json                  print JSON instead of a table\n";
 
 void nr_settings_init(nr_settings *s)
@@ -150,13 +152,16 @@ int nr_parse_option(int argc, char **argv, int *i, nr_case *c, nr_settings *s, n
         c->nflags = 1;
     int dist_flag = nd_dist_flag_index(name);
     bool dist_switch = dist_flag >= 0 && nd_dist_flag_is_switch(dist_flag);
-    if (!strcmp(name, "no-jit") || !strcmp(name, "no-probes") || !strcmp(name, "json") || dist_switch) {
+    if (!strcmp(name, "no-jit") || !strcmp(name, "no-probes") || !strcmp(name, "json") || !strcmp(name, "small-pages") ||
+        dist_switch) {
         if (strchr(arg, '='))
             return nd_fail(err, "%s: takes no value", arg);
         if (dist_switch)
             nd_dist_flags_set(&c->flags[c->nflags - 1].flags, dist_flag, NULL);
         else if (!strcmp(name, "no-probes"))
             s->probes = false;
+        else if (!strcmp(name, "small-pages"))
+            s->small_pages = true;
         else if (name[0] == 'n')
             s->jit = false;
         else

@@ -437,6 +437,7 @@ static int device_config(const nr_setup *su, const nr_settings *s, nd_device_con
         return nd_failc(err, ND_ERANGE, "memory: the operands' bytes per core overflow 64 bits");
     cfg.l1_bytes = cfg.dram_bank_bytes = per_core;
     cfg.threads = s->threads;
+    cfg.huge_pages = !s->small_pages;
     *out = cfg;
     return 0;
 }
@@ -478,7 +479,7 @@ static int make_operands(nr_setup *su, const nr_settings *s, nd_error *err)
         su->elems[k] = 1;
         for (int i = 0; i < su->dist[k].spec.rank; ++i)
             su->elems[k] = nd_size_mul(su->elems[k], su->dist[k].spec.shape[i]); /* fits: nd_dist checked the bytes */
-        su->host[k] = malloc((size_t)nr_bytes(su, k));
+        su->host[k] = nr_host_alloc(su->dev, nr_bytes(su, k));
         if (!su->host[k])
             return nd_failc(err, ND_ENOMEM, "operand '%s': out of host memory", su->entry->operands[k]);
         if (nd_tensor_alloc(su->dev, &su->dist[k], &su->t[k], err))

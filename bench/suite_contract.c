@@ -112,7 +112,7 @@ static int open_run(nd_kernels *k, const contract_case *cc, const nr_settings *s
         return -1;
     run->last = -1;
     for (int v = 0; v < NVARIANTS; ++v) {
-        if (!(run->out[v] = malloc((size_t)nr_bytes(su, su->n - 1))) || !(run->t[v] = malloc(MAX_ROUNDS * sizeof(double))))
+        if (!(run->out[v] = nr_host_alloc(su->dev, nr_bytes(su, su->n - 1))) || !(run->t[v] = malloc(MAX_ROUNDS * sizeof(double))))
             return nd_failc(err, ND_ENOMEM, "out of host memory");
         /* a kernel's output is read back into out[v] after its launch, so its run touches that too */
         if (nr_setup_spans(su, v < 2 ? NULL : run->out[v], &run->spans[v]) ||

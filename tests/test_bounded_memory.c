@@ -4,6 +4,7 @@
  * a Partial product's ones, read as zero when the next tensor takes their place; three 64x64 tensors on
  * a 1024x1024 grid (12.9 GB resident when every core's reservation was zeroed) stay small, in this
  * process and in `ndrun compare` (its peak resident size, from wait4).
+ * Large buffers get transparent huge pages, and only they.
  * Usage: test_bounded_memory NDRUN CACHE_DIR [--no-rss]; --no-rss (sanitizer builds, whose shadow
  * memory dwarfs these figures) checks zeros only.
  */
@@ -104,6 +105,90 @@ static void zero_on_reuse(void)
     nd_device_close(dev);
 }
 
+/* The smaps field `key` (such as "THPeligible") of the mapping holding address p, or -1 when it cannot
+ * be read. Mappings are split where their huge-page advice differs, so the one holding p carries p's. */
+static long smaps_field(const void *p, const char *key)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    char line[512];
+    bool in = false;
+    long v = -1;
+    size_t klen = strlen(key);
+    while (f && fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+            if (in)
+                break;
+            in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+        } else if (in && strncmp(line, key, klen) == 0 && line[klen] == ':') {
+            v = strtol(line + klen + 1, NULL, 10);
+            break;
+        }
+    }
+    if (f)
+        fclose(f);
+    return v;
+}
+
+/* Whether the system grants huge pages to memory that asks (its mode is "always" or "madvise"). */
+static bool thp_on(void)
+{
+    char mode[128] = "";
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    if (f && !fgets(mode, sizeof mode, f))
+        mode[0] = '\0';
+    if (f)
+        fclose(f);
+    return strstr(mode, "[always]") || strstr(mode, "[madvise]");
+}
+
+/* The first 2 MiB boundary inside core i's buffer of t: the start of its first whole huge page. */
+static const uint8_t *huge_inside(const nd_tensor *t, int64_t i)
+{
+    uintptr_t a = (uintptr_t)nd_tensor_view(t)->all_base[i];
+    return (const uint8_t *)((a + (2u << 20) - 1) & ~(uintptr_t)((2u << 20) - 1));
+}
+
+/* Huge pages go exactly to a tensor's whole 2 MiB pages, and only while it lives: a 16 MiB buffer per
+ * core gets them, a small tensor beside it does not (a 4096-core grid of small tensors would commit
+ * 2 MiB a core), neither does anything with nd_device_config.huge_pages off; a buffer freed and taken
+ * again reads as zero, huge pages and all. */
+static void huge_pages(bool on)
+{
+    nd_device_config cfg;
+    nd_device *dev;
+    nd_error err;
+    nd_device_config_init(&cfg);
+    cfg.grid_x = 2, cfg.grid_y = 1, cfg.l1_bytes = 40 << 20, cfg.threads = 1, cfg.huge_pages = on;
+    CHECK(nd_device_open(&cfg, &dev, &err) == 0, "open: %s", err.msg);
+    nd_dist small = make("64,64", "32,64", "2x1", "f32"), big = make("4096,2048", "2048,2048", "2x1", "f32");
+    nd_tensor *s = alloc(dev, &small), *t = alloc(dev, &big);
+    dirty(t);
+    const bool thp = thp_on();
+    for (int64_t i = 0; i < 2; ++i) {
+        long big_ok = smaps_field(huge_inside(t, i), "THPeligible");
+        long small_ok = smaps_field(nd_tensor_view(s)->all_base[i], "THPeligible");
+        printf("huge pages %s: core %lld: 16 MiB buffer eligible %ld (%ld KiB in huge pages), small buffer %ld\n",
+               on ? "on" : "off", (long long)i, big_ok, smaps_field(huge_inside(t, i), "AnonHugePages"), small_ok);
+        if (big_ok < 0 || !thp) { /* no smaps field, or a system without them: nothing to hold it to */
+            printf("  (not checked: %s)\n", thp ? "smaps has no THPeligible" : "transparent huge pages are off");
+            continue;
+        }
+        CHECK(big_ok == (on ? 1 : 0), "huge pages %s: a 16 MiB buffer is eligible %ld", on ? "on" : "off", big_ok);
+        CHECK(small_ok == 0, "a 32 KiB buffer is eligible for huge pages (%ld)", small_ok);
+        ++passed;
+    }
+    const uint8_t *was = huge_inside(t, 0);
+    nd_tensor_free(t);
+    if (thp && smaps_field(was, "THPeligible") >= 0)
+        CHECK(smaps_field(was, "THPeligible") == 0, "a freed buffer's memory still asks for huge pages");
+    t = alloc(dev, &big);
+    expect_zero("a 16 MiB tensor where a scribbled one was", t);
+    nd_tensor_free(t);
+    nd_tensor_free(s);
+    nd_device_close(dev);
+}
+
 static int64_t resident_bytes(void)
 {
     long pages = 0, resident = 0;
@@ -148,6 +233,7 @@ static int64_t grid_bytes_per_core(int gx, int gy)
 /* The peak resident size of ndrun compare on the same case, in KiB. */
 static long ndrun_peak_kib(const char *ndrun, const char *cache, const char *grid)
 {
+    fflush(stdout); /* else the child's freopen writes what this process printed a second time */
     pid_t pid = fork();
     if (pid == 0) {
         if (!freopen("/dev/null", "w", stdout))
@@ -173,6 +259,8 @@ int main(int argc, char **argv)
         return 2;
     }
     zero_on_reuse();
+    huge_pages(true);
+    huge_pages(false);
     if (argc == 4)
         return test_finish(passed);
     /* the small grid first: if buffers are touched there, the big one would need 12.9 GB */

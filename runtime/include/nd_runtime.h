@@ -31,10 +31,13 @@ typedef struct nd_device_config {
     int dram_banks;
     int64_t dram_bank_bytes; /* per bank */
     int threads;             /* 0: one per hardware thread */
+    bool huge_pages;         /* a tensor's pieces ask the OS for transparent huge pages where they hold
+                                whole 2 MiB pages (one process; MPI devices map shared memory) */
 } nd_device_config;
 
-/* Defaults: 8x8 cores of 1536 KiB L1, 12 DRAM banks of 1 GiB, one thread per hardware thread.
- * Arena memory is reserved, not committed: untouched L1 and DRAM cost no RAM. */
+/* Defaults: 8x8 cores of 1536 KiB L1, 12 DRAM banks of 1 GiB, one thread per hardware thread, huge
+ * pages. Arena memory is reserved, not committed: untouched L1 and DRAM cost no RAM, and memory outside
+ * a tensor's whole huge pages is committed 4 KiB at a time. */
 void nd_device_config_init(nd_device_config *cfg);
 
 int nd_device_open(const nd_device_config *cfg, nd_device **out, nd_error *err);
