@@ -307,7 +307,7 @@ static bool medians_tight(const rounds *rd, const nr_result *r, double *half)
     for (int i = V_REFERENCE; i < NV; ++i)
         best = rd->cnt[i] && rate[i] > best ? rate[i] : best;
     for (int i = V_SPECIAL; i < NV && t; ++i) {
-        if (!rd->cnt[i] || (i != V_SPECIAL && rate[i] < 0.9 * best))
+        if (!rd->cnt[i] || (i != V_SPECIAL && !nr_could_be_limit(rate[i], best)))
             continue;
         tight = nr_median_tight(t + (size_t)i * (size_t)rd->n, rd->cnt[i], &h) && tight;
         *half = h > *half ? h : *half;
@@ -343,7 +343,7 @@ static int set_ceiling(rounds *rd, nr_result *r, nd_error *err)
 }
 
 /* Takes out of the rounds the variants that the verdict does not rest on (medians_tight): the plain
- * loop, peers and probes more than 10% slower than the best of them, whose medians so far are what the
+ * loop, peers and probes that could not be the limit (nr_could_be_limit), whose medians so far are what the
  * table shows. The kernels stay, always: under MPI each launch is collective, and every process runs
  * them in every round, whichever local variants each one dropped. */
 static void drop_slow(rounds *rd, const nr_result *r)
@@ -356,7 +356,7 @@ static void drop_slow(rounds *rd, const nr_result *r)
     for (int i = V_REFERENCE; i < NV; ++i)
         best = rd->cnt[i] && rate[i] > best ? rate[i] : best;
     for (int i = V_REFERENCE; i < NV; ++i)
-        if (rd->on[i] && rate[i] < 0.9 * best)
+        if (rd->on[i] && !nr_could_be_limit(rate[i], best))
             rd->on[i] = false;
 }
 

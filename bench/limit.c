@@ -73,6 +73,11 @@ nr_verdict nr_judge(double rate, double limit, bool tight)
     return 100 * rate / limit > NR_FAULT_PERCENT ? NR_FAULT : NR_BELIEVED;
 }
 
+bool nr_could_be_limit(double rate, double best)
+{
+    return rate >= 0.9 * best;
+}
+
 bool nr_sum_intervals(const double *median, const double *half, int n, double *sum_median, double *sum_half)
 {
     double m = 0, h = 0;

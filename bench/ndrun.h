@@ -249,6 +249,9 @@ int nr_ceiling_check(const nr_ceiling *c, const char *who, double rate, nd_error
 bool nr_median_tight(const double *sorted, int n, double *half_width);
 typedef enum { NR_BELIEVED, NR_NOISY, NR_FAULT, NR_NOT_MEASURED } nr_verdict;
 nr_verdict nr_judge(double rate, double limit, bool tight);
+/* Whether a candidate limit's median bears on the verdict: its rate within 10% of the best candidate's,
+ * so that it could be the limit (its interval must be tight, and it stays in the rounds). */
+bool nr_could_be_limit(double rate, double best);
 /* Of n candidates in order of preference, each a median with its 95% half width (a fraction of it) and
  * whether that interval is tight: the fastest, unless an earlier one ties with it, and then the first
  * that does; *tie when any candidate ties or the fastest is not tight. A candidate ties when its interval

@@ -53,6 +53,8 @@ static void fixed_cases(void)
           "a peer above the limit is an error naming both: %s", err.msg);
     /* verdicts */
     CHECK(nr_judge(10, 0, true) == NR_NOT_MEASURED, "no limit: not measured");
+    CHECK(nr_could_be_limit(9.0, 10) && nr_could_be_limit(10, 10) && !nr_could_be_limit(8.99, 10),
+          "within 10%% of the best a candidate could be the limit, past it not");
     CHECK(nr_judge(10, 20, false) == NR_NOISY, "loose medians: noisy");
     CHECK(nr_judge(21.1, 20, true) == NR_FAULT, "past 105%%: fault");
     CHECK(nr_judge(21.0, 20, true) == NR_BELIEVED, "at 105%%: believed");
