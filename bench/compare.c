@@ -207,7 +207,8 @@ enum { V_GENERIC, V_SPECIAL, V_REFERENCE, V_PEER, V_PROBE = V_PEER + NR_MAX_PEER
 
 typedef struct rounds {
     double *t[NV];
-    bool on[NV]; /* in the rounds (from the first, or dropped as described at time_variants) */
+    bool on[NV];   /* timed */
+    bool skip[NV]; /* left out of the next rounds: the verdict does not rest on it (time_variants) */
     int cnt[NV]; /* times of each variant in t[] */
     int n;       /* rounds */
     stream_job stream;
@@ -264,8 +265,10 @@ static void run_variant(nr_setup *su, variants *v, rounds *rd, int which)
     rd->t[which][rd->cnt[which]++] = nr_now() - t0;
 }
 
-/* One round: every variant once, each from a flushed cache, starting one later each round so that no
- * variant always follows the same one. */
+/* One round: every variant once but those skipped, each from a flushed cache, starting one later each
+ * round so that no variant always follows the same one. The order is the timed variants' rotated, the
+ * skipped ones passed over: so the kernels run in the same order on every process under MPI (their
+ * launches are collective), whatever each process skips. */
 static void one_round(nr_setup *su, variants *v, rounds *rd)
 {
     int order[NV], n = 0;
@@ -273,7 +276,8 @@ static void one_round(nr_setup *su, variants *v, rounds *rd)
         if (rd->on[i])
             order[n++] = i;
     for (int i = 0; i < n; ++i)
-        run_variant(su, v, rd, order[(i + rd->n) % n]);
+        if (!rd->skip[order[(i + rd->n) % n]])
+            run_variant(su, v, rd, order[(i + rd->n) % n]);
     rd->n++;
 }
 
@@ -296,9 +300,9 @@ static double *sorted_rounds(const rounds *rd, const nr_result *r, double rate[N
 }
 
 /* Whether the medians that make the verdict are believed (limit.c): the specialized kernel's, and
- * every candidate limit's that is within 10% of the best (any of them could be the limit); the widest
- * of their intervals into *half. */
-static bool medians_tight(const rounds *rd, const nr_result *r, double *half)
+ * every candidate limit's that could be the limit (nr_could_be_limit); the widest of their intervals
+ * into *half. With skip, the candidates the verdict does not rest on, so far, are marked there. */
+static bool medians_tight(const rounds *rd, const nr_result *r, double *half, bool *skip)
 {
     double rate[NV] = {0}, best = 0, h;
     double *t = sorted_rounds(rd, r, rate);
@@ -307,7 +311,10 @@ static bool medians_tight(const rounds *rd, const nr_result *r, double *half)
     for (int i = V_REFERENCE; i < NV; ++i)
         best = rd->cnt[i] && rate[i] > best ? rate[i] : best;
     for (int i = V_SPECIAL; i < NV && t; ++i) {
-        if (!rd->cnt[i] || (i != V_SPECIAL && !nr_could_be_limit(rate[i], best)))
+        const bool rests = rd->cnt[i] && (i == V_SPECIAL || nr_could_be_limit(rate[i], best));
+        if (skip && i >= V_REFERENCE)
+            skip[i] = !rests;
+        if (!rests)
             continue;
         tight = nr_median_tight(t + (size_t)i * (size_t)rd->n, rd->cnt[i], &h) && tight;
         *half = h > *half ? h : *half;
@@ -342,24 +349,6 @@ static int set_ceiling(rounds *rd, nr_result *r, nd_error *err)
     return 0;
 }
 
-/* Takes out of the rounds the variants that the verdict does not rest on (medians_tight): the plain
- * loop, peers and probes that could not be the limit (nr_could_be_limit), whose medians so far are what the
- * table shows. The kernels stay, always: under MPI each launch is collective, and every process runs
- * them in every round, whichever local variants each one dropped. */
-static void drop_slow(rounds *rd, const nr_result *r)
-{
-    double rate[NV] = {0}, best = 0;
-    double *t = sorted_rounds(rd, r, rate);
-    if (!t)
-        return; /* out of memory: all stay, as before */
-    free(t);
-    for (int i = V_REFERENCE; i < NV; ++i)
-        best = rd->cnt[i] && rate[i] > best ? rate[i] : best;
-    for (int i = V_REFERENCE; i < NV; ++i)
-        if (rd->on[i] && !nr_could_be_limit(rate[i], best))
-            rd->on[i] = false;
-}
-
 static int time_variants(nr_setup *su, variants *v, const nr_settings *s, int64_t bytes, nr_result *r, nd_error *err)
 {
     rounds rd = {.last = -1};
@@ -386,14 +375,16 @@ static int time_variants(nr_setup *su, variants *v, const nr_settings *s, int64_
         while (nr_procs_agree(rd.n < MAX_RUNS && (rd.n < s->min_repeats || nr_now() - start < s->min_seconds * 3)))
             one_round(su, v, &rd);
         /* Then on until the medians of the verdict are believed, for at most 3 times as long again, in
-         * rounds of the variants it rests on alone (drop_slow): a plain loop of 1.3 s beside kernels of
+         * rounds of the kernels and the candidates it rests on so far (medians_tight marks the others,
+         * which come back if their medians come within reach): a plain loop of 1.3 s beside kernels of
          * 4 ms left every round 1.3 s long, so such rows stopped at the minimum of 5 rounds, short of the
-         * 8 an interval needs, and were always "noisy". */
-        drop_slow(&rd, r);
+         * 8 an interval needs, and were always "noisy". The kernels are never left out: under MPI each
+         * launch is collective, and every process runs them in every round, whatever else it skips. */
         start = nr_now();
-        while (nr_procs_agree(rd.n < MAX_RUNS && nr_now() - start < s->min_seconds * 9 && !medians_tight(&rd, r, &half)))
+        while (nr_procs_agree(rd.n < MAX_RUNS && nr_now() - start < s->min_seconds * 9 &&
+                              !medians_tight(&rd, r, &half, rd.skip)))
             one_round(su, v, &rd);
-        r->tight = medians_tight(&rd, r, &half);
+        r->tight = medians_tight(&rd, r, &half, NULL);
         r->ci_half_width = half;
         summarize(rd.t[V_GENERIC], rd.cnt[V_GENERIC], &r->generic);
         summarize(rd.t[V_SPECIAL], rd.cnt[V_SPECIAL], &r->specialized);
