@@ -10,18 +10,19 @@ local targets = {
     out = d({ 96, 64 }, { shard = { 32, 64 }, tile = "32x32", grid = "3x1" }) },
   -- rank 3, last axis kept: rows move whole ([4,6,10] -> [6,4,10])
   { a = d({ 4, 6, 10 }, { shard = { 2, 3, 10 }, grid = "2x2" }), out = d({ 6, 4, 10 }, { shard = { 3, 4, 10 }, grid = "2x1" }) },
-  -- the template's row groups (8 tiles of 64-byte lines along the output's rows): 200 rows cross the
-  -- f32 group of 128, and shards of 100 split groups between cores, so a group's leader can be its
-  -- 101st row and tiles mix both cores' rows; u8 tiles of 64 rows are whole on core 0 alone
-  { a = d({ 300, 200 }, { shard = { 300, 40 }, grid = "5x1" }), out = d({ 200, 300 }, { shard = { 100, 300 }, grid = "2x1" }) },
-  -- a rank-3 2,0,1 whose output rows alternate between the cores every 7 rows, across 600 rows (the
-  -- u8 group of 512 too), with one input run per group
-  { a = d({ 3, 20, 600 }, { shard = { 3, 20, 600 }, grid = "1x1" }), out = d({ 600, 3, 20 }, { shard = { 7, 3, 20 }, grid = "2x1" }) },
+  -- the template's row groups (4 KiB of input along the output's rows: 1024 f32 rows, 2048 bf16,
+  -- 4096 u8): 4200 rows cross every dtype's group, and shards of 700 split groups between cores, so a
+  -- group's leader can be its 701st row and tiles mix both cores' rows
+  { a = d({ 24, 4200 }, { shard = { 24, 840 }, grid = "5x1" }), out = d({ 4200, 24 }, { shard = { 700, 24 }, grid = "2x1" }) },
+  -- a rank-3 2,0,1 whose output rows alternate between the cores every 7 rows, across 4200 rows, with
+  -- one input run per group
+  { a = d({ 3, 4, 4200 }, { shard = { 3, 4, 4200 }, grid = "1x1" }), out = d({ 4200, 3, 4 }, { shard = { 7, 3, 4 }, grid = "2x1" }) },
   -- input rows longer than two groups: a leader's next group takes each column's run from the one kept
-  -- for the group before it (f32: groups at 128, 256, 384, 512 on both cores, the one at 256 split between
-  -- them); the same with the input's pages 260 wide, where a kept run ends inside the next group
-  { a = d({ 96, 520 }, { shard = { 48, 520 }, grid = "2x1" }), out = d({ 520, 96 }, { shard = { 260, 96 }, grid = "2x1" }) },
-  { a = d({ 96, 520 }, { shard = { 48, 260 }, grid = "2x1" }), out = d({ 520, 96 }, { shard = { 260, 96 }, grid = "2x1" }) },
+  -- for the group before it (u8: groups at 0, 4096 and 8192, the one at 4096 split between the cores;
+  -- f32 every 1024); the same with the input's pages 4300 wide, where a kept run ends inside the next
+  -- group
+  { a = d({ 24, 8600 }, { shard = { 12, 8600 }, grid = "2x1" }), out = d({ 8600, 24 }, { shard = { 4300, 24 }, grid = "2x1" }) },
+  { a = d({ 24, 8600 }, { shard = { 12, 4300 }, grid = "2x1" }), out = d({ 8600, 24 }, { shard = { 4300, 24 }, grid = "2x1" }) },
   -- a DRAM output: no core holds its rows, so each is written alone
   { a = d({ 40, 150 }, { shard = { 20, 150 }, grid = "2x1" }), out = d({ 150, 40 }, { interleaved = true, buffer = "dram", banks = 3 }) },
   -- rank 4, uneven, DRAM interleaved in ([3,5,7,2] -> [2,7,3,5])

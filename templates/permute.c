@@ -11,11 +11,15 @@
  * (transpose.h); so input and output are both touched a whole line at a time. Outputs past the
  * last-level cache are written with non-temporal stores.
  *
- * Rows go in groups of GROUP = 8 TILE along q (x0[q] a multiple of GROUP), and a group's tiles are
- * written one column block after another: the 8 tiles of a column block read 512 contiguous bytes of
- * each of TILE input rows, which the prefetchers follow, where one tile at a time reads 64 bytes from
- * each of TILE rows a row apart (measured on a 4096 x 4096 f32 transpose: about 2x). A column block
- * looks up each column once for the whole group when its GROUP elements are one input run (one lookup
+ * Rows go in groups of GROUP along q (x0[q] a multiple of GROUP), and a group's tiles are written one
+ * column block after another: the GROUP / TILE tiles of a column block read 4 KiB of contiguous bytes
+ * of each of TILE input rows, an OS page each, which the prefetchers follow, where one tile at a time
+ * reads 64 bytes from each of TILE rows a row apart (measured on a 4096 x 4096 f32 transpose: about
+ * 2x). Runs of 512 bytes (8 tiles) left the core waiting on its line fill buffers: a 2-CPU Xeon VM's
+ * samples (perf, cpu-clock) were on the prefetches and the tiles' loads, and 4 KiB runs took the
+ * transpose from 7.5-8.6 ms to 6.7-7.3 (bench/template_ab.sh -r 5 transpose, 4 KiB pages or huge
+ * ones alike); a 256^3 permute 2,0,1, whose runs are 1 KiB whatever GROUP, took 10.5 ms against
+ * 9.3-10.7 before, within the rounds' spread. A column block looks up each column once for the whole group when its GROUP elements are one input run (one lookup
  * per GROUP elements), else once per tile and run. Each such block is 16 input rows a row stride apart,
  * so it misses every cache and the TLB: the lines of the block PREFETCH blocks on are prefetched from
  * the runs kept (a 4096 x 4096 f32 transpose on 2 cores: 9.3-9.6 ms to 6.8-6.9; 1 block on, 7.4-7.6;
@@ -41,7 +45,7 @@
 
 enum {
     TILE = (int)(64 / sizeof(NDT_T)), /* elements in a 64-byte line: tiles are TILE x TILE */
-    GROUP = 8 * TILE,                 /* rows a leader writes together: input runs of 512 bytes */
+    GROUP = 4096 / (int)sizeof(NDT_T), /* rows a leader writes together: input runs of 4 KiB */
     RUNS_KEPT = 4096,                 /* columns whose input runs a leader keeps for the next group */
     PREFETCH = 4                      /* column blocks ahead whose input lines are prefetched */
 };
