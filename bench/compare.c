@@ -282,8 +282,8 @@ static void one_round(nr_setup *su, variants *v, rounds *rd)
 }
 
 /* Sorted copies of every variant's times so far (variant i's at [i * rd->n], rd->cnt[i] of them), with
- * each timed one's rate (work over its median). */
-static double *sorted_rounds(const rounds *rd, const nr_result *r, double rate[NV])
+ * each timed one's rate (work over its median) and, when fastest is not NULL, over its fastest time. */
+static double *sorted_rounds(const rounds *rd, const nr_result *r, double rate[NV], double *fastest)
 {
     double *t = malloc((size_t)NV * (size_t)(rd->n ? rd->n : 1) * sizeof *t);
     for (int i = 0; i < NV && t; ++i) {
@@ -295,17 +295,21 @@ static double *sorted_rounds(const rounds *rd, const nr_result *r, double rate[N
         double work = i >= V_PROBE ? nr_stream_bytes(&rd->stream, rd->probes[i - V_PROBE]) / 1e9
                                    : (r->flops > 0 ? r->flops : r->bytes) / 1e9;
         rate[i] = i >= V_PROBE && r->flops > 0 ? 0 : work / ti[rd->cnt[i] / 2];
+        if (fastest)
+            fastest[i] = i >= V_PROBE && r->flops > 0 ? 0 : work / ti[0];
     }
     return t;
 }
 
 /* Whether the medians that make the verdict are believed (limit.c): the specialized kernel's, and
  * every candidate limit's that could be the limit (nr_could_be_limit); the widest of their intervals
- * into *half. With skip, the candidates the verdict does not rest on, so far, are marked there. */
+ * into *half. With skip, the candidates that could not be the limit even at their fastest run are
+ * marked there: judged by a median of a few rounds, one slowed by a busy moment could be left out for
+ * good. A candidate the verdict rests on is never marked (its fastest rate is at least its median's). */
 static bool medians_tight(const rounds *rd, const nr_result *r, double *half, bool *skip)
 {
-    double rate[NV] = {0}, best = 0, h;
-    double *t = sorted_rounds(rd, r, rate);
+    double rate[NV] = {0}, fastest[NV] = {0}, best = 0, h;
+    double *t = sorted_rounds(rd, r, rate, fastest);
     bool tight = t != NULL;
     *half = 0;
     for (int i = V_REFERENCE; i < NV; ++i)
@@ -313,7 +317,7 @@ static bool medians_tight(const rounds *rd, const nr_result *r, double *half, bo
     for (int i = V_SPECIAL; i < NV && t; ++i) {
         const bool rests = rd->cnt[i] && (i == V_SPECIAL || nr_could_be_limit(rate[i], best));
         if (skip && i >= V_REFERENCE)
-            skip[i] = !rests;
+            skip[i] = rd->cnt[i] && !nr_could_be_limit(fastest[i], best);
         if (!rests)
             continue;
         tight = nr_median_tight(t + (size_t)i * (size_t)rd->n, rd->cnt[i], &h) && tight;

@@ -82,7 +82,9 @@ for old in "$scratch"/ndgen_t*.??????; do
   fi
 done
 
-# What the machine must allow; past these, every step is expected to work.
+# What the machine must allow; past these, every step is expected to work. First what a killed run of
+# the same process number left (gone() spares it): nothing of this run exists yet.
+remove "$prefix"
 hub=${prefix}_hub
 ip netns add "$hub" 2>"$tmp/err" || skip "ip netns add failed: $(cat "$tmp/err")"
 ip netns exec "$hub" true 2>"$tmp/err" || skip "ip netns exec failed: $(cat "$tmp/err")"
@@ -148,7 +150,7 @@ run() {
   shift
   counters "$tmp/$name.before"
   # in the background, so that a TERM to this script is handled at once (cleanup ends the job)
-  timeout 120 ip netns exec "$hub" "$mpirun" "${opts[@]}" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
+  timeout -k 10 120 ip netns exec "$hub" "$mpirun" "${opts[@]}" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
   wait $! || rc=$?
   counters "$tmp/$name.after"
   echo "test_mpi_netns: $name: exit $rc after $((SECONDS - start)) s"

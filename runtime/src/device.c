@@ -25,7 +25,8 @@ static int hardware_threads(void)
     return n > 0 ? (int)n : 1;
 }
 
-/* Transparent huge pages: the size the kernels' pieces are aligned to for them. */
+/* Transparent huge pages of x86-64 and 4 KiB-page Arm: where they are of another size, no piece holds a
+ * whole one, and the advice to use them is given nowhere. */
 enum { HUGE_PAGE = 2 << 20 };
 
 /* Sets the kernel's huge-page advice on the whole huge pages inside [p, p + len); the rest keeps its
@@ -46,7 +47,7 @@ static uint8_t *reserve(int64_t bytes)
     void *p = mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED)
         return NULL;
-    advise_huge(p, bytes, MADV_NOHUGEPAGE);
+    (void)madvise(p, (size_t)bytes, MADV_NOHUGEPAGE); /* all of it: edges left out would merge with a neighbour */
     return p;
 }
 
@@ -134,6 +135,7 @@ int nd_device_open_procs(const nd_device_config *cfg, uint8_t *const *l1, uint8_
         return nd_failc(err, ND_ENOMEM, "device: out of memory");
     }
     dev->procs = procs; /* from here closing the device closes procs */
+    dev->cfg.huge_pages = false; /* shared windows: place() gives no advice, and the config says so */
     memcpy(dev->l1_base, l1, (size_t)dev->ncores * sizeof *l1);
     memcpy(dev->bank_base, banks, (size_t)cfg->dram_banks * sizeof *banks);
     if (nd_pool_create(dev->cfg.threads, &dev->pool, err)) {
