@@ -130,16 +130,27 @@ static long smaps_field(const void *p, const char *key)
     return v;
 }
 
-/* Whether the system grants huge pages to memory that asks (its mode is "always" or "madvise"). */
-static bool thp_on(void)
+/* The first line of a sysfs file, or "" when it cannot be read. */
+static void sys_line(const char *path, char *buf, size_t len)
 {
-    char mode[128] = "";
-    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
-    if (f && !fgets(mode, sizeof mode, f))
-        mode[0] = '\0';
+    FILE *f = fopen(path, "r");
+    if (!f || !fgets(buf, (int)len, f))
+        buf[0] = '\0';
     if (f)
         fclose(f);
-    return strstr(mode, "[always]") || strstr(mode, "[madvise]");
+}
+
+/* Whether the system grants 2 MiB huge pages to memory that asks: they are its huge page size, and its
+ * mode is "always" or "madvise", for that size too where the kernel has a switch per size. */
+static bool thp_on(void)
+{
+    char mode[128], size[128], per[128];
+    sys_line("/sys/kernel/mm/transparent_hugepage/enabled", mode, sizeof mode);
+    sys_line("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", size, sizeof size);
+    sys_line("/sys/kernel/mm/transparent_hugepage/hugepages-2048kB/enabled", per, sizeof per);
+    const bool on = strstr(mode, "[always]") || strstr(mode, "[madvise]"); /* "inherit" takes it */
+    const bool sized = !per[0] || strstr(per, "[inherit]") ? on : strstr(per, "[always]") || strstr(per, "[madvise]");
+    return sized && strtol(size, NULL, 10) == 2 << 20;
 }
 
 /* The first 2 MiB boundary inside core i's buffer of t: the start of its first whole huge page. */
