@@ -149,7 +149,8 @@ static bool thp_on(void)
     sys_line("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", size, sizeof size);
     sys_line("/sys/kernel/mm/transparent_hugepage/hugepages-2048kB/enabled", per, sizeof per);
     const bool on = strstr(mode, "[always]") || strstr(mode, "[madvise]"); /* "inherit" takes it */
-    const bool sized = (!per[0] || strstr(per, "[inherit]")) ? on : (strstr(per, "[always]") || strstr(per, "[madvise]"));
+    const bool own = strstr(per, "[always]") || strstr(per, "[madvise]");
+    const bool sized = (!per[0] || strstr(per, "[inherit]")) ? on : own;
     return sized && strtol(size, NULL, 10) == 2 << 20;
 }
 
