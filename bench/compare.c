@@ -275,9 +275,11 @@ static void one_round(nr_setup *su, variants *v, rounds *rd)
     for (int i = 0; i < NV; ++i)
         if (rd->on[i])
             order[n++] = i;
-    for (int i = 0; i < n; ++i)
-        if (!rd->skip[order[(i + rd->n) % n]])
-            run_variant(su, v, rd, order[(i + rd->n) % n]);
+    for (int i = 0; i < n; ++i) {
+        const int which = order[(i + rd->n) % n];
+        if (!rd->skip[which])
+            run_variant(su, v, rd, which);
+    }
     rd->n++;
 }
 

@@ -294,9 +294,8 @@ static void flush_piece(void *ctx, int64_t p)
 
 void *nr_host_alloc(const nd_device *dev, int64_t bytes)
 {
-    enum { HUGE_PAGE = 2 << 20 };
-    size_t n = ((size_t)(bytes > 0 ? bytes : 1) + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
-    void *p = aligned_alloc(HUGE_PAGE, n);
+    const size_t h = (size_t)ND_HUGE_PAGE_BYTES, n = ((size_t)(bytes > 0 ? bytes : 1) + h - 1) / h * h;
+    void *p = aligned_alloc(h, n);
     if (p)
         (void)madvise(p, n, nd_device_get_config(dev).huge_pages ? MADV_HUGEPAGE : MADV_NOHUGEPAGE); /* advice */
     return p;

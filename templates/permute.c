@@ -19,8 +19,9 @@
  * samples (perf, cpu-clock) were on the prefetches and the tiles' loads, and 4 KiB runs took the
  * transpose from 7.5-8.6 ms to 6.7-7.3 (bench/template_ab.sh -r 5 transpose, 4 KiB pages or huge
  * ones alike); a 256^3 permute 2,0,1, whose runs are 1 KiB whatever GROUP, took 10.5 ms against
- * 9.3-10.7 before, within the rounds' spread. A column block looks up each column once for the whole group when its GROUP elements are one input run (one lookup
- * per GROUP elements), else once per tile and run. Each such block is 16 input rows a row stride apart,
+ * 9.3-10.7 before, within the rounds' spread. A column block looks up each column once for the whole
+ * group when its GROUP elements are one input run (one lookup per GROUP elements), else once per tile
+ * and run. Each such block is 16 input rows a row stride apart,
  * so it misses every cache and the TLB: the lines of the block PREFETCH blocks on are prefetched from
  * the runs kept (a 4096 x 4096 f32 transpose on 2 cores: 9.3-9.6 ms to 6.8-6.9; 1 block on, 7.4-7.6;
  * 8 on, 7.3-7.4). The first row of

@@ -151,14 +151,14 @@ static bool thp_on(void)
     const bool on = strstr(mode, "[always]") || strstr(mode, "[madvise]"); /* "inherit" takes it */
     const bool own = strstr(per, "[always]") || strstr(per, "[madvise]");
     const bool sized = (!per[0] || strstr(per, "[inherit]")) ? on : own;
-    return sized && strtol(size, NULL, 10) == 2 << 20;
+    return sized && strtol(size, NULL, 10) == ND_HUGE_PAGE_BYTES;
 }
 
 /* The first 2 MiB boundary inside core i's buffer of t: the start of its first whole huge page. */
 static const uint8_t *huge_inside(const nd_tensor *t, int64_t i)
 {
-    uintptr_t a = (uintptr_t)nd_tensor_view(t)->all_base[i];
-    return (const uint8_t *)((a + (2u << 20) - 1) & ~(uintptr_t)((2u << 20) - 1));
+    const uintptr_t a = (uintptr_t)nd_tensor_view(t)->all_base[i], h = (uintptr_t)ND_HUGE_PAGE_BYTES;
+    return (const uint8_t *)((a + h - 1) & ~(h - 1));
 }
 
 /* Huge pages go exactly to a tensor's whole 2 MiB pages, and only while it lives: a 16 MiB buffer per

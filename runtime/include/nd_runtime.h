@@ -35,6 +35,10 @@ typedef struct nd_device_config {
                                 whole 2 MiB pages (one process; MPI devices map shared memory) */
 } nd_device_config;
 
+/* The transparent huge page size that nd_device_config.huge_pages asks for (x86-64, 4 KiB-page Arm):
+ * where the OS's is another, no piece holds a whole one and nothing is advised. */
+#define ND_HUGE_PAGE_BYTES ((int64_t)2 << 20)
+
 /* Defaults: 8x8 cores of 1536 KiB L1, 12 DRAM banks of 1 GiB, one thread per hardware thread, huge
  * pages. Arena memory is reserved, not committed: untouched L1 and DRAM cost no RAM, and memory outside
  * a tensor's whole huge pages is committed 4 KiB at a time. */

@@ -25,16 +25,12 @@ static int hardware_threads(void)
     return n > 0 ? (int)n : 1;
 }
 
-/* Transparent huge pages of x86-64 and 4 KiB-page Arm: where they are of another size, no piece holds a
- * whole one, and the advice to use them is given nowhere. */
-enum { HUGE_PAGE = 2 << 20 };
-
 /* Sets the kernel's huge-page advice on the whole huge pages inside [p, p + len); the rest keeps its
  * own. Advice only: where the OS has no transparent huge pages, memory stays as it was. */
 static void advise_huge(uint8_t *p, int64_t len, int advice)
 {
-    uintptr_t a = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
-    uintptr_t b = ((uintptr_t)p + (uintptr_t)len) & ~(uintptr_t)(HUGE_PAGE - 1);
+    const uintptr_t h = (uintptr_t)ND_HUGE_PAGE_BYTES;
+    uintptr_t a = ((uintptr_t)p + h - 1) & ~(h - 1), b = ((uintptr_t)p + (uintptr_t)len) & ~(h - 1);
     if (b > a)
         (void)madvise((void *)a, b - a, advice);
 }
