@@ -161,11 +161,10 @@ static const float vmath_erf_l[15] = {
  * a select (tests/test_vectorize.sh). */
 static inline __attribute__((always_inline)) float vmath_pick(bool c, float a, float b)
 {
-    uint32_t ua, ub, r;
+    uint32_t ua, ub;
     __builtin_memcpy(&ua, &a, sizeof ua);
     __builtin_memcpy(&ub, &b, sizeof ub);
-    const uint32_t m = -(uint32_t)c;
-    r = (ua & m) | (ub & ~m);
+    const uint32_t m = -(uint32_t)c, r = (ua & m) | (ub & ~m);
     float f;
     __builtin_memcpy(&f, &r, sizeof f);
     return f;

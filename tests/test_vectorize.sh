@@ -14,8 +14,6 @@
 # sanitized build's -O0), skip (77).
 set -u
 cc=$1 flags=$2 templates=$3 include=$4 spec=$5
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 
 kind=
 if "$cc" --version 2>/dev/null | grep -qi clang; then kind=clang
