@@ -4,7 +4,7 @@
  * a Partial product's ones, read as zero when the next tensor takes their place; three 64x64 tensors on
  * a 1024x1024 grid (12.9 GB resident when every core's reservation was zeroed) stay small, in this
  * process and in `ndrun compare` (its peak resident size, from wait4).
- * Large buffers get transparent huge pages, and only they.
+ * Large buffers get transparent huge pages, and only they. An L1 tensor's entries lie in core order.
  * Usage: test_bounded_memory NDRUN CACHE_DIR [--no-rss]; --no-rss (sanitizer builds, whose shadow
  * memory dwarfs these figures) checks zeros only.
  */
@@ -201,6 +201,39 @@ static void huge_pages(bool on)
     nd_device_close(dev);
 }
 
+/* In one process an L1 tensor's entries lie in core-list order, each ND_ENTRY_ALIGN (64) bytes aligned,
+ * entry i + 1 right after entry i rounded up to that, so that consecutive cores' pages are consecutive
+ * in memory (docs/runtime.md); two tensors' entries never overlap. 96-byte entries take 128 bytes. */
+static void entries_in_core_order(void)
+{
+    nd_device_config cfg;
+    nd_device *dev;
+    nd_error err;
+    nd_device_config_init(&cfg);
+    cfg.grid_x = 8, cfg.grid_y = 8, cfg.threads = 1;
+    CHECK(nd_device_open(&cfg, &dev, &err) == 0, "open: %s", err.msg);
+    nd_dist rows = make("256,1024", "4,1024", "8x8", "f32"), odd = make("64,24", "1,24", "8x8", "f32");
+    nd_tensor *t[2] = {alloc(dev, &rows), alloc(dev, &odd)};
+    const int64_t stride[2] = {16384, 128};
+    const uint8_t *lo[2], *hi[2];
+    for (int k = 0; k < 2; ++k) {
+        const nda_tensor *v = nd_tensor_view(t[k]);
+        const int64_t n = nd_tensor_dist(t[k])->list_cores, bytes = nd_tensor_dist(t[k])->bytes_per_core;
+        int64_t bad = 0;
+        for (int64_t i = 0; i < n; ++i)
+            bad += ((uintptr_t)v->all_base[i] % 64 != 0) + (i > 0 && v->all_base[i] - v->all_base[i - 1] != stride[k]);
+        CHECK(bad == 0, "%lld-byte entries: %" PRId64 " of %lld not 64-byte aligned or not %lld bytes after the last",
+              (long long)bytes, bad, (long long)n, (long long)stride[k]);
+        lo[k] = v->all_base[0], hi[k] = v->all_base[n - 1] + bytes;
+        passed += bad == 0;
+    }
+    CHECK(hi[0] <= lo[1] || hi[1] <= lo[0], "two tensors' entries overlap");
+    ++passed;
+    nd_tensor_free(t[1]);
+    nd_tensor_free(t[0]);
+    nd_device_close(dev);
+}
+
 static int64_t resident_bytes(void)
 {
     long pages = 0, resident = 0;
@@ -273,6 +306,7 @@ int main(int argc, char **argv)
     zero_on_reuse();
     huge_pages(true);
     huge_pages(false);
+    entries_in_core_order();
     if (argc == 4)
         return test_finish(passed);
     /* the small grid first: if buffers are touched there, the big one would need 12.9 GB */

@@ -6,7 +6,7 @@
 
 #include "runtime_internal.h"
 
-enum { ALIGN = 64 };
+enum { ALIGN = ND_ENTRY_ALIGN };
 
 static int64_t align_up(int64_t v) { return (v + ALIGN - 1) / ALIGN * ALIGN; }
 

@@ -24,6 +24,10 @@ typedef struct nd_block {
     int64_t off, len;
 } nd_block;
 
+/* Every buffer entry's alignment: an arena's blocks and the entries of a tensor's own mapping (place):
+ * the widest vector a kernel stores whole (64 bytes, AVX-512) and a cache line. */
+enum { ND_ENTRY_ALIGN = 64 };
+
 typedef struct nd_arena {
     int64_t size;
     int64_t n, cap; /* blocks[0..n) in use, sorted by offset */
@@ -232,6 +236,8 @@ struct nd_tensor {
     nd_dist dist;
     int64_t ncores;     /* of the tensor's core list */
     int64_t *offset;    /* [ncores] arena offset per core */
+    uint8_t *host;      /* one process, L1: the mapping holding every entry, in core-list order (place) */
+    int64_t host_bytes; /* its length; 0 when the entries lie in the device's arenas */
     uint8_t **base;     /* [ncores]; over several nodes NULL for an entry held on another node (a launch or
                            host read addresses it through its stage's base pointers) */
     int32_t *index_of;  /* [device cores]: index within the core's copy */
