@@ -48,7 +48,14 @@ void eltwise_binary(const nda_core *core, const nda_args *args)
     int64_t od[ROWS_MAX_RANK];
     for (int i = 0; i < r; ++i)
         od[i] = nda_dim(out, i);
-    const bool stream = rows_streaming(rows_bytes(r, od, (int64_t)sizeof(NDT_T)));
+    const int ra = nda_rank(a), rb = nda_rank(b);
+    int64_t pd[ROWS_MAX_RANK], ad[ROWS_MAX_RANK], bd[ROWS_MAX_RANK];
+    for (int i = 0; i < ra; ++i)
+        ad[i] = nda_dim(a, i);
+    for (int i = 0; i < rb; ++i)
+        bd[i] = nda_dim(b, i);
+    const int64_t e = (int64_t)sizeof(NDT_T);
+    const bool stream = rows_streaming(rows_bytes(r, od, e) + rows_bytes(ra, ad, e) + rows_bytes(rb, bd, e));
     if (nda_same_paging(a, out) && nda_same_paging(b, out)) {
         const int64_t n = nda_page_bytes(out) / (int64_t)sizeof(NDT_T);
         for (nda_iter it = nda_iter_local(core, out); nda_iter_valid(&it); nda_iter_next(&it)) {
@@ -59,14 +66,8 @@ void eltwise_binary(const nda_core *core, const nda_args *args)
         }
         return;
     }
-    const int ra = nda_rank(a), rb = nda_rank(b);
-    int64_t pd[ROWS_MAX_RANK], ad[ROWS_MAX_RANK], bd[ROWS_MAX_RANK];
     for (int i = 0; i < r; ++i)
         pd[i] = nda_page_dim(out, i);
-    for (int i = 0; i < ra; ++i)
-        ad[i] = nda_dim(a, i);
-    for (int i = 0; i < rb; ++i)
-        bd[i] = nda_dim(b, i);
     const int64_t sa = ad[ra - 1] != 1, sb = bd[rb - 1] != 1; /* 0: broadcast along the last dim */
     for (nda_iter it = nda_iter_local(core, out); nda_iter_valid(&it); nda_iter_next(&it)) {
         int64_t pc[ROWS_MAX_RANK], x[ROWS_MAX_RANK] = {0}, off;

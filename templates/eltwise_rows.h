@@ -251,10 +251,13 @@ static inline int64_t rows_prefetch_end(int64_t n, int64_t elem)
     } while (0)
 
 /*
- * Streaming stores. An output much larger than the last-level cache is written with stores that bypass
- * the caches (non-temporal): its lines are not read before they are written (no write-allocate), so a
- * copy moves 2 bytes per byte instead of 3 and the output does not evict the input, as memcpy does past
- * a size. A smaller output may be read again from the cache, so it is stored as usual. Values are the
+ * Streaming stores. When the bytes a kernel moves once (its operands, read and written once each) are
+ * more than the last-level cache, its output is written with stores that bypass the caches
+ * (non-temporal): its lines are not read before they are written (no write-allocate), so a copy moves
+ * 2 bytes per byte instead of 3 and the output does not evict the input, as memcpy does past a size.
+ * Less may stay in the cache for the next kernel, so it is stored as usual. The output alone was the
+ * measure once: an add of three 16 MiB arrays, or a 2048 x 2048 transpose, under a 32 MiB L3 then
+ * stored through the caches, a working set the cache could not keep either (docs/bench.md). Values are the
  * same either way: only the stores differ. x86 alone; elsewhere nothing streams. Streamed stores are
  * weakly ordered: the runtime fences each thread after its share of a launch (runtime/src/pool.c), so
  * kernels need no fence of their own.
@@ -295,13 +298,15 @@ static inline int64_t rows_llc_bytes(void)
     return v;
 }
 
-/* Whether an output of out_bytes streams: past the last-level cache. */
-static inline bool rows_streaming(int64_t out_bytes)
+/* Whether a kernel that moves once_bytes once streams its output: past the last-level cache. once_bytes
+ * counts every operand of an elementwise op or a permute, the output alone of a contraction (whose
+ * inputs are read again from the cache). */
+static inline bool rows_streaming(int64_t once_bytes)
 {
 #if defined(__SSE2__)
-    return out_bytes > rows_llc_bytes();
+    return once_bytes > rows_llc_bytes();
 #else
-    (void)out_bytes;
+    (void)once_bytes;
     return false;
 #endif
 }

@@ -79,7 +79,7 @@ void eltwise_unary(const nda_core *core, const nda_args *args)
     int64_t od[ROWS_MAX_RANK];
     for (int i = 0; i < r; ++i)
         od[i] = nda_dim(out, i);
-    const bool stream = rows_streaming(rows_bytes(r, od, (int64_t)sizeof(NDT_T)));
+    const bool stream = rows_streaming(2 * rows_bytes(r, od, (int64_t)sizeof(NDT_T))); /* a and out */
     if (nda_same_paging(a, out)) {
         const int64_t n = nda_page_bytes(out) / (int64_t)sizeof(NDT_T);
         for (nda_iter it = nda_iter_local(core, out); nda_iter_valid(&it); nda_iter_next(&it)) {

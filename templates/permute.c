@@ -123,7 +123,7 @@ void permute(const nda_core *core, const nda_args *args)
     }
     const bool runs = q == r - 1;             /* rows stay rows */
     const bool alone = nda_self(core, out) < 0; /* this core holds none of out: each row a group of one */
-    const int stream = rows_streaming(rows_bytes(r, od, (int64_t)sizeof(NDT_T))); /* eltwise_rows.h */
+    const int stream = rows_streaming(2 * rows_bytes(r, od, (int64_t)sizeof(NDT_T))); /* a, out: eltwise_rows.h */
     int64_t y[ROWS_MAX_RANK] = {0};
     permute_runs kept; /* 64 KiB on the stack: RUNS_KEPT pointers and counts */
     kept.len = 0;      /* none kept: no group follows */

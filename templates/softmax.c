@@ -114,7 +114,7 @@ void softmax(const nda_core *core, const nda_args *args)
     }
     const int64_t width = od[r - 1];
     const bool keep = width <= ROW_KEEP;
-    const bool stream = rows_streaming(rows_bytes(r, od, (int64_t)sizeof(NDT_T))); /* eltwise_rows.h */
+    const bool stream = rows_streaming(2 * rows_bytes(r, od, (int64_t)sizeof(NDT_T))); /* a, out: eltwise_rows.h */
     float ex[ROW_KEEP];
     /* The row whose max and sum (and exps, when kept) were computed last: pages of one row that follow
      * each other (a row split over narrow pages) reuse them, so a row is read twice per run of its
