@@ -318,8 +318,10 @@ static int map_entries(nd_tensor *t, nd_error *err)
 static int place(nd_tensor *t, nd_error *err)
 {
     int64_t bytes = t->dist.bytes_per_core;
-    if (map_entries(t, err))
+    if (map_entries(t, err)) {
+        tensor_release(t, 0); /* as a full arena below: the device is as it was */
         return -1;
+    }
     const int64_t stride = t->ncores ? t->host_bytes / t->ncores : 0;
     for (int64_t i = 0; i < t->ncores; ++i) {
         nd_core c = nd_dist_core(&t->dist, i);
