@@ -1,8 +1,10 @@
 /*
  * test_runtime_errors.c - the runtime refuses bad requests with a message and changes nothing:
- * a failed allocation leaves every arena as it was.
+ * a failed allocation leaves every arena as it was, also when the host has no memory for it.
  */
+#include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "nd_runtime.h"
 #include "testutil.h"
@@ -95,9 +97,59 @@ static void capacity_errors(void)
     nd_device_close(dev);
 }
 
+/* The process's mapped bytes (VmSize of /proc/self/status), or -1. */
+static long long mapped_bytes(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long long kib = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmSize: %lld kB", &kib) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return kib < 0 ? -1 : kib * 1024;
+}
+
+/* In one process an L1 tensor's entries are a mapping of their own (docs/runtime.md): when the host
+ * cannot map it (here RLIMIT_AS leaves 64 MiB for a 512 MiB tensor), the allocation fails with
+ * ND_ENOMEM and leaves the arenas as they were: the same tensor fits once the limit is lifted. Not under
+ * a sanitizer, whose own mappings would fail first. */
+static void host_memory_errors(void)
+{
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    printf("host memory errors: not checked under a sanitizer\n");
+#else
+    nd_device_config cfg;
+    nd_device *dev;
+    nd_tensor *t;
+    nd_error err;
+    struct rlimit was;
+    nd_device_config_init(&cfg);
+    cfg.grid_x = 2, cfg.grid_y = 1, cfg.l1_bytes = (int64_t)256 << 20, cfg.threads = 1;
+    CHECK(nd_device_open(&cfg, &dev, &err) == 0, "open: %s", err.msg);
+    nd_dist big = dist("65536,1024", "32768,1024", 2, 1, ND_L1); /* 128 MiB on each core */
+    const long long used = mapped_bytes();
+    CHECK(used > 0 && getrlimit(RLIMIT_AS, &was) == 0, "cannot read the address space in use");
+    struct rlimit tight = was;
+    tight.rlim_cur = (rlim_t)(used + (64 << 20));
+    if (used > 0 && (was.rlim_cur == RLIM_INFINITY || was.rlim_cur > tight.rlim_cur) &&
+        setrlimit(RLIMIT_AS, &tight) == 0) {
+        const int rc = nd_tensor_alloc(dev, &big, &t, &err);
+        setrlimit(RLIMIT_AS, &was);
+        expect_error(rc, &err, ND_ENOMEM, "L1 tensor: cannot map 2 entries of 134217728 bytes");
+    }
+    CHECK(nd_tensor_alloc(dev, &big, &t, &err) == 0, "after the limit: %s", err.msg);
+    ++passed;
+    nd_tensor_free(t);
+    nd_device_close(dev);
+#endif
+}
+
 int main(void)
 {
     config_errors();
     capacity_errors();
+    host_memory_errors();
     return test_finish(passed);
 }
