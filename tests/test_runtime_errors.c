@@ -97,6 +97,7 @@ static void capacity_errors(void)
     nd_device_close(dev);
 }
 
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__) /* host_memory_errors alone uses it */
 /* The process's mapped bytes (VmSize of /proc/self/status), or -1. */
 static long long mapped_bytes(void)
 {
@@ -110,6 +111,7 @@ static long long mapped_bytes(void)
         fclose(f);
     return kib < 0 ? -1 : kib * 1024;
 }
+#endif
 
 /* In one process an L1 tensor's entries are a mapping of their own (docs/runtime.md): when the host
  * cannot map it (here RLIMIT_AS leaves 64 MiB for a 512 MiB tensor), the allocation fails with
