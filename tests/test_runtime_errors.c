@@ -140,6 +140,8 @@ static void host_memory_errors(void)
         const int rc = nd_tensor_alloc(dev, &big, &t, &err);
         setrlimit(RLIMIT_AS, &was);
         expect_error(rc, &err, ND_ENOMEM, "L1 tensor: cannot map 2 entries of 134217728 bytes");
+    } else {
+        printf("host memory errors: RLIMIT_AS cannot be lowered here; the failing mapping not checked\n");
     }
     CHECK(nd_tensor_alloc(dev, &big, &t, &err) == 0, "after the limit: %s", err.msg);
     ++passed;

@@ -77,8 +77,8 @@ vectorized() {
 library_calls() {
   objdump -dlr --no-show-raw-insn "$work/k.o" | awk -v base="/$(basename "$1"):" '
     /^\/.*:[0-9]+/ { loc = $1 }
-    /\tcall / { at = loc; pending = 1; next }
-    pending && /R_X86_64_PLT32[ \t]+(memcpy|memmove|memset)/ && index(at, base) { sub(/.*:/, "", at); print at }
+    /\t(call|callq|bl|jmp|b) / { at = loc; pending = 1; next }
+    pending && /R_[A-Z0-9_]+[ \t]+(memcpy|memmove|memset)/ && index(at, base) { sub(/.*:/, "", at); print at }
     { pending = 0 }' | sort -u
 }
 

@@ -8,12 +8,10 @@
 
 enum { ALIGN = ND_ENTRY_ALIGN };
 
-static int64_t align_up(int64_t v) { return (v + ALIGN - 1) / ALIGN * ALIGN; }
-
 /* Start of the gap before block i (i == n: the tail gap). */
 static int64_t gap_start(const nd_arena *a, int64_t i)
 {
-    return i == 0 ? 0 : align_up(a->blocks[i - 1].off + a->blocks[i - 1].len);
+    return i == 0 ? 0 : nd_entry_align_up(a->blocks[i - 1].off + a->blocks[i - 1].len);
 }
 
 static int64_t gap_end(const nd_arena *a, int64_t i) { return i == a->n ? a->size : a->blocks[i].off; }

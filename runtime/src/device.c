@@ -296,9 +296,8 @@ static void tensor_release(nd_tensor *t, int64_t placed)
  * whose entries lay 1.5 MiB apart ran 1.3 to 1.5x behind the same add on 2x1 cores (docs/runtime.md).
  * Huge pages go to the whole mapping when every entry holds shards (a sparse tensor would commit 2 MiB
  * for a few bytes). A fresh mapping reads as zero; freeing unmaps it. 0, or -1 when out of memory. */
-static int map_entries(nd_tensor *t, nd_error *err)
+static int map_entries(nd_tensor *t, int64_t stride, nd_error *err)
 {
-    const int64_t stride = (t->dist.bytes_per_core + ND_ENTRY_ALIGN - 1) / ND_ENTRY_ALIGN * ND_ENTRY_ALIGN;
     if (t->dev->procs || t->dist.spec.buffer != ND_L1 || stride == 0)
         return 0;
     if (__builtin_mul_overflow(stride, t->ncores, &t->host_bytes) || !(t->host = reserve(t->host_bytes))) {
@@ -318,11 +317,11 @@ static int map_entries(nd_tensor *t, nd_error *err)
 static int place(nd_tensor *t, nd_error *err)
 {
     int64_t bytes = t->dist.bytes_per_core;
-    if (map_entries(t, err)) {
+    const int64_t stride = nd_entry_align_up(bytes); /* between entries of the tensor's own mapping */
+    if (map_entries(t, stride, err)) {
         tensor_release(t, 0); /* as a full arena below: the device is as it was */
         return -1;
     }
-    const int64_t stride = t->ncores ? t->host_bytes / t->ncores : 0;
     for (int64_t i = 0; i < t->ncores; ++i) {
         nd_core c = nd_dist_core(&t->dist, i);
         nd_arena *a = tensor_arena(t, c);

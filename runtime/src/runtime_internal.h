@@ -28,6 +28,9 @@ typedef struct nd_block {
  * the widest vector a kernel stores whole (64 bytes, AVX-512) and a cache line. */
 enum { ND_ENTRY_ALIGN = 64 };
 
+/* v rounded up to a multiple of ND_ENTRY_ALIGN. */
+static inline int64_t nd_entry_align_up(int64_t v) { return (v + ND_ENTRY_ALIGN - 1) / ND_ENTRY_ALIGN * ND_ENTRY_ALIGN; }
+
 typedef struct nd_arena {
     int64_t size;
     int64_t n, cap; /* blocks[0..n) in use, sorted by offset */
