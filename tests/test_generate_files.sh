@@ -38,7 +38,7 @@ check "unchanged rerun leaves unary.c untouched" '[ "$(mtime "$tmp/out/unary.c")
 check "unchanged rerun leaves copy.c untouched" '[ "$(mtime "$tmp/out/copy.c")" = "$c0" ]'
 
 # edit the unary template: its kernels change, the copy spec's output is not rewritten
-sed -i 's/y\[e\] = NDT_STORE(NDT_EXPR(NDT_LOAD(x\[e\])));/y[e] = NDT_STORE(NDT_EXPR(NDT_LOAD(x[e])) + 0.5f); \/* edited *\//' \
+sed -i 's/y\[k\] = NDT_STORE(NDT_EXPR(NDT_LOAD(x\[k\])));/y[k] = NDT_STORE(NDT_EXPR(NDT_LOAD(x[k])) + 0.5f); \/* edited *\//' \
   "$tmp/templates/eltwise_unary.c"
 check "template edited" 'grep -q "edited" "$tmp/templates/eltwise_unary.c"'
 sleep 0.05
