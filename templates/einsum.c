@@ -244,7 +244,7 @@ void einsum(const nda_core *core, const nda_args *args)
         p.pd[i] = nda_page_dim(out, i);
     }
     plan_init(&p, ix, ad, bd, nda_rank(out));
-    const bool stream = rows_streaming(rows_bytes(p.ro, p.od, (int64_t)sizeof(NDT_T))); /* eltwise_rows.h */
+    const bool stream = rows_streaming_output(rows_bytes(p.ro, p.od, (int64_t)sizeof(NDT_T))); /* eltwise_rows.h */
     int64_t k0, k1; /* a Partial out holds one part of the sum over k: this core's copy adds [k0, k1) */
     nda_part_range(core, out, p.K, &k0, &k1);
     ct_run *runs = NULL;

@@ -252,7 +252,8 @@ static inline int64_t rows_prefetch_end(int64_t n, int64_t elem)
 
 /*
  * Streaming stores. When the bytes a kernel moves once (its operands, read and written once each) are
- * more than the last-level cache, its output is written with stores that bypass the caches
+ * more than half the last-level cache (rows_streaming; a contraction's output alone more than all of
+ * it, rows_streaming_output), its output is written with stores that bypass the caches
  * (non-temporal): its lines are not read before they are written (no write-allocate), so a copy moves
  * 2 bytes per byte instead of 3 and the output does not evict the input, as memcpy does past a size.
  * Less may stay in the cache for the next kernel, so it is stored as usual. The output alone was the
@@ -298,15 +299,32 @@ static inline int64_t rows_llc_bytes(void)
     return v;
 }
 
-/* Whether a kernel that moves once_bytes once streams its output: past the last-level cache. once_bytes
- * counts every operand of an elementwise op or a permute, the output alone of a contraction (whose
- * inputs are read again from the cache). */
+/* Whether a kernel that moves once_bytes once (every operand of an elementwise op, a permute or softmax)
+ * streams its output: past half the last-level cache. A working set the size of the cache does not
+ * stay in it (the cache holds more than this kernel's bytes, its replacement is not exact, and a VM
+ * shares it): on a Zen 3 VM (32 MiB L3, 24 MiB by ROWS_LLC_PER_CPU) a rank-5 add moving 24 MiB took
+ * 0.87-0.95 ms stored through the caches, 0.64-0.72 streamed (its plain loop 0.87-0.94), and 128^3
+ * permutes moving 16 MiB 15-20% less (docs/bench.md). */
 static inline bool rows_streaming(int64_t once_bytes)
 {
 #if defined(__SSE2__)
-    return once_bytes > rows_llc_bytes();
+    return once_bytes > rows_llc_bytes() / 2;
 #else
     (void)once_bytes;
+    return false;
+#endif
+}
+
+/* Whether a contraction streams its output of out_bytes: past the whole last-level cache. Its inputs
+ * are read again from the cache, so only its output is counted; the contractions were measured at this
+ * threshold (contract.h) and not at half of it, where a 16 MiB matmul and scores output ran within
+ * the rounds' noise either way on that Zen 3 VM. */
+static inline bool rows_streaming_output(int64_t out_bytes)
+{
+#if defined(__SSE2__)
+    return out_bytes > rows_llc_bytes();
+#else
+    (void)out_bytes;
     return false;
 #endif
 }

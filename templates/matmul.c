@@ -50,7 +50,7 @@ void matmul(const nda_core *core, const nda_args *args)
     nda_part_range(core, out, nda_dim(a, 1), &k0, &k1);
     const int64_t K = k1 - k0;
     const int64_t od[2] = {M, N};
-    const bool stream = rows_streaming(rows_bytes(2, od, (int64_t)sizeof(NDT_T))); /* eltwise_rows.h */
+    const bool stream = rows_streaming_output(rows_bytes(2, od, (int64_t)sizeof(NDT_T))); /* eltwise_rows.h */
     ct_run *runs = NULL;
     int64_t nruns = 0, cap = 0;
     bool ok = true;

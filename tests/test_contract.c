@@ -244,7 +244,7 @@ static void one_case(uint64_t *rng, char *desc)
 }
 
 /* A matmul or scores whose output is past the last-level cache, so that its kernel streams the output
- * (rows_streaming, the rule the kernels apply): the tiles then store it non-temporally where a row is
+ * (rows_streaming_output, the rule the kernels apply): the tiles then store it non-temporally where a row is
  * aligned for it, the rest through the caches. One step of k, at most 8 long, keeps the reference and a
  * sanitized kernel cheap (ASan: 1 to 2 s). Unless that threshold is past 64 MiB (a large machine's L3),
  * where the case says it is skipped. */
