@@ -1,6 +1,6 @@
 # ndgen_add_kernels(<target> SPECS <spec.lua>... [TEMPLATE_DIRS <dir>...] [SPEC_DIR <dir>] [NO_LINE]
 #                   [PARTS <n>] [INSTALLED_SPEC_DIR <dir>] [INSTALLED_TEMPLATE_DIRS <dir>...] [RELOCATABLE]
-#                   [PREFIX_MAP <old>=<new>...])
+#                   [PREFIX_MAP <old>=<new>...] [KERNEL_CFLAGS <flags>])
 #
 # Generated comments and #line directives name the top source folder as ${PROJECT_NAME} and the top
 # build folder as ${PROJECT_NAME}-build (ndgen generate --prefix-map), plus any PREFIX_MAP given: a
@@ -27,6 +27,8 @@
 #
 # NDGEN_KERNEL_CFLAGS (a cache string, default "-O3 -march=native") is added to the kernels' compile
 # flags: generated kernels are built on the machine that runs them. Set it empty to cross-compile.
+# KERNEL_CFLAGS replaces it for one library (recorded in its registry like it, so the JIT's
+# specializations of the library's ops compile as its kernels did).
 set(NDGEN_KERNEL_CFLAGS "-O3 -march=native" CACHE STRING "Extra compile flags for generated kernel libraries")
 # NDGEN_KERNEL_FLAGS, what every kernel compiles with (the prebuilt library, the JIT's, ndrun's plain
 # loops and probes): NDGEN_KERNEL_CFLAGS, and with GCC or Clang -fno-math-errno. Kernels never read
@@ -37,14 +39,18 @@ set(NDGEN_KERNEL_CFLAGS "-O3 -march=native" CACHE STRING "Extra compile flags fo
 # (eltwise_unary.c, the reshard) into a call of memcpy per 64 bytes, a reshard 2048 x 2048 ran 1.4 to
 # 1.7x behind the plain loop; Clang calls memcpy only for a run's padded tail (test_vectorize.sh checks
 # that no kernel loop becomes a library call). Explicit memcpy calls in templates stay builtins.
-set(NDGEN_KERNEL_FLAGS "${NDGEN_KERNEL_CFLAGS}")
-if(CMAKE_C_COMPILER_ID MATCHES "GNU|Clang")
-  string(APPEND NDGEN_KERNEL_FLAGS " -fno-math-errno")
-endif()
-if(CMAKE_C_COMPILER_ID STREQUAL "GNU")
-  string(APPEND NDGEN_KERNEL_FLAGS " -fno-tree-loop-distribute-patterns")
-endif()
-string(STRIP "${NDGEN_KERNEL_FLAGS}" NDGEN_KERNEL_FLAGS)
+function(ndgen_kernel_flags out cflags)
+  set(flags "${cflags}")
+  if(CMAKE_C_COMPILER_ID MATCHES "GNU|Clang")
+    string(APPEND flags " -fno-math-errno")
+  endif()
+  if(CMAKE_C_COMPILER_ID STREQUAL "GNU")
+    string(APPEND flags " -fno-tree-loop-distribute-patterns")
+  endif()
+  string(STRIP "${flags}" flags)
+  set(${out} "${flags}" PARENT_SCOPE)
+endfunction()
+ndgen_kernel_flags(NDGEN_KERNEL_FLAGS "${NDGEN_KERNEL_CFLAGS}")
 separate_arguments(NDGEN_KERNEL_CFLAGS_LIST UNIX_COMMAND "${NDGEN_KERNEL_FLAGS}")
 # Warnings that are always bugs, errors in every kernel build with GCC or Clang whatever NDGEN_WERROR says
 # (a call to an undeclared function is compiled as returning int: a wrong answer, not a style point).
@@ -56,7 +62,7 @@ if(NOT CMAKE_C_COMPILER_ID MATCHES "GNU|Clang")
 endif()
 
 function(ndgen_add_kernels target)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "NO_LINE;RELOCATABLE" "SPEC_DIR;PARTS;INSTALLED_SPEC_DIR"
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "NO_LINE;RELOCATABLE" "SPEC_DIR;PARTS;INSTALLED_SPEC_DIR;KERNEL_CFLAGS"
                         "SPECS;TEMPLATE_DIRS;INSTALLED_TEMPLATE_DIRS;PREFIX_MAP")
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "ndgen_add_kernels(${target}): unknown arguments: ${ARG_UNPARSED_ARGUMENTS}")
@@ -140,7 +146,13 @@ function(ndgen_add_kernels target)
   # specializations of the library's ops with them unless its caller gives others, so both are the
   # same code.
   string(TOUPPER "${CMAKE_BUILD_TYPE}" build_type)
-  string(REGEX REPLACE " +" " " kernel_cflags "${CMAKE_C_FLAGS} ${CMAKE_C_FLAGS_${build_type}} ${NDGEN_KERNEL_FLAGS}")
+  set(kernel_flags "${NDGEN_KERNEL_FLAGS}")
+  set(kernel_flags_list ${NDGEN_KERNEL_CFLAGS_LIST})
+  if(DEFINED ARG_KERNEL_CFLAGS)
+    ndgen_kernel_flags(kernel_flags "${ARG_KERNEL_CFLAGS}")
+    separate_arguments(kernel_flags_list UNIX_COMMAND "${kernel_flags}")
+  endif()
+  string(REGEX REPLACE " +" " " kernel_cflags "${CMAKE_C_FLAGS} ${CMAKE_C_FLAGS_${build_type}} ${kernel_flags}")
   string(STRIP "${kernel_cflags}" kernel_cflags)
   set(record_cflags "")
   if(kernel_cflags)
@@ -162,10 +174,12 @@ function(ndgen_add_kernels target)
   # resolved at dlopen binds to glibc's old compatibility wrapper, which returns +nan); and no symbol
   # left undefined, so such a gap fails the build instead of changing results.
   target_link_libraries(${target} PRIVATE ndgen::nd_accessor m)
-  target_link_options(${target} PRIVATE -Wl,--no-undefined)
+  if(NOT NDGEN_SANITIZE) # a sanitizer's runtime is the executable's (Clang links it in statically)
+    target_link_options(${target} PRIVATE -Wl,--no-undefined)
+  endif()
   target_include_directories(${target} PRIVATE ${template_dirs}) # templates' own headers
   # Kernel symbols stay visible, as in on-demand libraries, so profilers and ndrun can name and size them.
-  target_compile_options(${target} PRIVATE -Wall -Wextra ${NDGEN_KERNEL_ERRORS} ${NDGEN_KERNEL_CFLAGS_LIST})
+  target_compile_options(${target} PRIVATE -Wall -Wextra ${NDGEN_KERNEL_ERRORS} ${kernel_flags_list})
   if(NDGEN_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
   endif()
