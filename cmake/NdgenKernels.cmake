@@ -148,7 +148,7 @@ function(ndgen_add_kernels target)
   string(TOUPPER "${CMAKE_BUILD_TYPE}" build_type)
   set(kernel_flags "${NDGEN_KERNEL_FLAGS}")
   set(kernel_flags_list ${NDGEN_KERNEL_CFLAGS_LIST})
-  if(DEFINED ARG_KERNEL_CFLAGS)
+  if(DEFINED ARG_KERNEL_CFLAGS OR "KERNEL_CFLAGS" IN_LIST ARG_KEYWORDS_MISSING_VALUES) # "" is a value
     ndgen_kernel_flags(kernel_flags "${ARG_KERNEL_CFLAGS}")
     separate_arguments(kernel_flags_list UNIX_COMMAND "${kernel_flags}")
   endif()
