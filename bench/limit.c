@@ -95,7 +95,7 @@ int nr_pick_fastest(const double *median, const double *half, const bool *tight,
         if (median[i] < median[best])
             best = i;
     int pick = best;
-    *tie = n > 0 && !tight[best];
+    *tie = false;
     for (int i = 0; i < n; ++i) { /* a loose interval's lower bound says nothing: its median must reach */
         double low = tight[i] ? median[i] * (1 - half[i]) : median[i];
         bool ties = i != best && low <= median[best] * (1 + half[best]);

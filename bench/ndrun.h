@@ -254,9 +254,10 @@ nr_verdict nr_judge(double rate, double limit, bool tight);
 bool nr_could_be_limit(double rate, double best);
 /* Of n candidates in order of preference, each a median with its 95% half width (a fraction of it) and
  * whether that interval is tight: the fastest, unless an earlier one ties with it, and then the first
- * that does; *tie when any candidate ties or the fastest is not tight. A candidate ties when its interval
- * reaches the fastest's (its lower bound at most the fastest's upper one); one whose interval is not
- * tight, only when its median itself lies within the fastest's interval. */
+ * that does; *tie when any candidate ties. A candidate ties when its interval reaches the fastest's (its
+ * lower bound at most the fastest's upper one, which is infinite when it has no interval); one whose
+ * interval is not tight, only when its median itself lies within the fastest's interval. That the
+ * fastest's own interval is not tight is the caller's to say: it is no tie when nothing reaches it. */
 int nr_pick_fastest(const double *median, const double *half, const bool *tight, int n, bool *tie);
 /* The time of n parts timed apart (a pending op, then its reduce_scatter) as one candidate's: *median the
  * sum of theirs, *half the sum of their half widths (an upper bound of the sum's interval) as a fraction of

@@ -937,8 +937,14 @@ static void report_text(FILE *fp, const tune_job *j, int top, int win, bool tie)
         fprintf(fp, "%s\n", j->checked ? "checked first: every timed candidate's result agrees with the op's reference "
                                          "(a pending one's two launches end to end)"
                                        : "not checked: the op's spec gives no reference");
-        fprintf(fp, "%s\n", tie ? "the fastest medians' intervals overlap (or are not tight): a tie within noise, "
-                                  "broken by the model" : "the chosen candidate is fastest beyond noise");
+        if (tie)
+            fputs("the fastest medians' intervals overlap: a tie within noise, broken by the model\n", fp);
+        else if (!j->c[win].tight)
+            fprintf(fp, "the chosen candidate is fastest beyond noise: no other's interval reaches its own, "
+                        "though that is +-%.0f%%, wider than the %.0f%% the rounds aim for\n",
+                    j->c[win].half * 100, NR_TIGHT * 100);
+        else
+            fputs("the chosen candidate is fastest beyond noise\n", fp);
     }
     if (strcmp(j->s.fixed, "all") != 0)
         fprintf(fp, "kernels fixing at most \"%s\" (--fixed): one per candidate's pattern serves every %s\n",
