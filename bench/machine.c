@@ -549,42 +549,51 @@ static void fma_piece(void *ctx, int64_t p)
     sink[p] = total;
 }
 
-/* The best of 5 runs of at least 20 ms each (a short run measures the clock ramping up and thread
- * wake-ups, not the FMA units). */
-static double peak_gflops(nd_device *dev)
+/* One run of `iterations` multiply-adds per chain on every thread, in GFLOP/s; 0 out of memory. */
+static double fma_run(nd_device *dev, int iterations, double *seconds)
 {
     int threads = nd_device_threads(dev);
-    fma_job j = {calloc((size_t)threads, sizeof(float)), 1 << 12};
-    double best = 0, t = 0;
-    while (j.sink && j.iterations < 1 << 28) { /* lengthen until one run takes 20 ms */
-        double t0 = nr_now();
-        nd_device_parallel(dev, threads, fma_piece, &j);
-        if ((t = nr_now() - t0) >= 0.02)
-            break;
-        j.iterations *= t < 0.002 ? 8 : 2;
-    }
-    for (int r = 0; r < 5 && j.sink; ++r) {
-        double t0 = nr_now();
-        nd_device_parallel(dev, threads, fma_piece, &j);
-        double gf = 2.0 * FMA_CHAINS * FMA_LANES * (double)j.iterations * threads / (nr_now() - t0) / 1e9;
-        best = gf > best ? gf : best;
-    }
+    fma_job j = {calloc((size_t)threads, sizeof(float)), iterations};
+    *seconds = 0;
+    if (!j.sink)
+        return 0;
+    double t0 = nr_now();
+    nd_device_parallel(dev, threads, fma_piece, &j);
+    *seconds = nr_now() - t0;
     free(j.sink);
-    return best;
+    return 2.0 * FMA_CHAINS * FMA_LANES * (double)iterations * threads / *seconds / 1e9;
 }
 
-/* peak_gflops once per process and thread count: it is the machine's, not a case's, and measured
- * again for each of ndrun bench's cases it was 24 of `ndrun bench --tiny`'s 26 s on a 2-CPU Zen 3 VM.
- * A failed measurement (0) is tried again. Host code runs one case at a time, so no lock. */
-static double peak_gflops_once(nd_device *dev)
+/* The f32 FMA peak: the best of runs of at least 20 ms each (a short run measures the clock ramping
+ * up and thread wake-ups, not the FMA units). It is the machine's, not a case's, so the work is done
+ * once per process and thread count: the length found, then 5 runs; each later call adds one run and
+ * keeps the best so far, so a burst of load during the first runs does not stay the limit. Measured
+ * in full for each of ndrun bench's cases it was 24 of `ndrun bench --tiny`'s 26 s on a 2-CPU Zen 3
+ * VM. Host code runs one case at a time, so no lock. */
+static double peak_gflops(nd_device *dev)
 {
-    static int threads;
-    static double peak;
-    if (!(peak > 0) || threads != nd_device_threads(dev)) {
-        peak = peak_gflops(dev);
-        threads = nd_device_threads(dev);
+    static int threads, iterations;
+    static double best;
+    double t;
+    if (iterations > 0 && threads == nd_device_threads(dev)) {
+        double gf = fma_run(dev, iterations, &t);
+        return best = gf > best ? gf : best;
     }
-    return peak;
+    threads = nd_device_threads(dev), best = 0;
+    int it = 1 << 12;
+    while (it < 1 << 28) { /* lengthen until one run takes 20 ms */
+        if (fma_run(dev, it, &t) <= 0)
+            return 0; /* out of memory: nothing kept, tried again at the next call */
+        if (t >= 0.02)
+            break;
+        it *= t < 0.002 ? 8 : 2;
+    }
+    for (int r = 0; r < 5; ++r) {
+        double gf = fma_run(dev, it, &t);
+        best = gf > best ? gf : best;
+    }
+    iterations = best > 0 ? it : 0;
+    return best;
 }
 
 int nr_stream_open(nd_device *dev, int64_t bytes, stream_job *j)
@@ -659,5 +668,5 @@ void nr_measure_machine(nd_device *dev, int64_t bytes, const nr_settings *s, nr_
         m->read_gbs = nr_stream_bytes(&j, NR_STREAM_READ) / median_of(dev, &j, NR_STREAM_READ, s) / 1e9;
         nr_stream_close(&j);
     }
-    m->peak_gflops = peak_gflops_once(dev);
+    m->peak_gflops = peak_gflops(dev);
 }

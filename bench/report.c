@@ -99,7 +99,7 @@ void nr_print_table(FILE *fp, const nr_result *r)
             fprintf(fp, "%s %s %.2f", i ? "," : "", r->ceiling.name[i], r->ceiling.rate[i]);
         fprintf(fp, "\n(timed in the same rounds, each from flushed caches unless the case is 4 times their size, in a\n"
                     "rotated order; past the minimum rounds, only those within reach of the best). Probed before: STREAM copy %.2f GB/s, add %.2f GB/s, read %.2f GB/s, memcpy %.2f "
-                    "GB/s,\nf32 FMA peak %.1f GFLOP/s (runs of 20 ms or more, once per process)\n",
+                    "GB/s,\nf32 FMA peak %.1f GFLOP/s (the best of runs of 20 ms or more in this process)\n",
                 r->machine.copy_gbs, r->machine.add_gbs, r->machine.read_gbs, r->machine.memcpy_gbs,
                 r->machine.peak_gflops);
     }
