@@ -18,7 +18,13 @@
  * ILP, as XLA's auto-sharding solves, is what a graph with branches and shared tensors needs; a chain
  * does not. The sum of separately measured medians is the model of the end-to-end time: each piece
  * starts from flushed caches, where in a real chain a small result may still be in cache.
+ *
+ * --bound says how far the plan can be from the best of the whole space without timing every pair's
+ * reshard (a step of 58 candidates would need 58^2): every candidate of every step is timed, and the same
+ * dynamic programming over all of them, with the reshards not timed taken as free, gives a time no plan
+ * can beat (bound()).
  */
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,23 +43,32 @@ typedef struct chain_step {
     int top;                        /* j.c[0 .. top) are timed */
     const char *eltwise[CHAIN_ELTWISE]; /* elementwise ops after it, on its result */
     int neltwise;
-    nr_tune_timing einsum[TUNE_TOP_MAX], elt[CHAIN_ELTWISE][TUNE_TOP_MAX];
+    nr_tune_timing einsum[TUNE_TOP_MAX];
     double cost[TUNE_TOP_MAX], cost_half[TUNE_TOP_MAX]; /* einsum and elementwise ops: seconds, +- */
     bool moves[TUNE_TOP_MAX][TUNE_TOP_MAX]; /* [c'][c]: the previous step's c' result needs a reshard */
     nr_tune_timing reshard[TUNE_TOP_MAX][TUNE_TOP_MAX];
     double best[TUNE_TOP_MAX], aligned[TUNE_TOP_MAX]; /* the DP: best plan ending here; without reshards */
     int from[TUNE_TOP_MAX], from_aligned[TUNE_TOP_MAX];
+    /* --bound: every candidate j.c[0 .. j.n) timed with its elementwise ops in one set, of which the
+     * first top are the ones above (their cost[] is taken from these same rounds); NULL without it.
+     * all_best[c]: the least any plan ending in c can take, reshards timed at their medians and the rest
+     * free; all_from[c]: the candidate before c on that plan. */
+    double *all_cost, *all_half, *all_best;
+    int *all_from;
 } chain_step;
 
 typedef struct chain {
     const char *shape, *grid, *dtype, *json_out;
     int top, rounds;
+    bool bound;                     /* --bound: every candidate of each einsum timed, for a bound on every plan */
     nr_settings s;
     int64_t size[128];              /* each letter's size */
     chain_step step[CHAIN_STEPS];
     int n;
     int plan[CHAIN_STEPS], plan_aligned[CHAIN_STEPS], greedy[CHAIN_STEPS];
     double total, total_half, total_aligned, total_greedy;
+    double bound_total, bound_half; /* --bound: the least any plan over every candidate can take (bound()) */
+    int bound_plan[CHAIN_STEPS];
     bool checked;                   /* every timed einsum, elementwise op and reshard agreed with its reference */
 } chain;
 
@@ -322,43 +337,70 @@ static void add_aligned_pair(chain *ch, int s)
     }
 }
 
-static int time_step(chain *ch, nd_kernels *k, int s, nd_error *err)
+/* Step s's einsum candidates j.c[0 .. m) checked, then timed in one set, and each elementwise op on each
+ * of their results in another: cost[c] (seconds) and half[c] (the 95% half widths summed, in seconds)
+ * of einsum and elementwise ops together, and the einsum's own timing in einsum[c]. */
+static int time_candidates(chain *ch, nd_kernels *k, int s, int m, timing_set *t, nr_tune_timing *einsum,
+                           double *cost, double *half, nd_error *err)
 {
     chain_step *st = &ch->step[s];
-    timing_set *t = calloc(1, sizeof *t);
-    if (!t)
-        return nd_failc(err, ND_ENOMEM, "out of memory");
-    t->ch = ch, t->s = s;
-    int rc = 0;
-    for (int c = 0; c < st->top && !rc; ++c) { /* as a one-op tune checks its candidates */
+    nr_tune_timing *elt = calloc((size_t)m, sizeof *elt);
+    int rc = elt ? 0 : nd_failc(err, ND_ENOMEM, "out of memory");
+    for (int c = 0; c < m && !rc; ++c) { /* as a one-op tune checks its candidates */
         bool checked = false;
         rc = nr_tune_verify(&st->j, k, &st->j.c[c], &checked, err);
         ch->checked = ch->checked && checked;
     }
-    rc = rc || nr_tune_time_candidates(&st->j, k, st->top, st->einsum, err);
+    rc = rc || nr_tune_time_candidates(&st->j, k, m, einsum, err);
+    for (int c = 0; c < m && !rc; ++c)
+        cost[c] = einsum[c].median, half[c] = einsum[c].median * einsum[c].half;
     for (int e = 0; e < st->neltwise && !rc; ++e) {
         t->e = e;
-        rc = nr_tune_time(k, &ch->s, st->top, ch->rounds, make_case, t, st->elt[e], &ch->checked, err);
+        rc = nr_tune_time(k, &ch->s, m, ch->rounds, make_case, t, elt, &ch->checked, err);
+        for (int c = 0; c < m && !rc; ++c)
+            cost[c] += elt[c].median, half[c] += elt[c].median * elt[c].half;
     }
+    free(elt);
+    return rc;
+}
+
+/* Step s: its timed candidates (with --bound, every candidate, in the same rounds), then the reshards into
+ * it from the previous step's timed candidates. */
+static int time_step(chain *ch, nd_kernels *k, int s, nd_error *err)
+{
+    chain_step *st = &ch->step[s];
+    const int m = ch->bound ? st->j.n : st->top;
+    timing_set *t = calloc(1, sizeof *t);
+    nr_tune_timing *einsum = calloc((size_t)m, sizeof *einsum);
+    double *cost = calloc((size_t)m, sizeof *cost), *half = calloc((size_t)m, sizeof *half);
+    int rc = t && einsum && cost && half ? 0 : nd_failc(err, ND_ENOMEM, "out of memory");
+    if (t)
+        t->ch = ch, t->s = s;
+    rc = rc || time_candidates(ch, k, s, m, t, einsum, cost, half, err);
+    for (int c = 0; c < st->top && !rc; ++c)
+        st->einsum[c] = einsum[c], st->cost[c] = cost[c], st->cost_half[c] = half[c];
     int npairs = 0;
-    for (int from = 0; s > 0 && from < ch->step[s - 1].top; ++from)
+    for (int from = 0; !rc && s > 0 && from < ch->step[s - 1].top; ++from)
         for (int to = 0; to < st->top; ++to)
             if ((st->moves[from][to] = needs_reshard(ch, s, from, to)))
                 t->pair[npairs][0] = from, t->pair[npairs++][1] = to;
-    nr_tune_timing *r = calloc((size_t)npairs + 1, sizeof *r);
-    t->e = -2;
-    if (!rc)
+    nr_tune_timing *r = rc ? NULL : calloc((size_t)npairs + 1, sizeof *r);
+    if (!rc) {
+        t->e = -2;
         rc = r ? npairs ? nr_tune_time(k, &ch->s, npairs, ch->rounds, make_case, t, r, &ch->checked, err) : 0
                : nd_failc(err, ND_ENOMEM, "out of memory");
+    }
     for (int i = 0; i < npairs && !rc; ++i)
         st->reshard[t->pair[i][0]][t->pair[i][1]] = r[i];
-    for (int c = 0; c < st->top && !rc; ++c) {
-        st->cost[c] = st->einsum[c].median;
-        st->cost_half[c] = st->einsum[c].median * st->einsum[c].half;
-        for (int e = 0; e < st->neltwise; ++e)
-            st->cost[c] += st->elt[e][c].median, st->cost_half[c] += st->elt[e][c].median * st->elt[e][c].half;
+    if (!rc && ch->bound) {
+        st->all_best = calloc((size_t)m, sizeof *st->all_best), st->all_from = calloc((size_t)m, sizeof *st->all_from);
+        rc = st->all_best && st->all_from ? 0 : nd_failc(err, ND_ENOMEM, "out of memory");
+        st->all_cost = cost, st->all_half = half, cost = half = NULL;
     }
     free(r);
+    free(cost);
+    free(half);
+    free(einsum);
     free(t);
     return rc;
 }
@@ -371,6 +413,50 @@ static double reshard_cost(const chain *ch, int s, int from, int to, bool half)
     if (!st->moves[from][to])
         return 0;
     return half ? st->reshard[from][to].median * st->reshard[from][to].half : st->reshard[from][to].median;
+}
+
+/* The reshard from candidate p of step s - 1 into candidate c of step s as far as it is known: its median
+ * when both were timed (the --top), 0 when the result lies as c takes it, and 0 (a bound: a reshard
+ * takes no less) when it would be needed but was not timed. */
+static double reshard_known(const chain *ch, int s, int p, int c)
+{
+    if (p < ch->step[s - 1].top && c < ch->step[s].top)
+        return reshard_cost(ch, s, p, c, false);
+    return 0;
+}
+
+/* --bound: the same dynamic programming as plan(), over every candidate of every step, with the reshards
+ * reshard_known gives. Every plan of the whole space costs at least its steps' medians and the timed
+ * reshards on it, so none is faster than the least of these, bound_total; the timed plans are among
+ * them with their real costs, so bound_total is at most the plan's total (the same medians). */
+static void bound(chain *ch)
+{
+    for (int s = 0; s < ch->n; ++s) {
+        chain_step *st = &ch->step[s];
+        for (int c = 0; c < st->j.n; ++c) {
+            double best = s ? INFINITY : 0;
+            st->all_from[c] = -1;
+            for (int p = 0; s > 0 && p < ch->step[s - 1].j.n; ++p) {
+                const double via = ch->step[s - 1].all_best[p] + reshard_known(ch, s, p, c);
+                if (via < best)
+                    best = via, st->all_from[c] = p;
+            }
+            st->all_best[c] = best + st->all_cost[c];
+        }
+    }
+    const chain_step *last = &ch->step[ch->n - 1];
+    int end = 0;
+    for (int c = 1; c < last->j.n; ++c)
+        end = last->all_best[c] < last->all_best[end] ? c : end;
+    ch->bound_total = last->all_best[end];
+    ch->bound_half = 0;
+    for (int s = ch->n - 1, c = end; s >= 0; c = ch->step[s].all_from[c], --s) {
+        ch->bound_plan[s] = c;
+        ch->bound_half += ch->step[s].all_half[c];
+        if (s > 0 && ch->step[s].all_from[c] < ch->step[s - 1].top && c < ch->step[s].top)
+            ch->bound_half += reshard_cost(ch, s, ch->step[s].all_from[c], c, true);
+    }
+    assert(ch->bound_total <= ch->total * (1 + 1e-12));
 }
 
 /* best[s][c] over every plan ending in c, and the same over plans without a reshard (INFINITY: none). */
@@ -413,6 +499,8 @@ static void plan(chain *ch)
         ch->total_greedy += st->cost[g] + (s ? reshard_cost(ch, s, ch->greedy[s - 1], g, false) : 0);
         ch->total_half += st->cost_half[ch->plan[s]] + (s ? reshard_cost(ch, s, ch->plan[s - 1], ch->plan[s], true) : 0);
     }
+    if (ch->bound)
+        bound(ch);
 }
 
 /* ---------------------------------------------------------------- the report */
@@ -434,6 +522,35 @@ static const char *fixed_suffix(const chain *ch)
     if (strcmp(ch->s.fixed, "all") != 0)
         snprintf(buf, sizeof buf, ", fixed = \"%s\"", ch->s.fixed);
     return buf;
+}
+
+/* --bound: the least time of any plan over every candidate, and where the plan stands against it. */
+static void report_bound(FILE *fp, const chain *ch)
+{
+    fprintf(fp, "bound: every candidate of every einsum timed with its elementwise ops (");
+    for (int s = 0; s < ch->n; ++s)
+        fprintf(fp, "%s%d", s ? " + " : "", ch->step[s].j.n);
+    fprintf(fp, "); reshards between timed candidates at their medians, the others taken as free:\n"
+                "  no plan of the whole space takes less than %.3f ms +-%.3f, the least of them:",
+            ch->bound_total * 1e3, ch->bound_half * 1e3);
+    bool same = true;
+    for (int s = 0; s < ch->n; ++s) {
+        char text[160];
+        const int c = ch->bound_plan[s];
+        cand_text(text, sizeof text, ch, s, c);
+        fprintf(fp, "%s step %d %s (%.3f ms)", s ? "," : "", s + 1, text, ch->step[s].all_cost[c] * 1e3);
+        same = same && c == ch->plan[s];
+    }
+    const double gap = ch->total - ch->bound_total;
+    if (same)
+        fprintf(fp, "\n  that is the plan: by these medians, no plan of the whole space is faster\n");
+    else if (gap <= ch->total_half + ch->bound_half)
+        fprintf(fp, "\n  the plan is %.3f ms (%.1f%%) above it, within the noise: no plan of the whole space is "
+                    "faster beyond the noise\n", gap * 1e3, 100 * gap / ch->bound_total);
+    else
+        fprintf(fp, "\n  the plan is %.3f ms (%.1f%%) above it, more than the noise: a plan through candidates "
+                    "outside the --top may be faster, by at most that (a larger --top times their reshards)\n",
+                gap * 1e3, 100 * gap / ch->bound_total);
 }
 
 static void report_text(FILE *fp, const chain *ch)
@@ -490,6 +607,8 @@ static void report_text(FILE *fp, const chain *ch)
     if (!isinf(ch->total_aligned) && memcmp(ch->plan_aligned, ch->plan, (size_t)ch->n * sizeof *ch->plan) != 0 &&
         ch->total_aligned - ch->total <= ch->total_half)
         fprintf(fp, "  (the plan and the best without a reshard differ by less than the noise: a tie)\n");
+    if (ch->bound)
+        report_bound(fp, ch);
     fprintf(fp, "spec targets:\n");
     char lua[1600];
     for (int s = 0; s < ch->n; ++s) {
@@ -556,7 +675,21 @@ static void report_json(FILE *fp, const void *ctx)
             }
             fputc(']', fp);
         }
-        fprintf(fp, "]}%s\n", s + 1 < ch->n ? "," : "");
+        fputc(']', fp);
+        if (ch->bound) { /* every candidate, in the order of "all_candidates"; the first are "candidates" */
+            fputs(",\n     \"all_candidates\": [", fp);
+            for (int c = 0; c < st->j.n; ++c) {
+                char text[160];
+                cand_text(text, sizeof text, ch, s, c);
+                fputs(c ? ", " : "", fp);
+                nr_json_str(fp, text);
+            }
+            fputs("],\n     \"all_step_seconds\": [", fp);
+            for (int c = 0; c < st->j.n; ++c)
+                fprintf(fp, "%s%.17g", c ? ", " : "", st->all_cost[c]);
+            fputc(']', fp);
+        }
+        fprintf(fp, "}%s\n", s + 1 < ch->n ? "," : "");
     }
     fputs("  ],\n  \"plan\": [", fp);
     for (int s = 0; s < ch->n; ++s)
@@ -564,6 +697,14 @@ static void report_json(FILE *fp, const void *ctx)
     fprintf(fp, "],\n  \"total_seconds\": %.17g, \"total_half_width_seconds\": %.17g, \"greedy_seconds\": %.17g, "
                 "\"aligned_seconds\": ", ch->total, ch->total_half, ch->total_greedy);
     json_seconds(fp, ch->total_aligned);
+    if (ch->bound)
+    {
+        fprintf(fp, ",\n  \"bound_seconds\": %.17g, \"bound_half_width_seconds\": %.17g, \"bound_plan\": [",
+                ch->bound_total, ch->bound_half);
+        for (int s = 0; s < ch->n; ++s)
+            fprintf(fp, "%s%d", s ? ", " : "", ch->bound_plan[s]);
+        fputc(']', fp);
+    }
     fputs("\n}\n", fp);
 }
 
@@ -591,6 +732,10 @@ static const char chain_usage[] =
     "  --repeats N       at least N rounds per timed set (default 8)\n"
     "  --json-out FILE   every timing, the plan and its spec targets as JSON (whole or not at all)\n"
     "  --fixed SET       time kernels that fix at most SET (all, pattern or shard), as ndrun tune\n"
+    "  --bound           also time every other candidate of each einsum, with its elementwise ops, in the\n"
+    "                    same rounds, and report the least time any plan of the whole space could take\n"
+    "                    (reshards between the timed at their medians, the others free) and how far the\n"
+    "                    plan is above it: within the noise, no plan of the whole space is faster\n"
     "  --threads N, --cache-dir DIR: as ndrun compare\n";
 
 /* "b=64,x=1024": each letter's size. */
@@ -618,6 +763,10 @@ static int parse(int argc, char **argv, chain *ch, nd_error *err)
     ch->top = CHAIN_TOP_DEFAULT, ch->rounds = 8;
     for (int i = 1; i < argc; ++i) {
         const char *a = argv[i];
+        if (!strcmp(a, "--bound")) {
+            ch->bound = true;
+            continue;
+        }
         if (!strcmp(a, "--chain")) {
             for (; i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0; ++i) {
                 const char *w = argv[i + 1];
@@ -698,7 +847,8 @@ int nr_tune_chain_main(int argc, char **argv)
         ndf_abort(&out); /* the old file stays */
     nd_kernels_close(k);
     for (int s = 0; s < ch->n; ++s)
-        free(ch->step[s].j.c);
+        free(ch->step[s].j.c), free(ch->step[s].all_cost), free(ch->step[s].all_half),
+            free(ch->step[s].all_best), free(ch->step[s].all_from);
     free(ch);
     if (rc)
         fprintf(stderr, "ndrun tune: %s\n", err.msg);

@@ -339,6 +339,32 @@ if "$ndrun" tune --chain bx,xy-\>by relu by,yz-\>bz --shape b=64,x=128,y=256,z=6
    grep -q '^plan: step 1 candidate' "$tmp/out" && jqe '.checked == true' "$tmp/chain.json" >/dev/null &&
    grep -q '^checked first: every timed einsum candidate, elementwise op and reshard' "$tmp/out"; then ok
 else bad "chain: $(cat "$tmp/out" "$tmp/err" | head -c 800)"; fi
+# --bound: every candidate of each step timed (as many as a one-op tune of its op lists, counted by
+# that command); the bound is the least total over every path through every candidate, recomputed here
+# by brute force from the JSON (a step's own time, plus the reshard into it when both candidates were in
+# the --top and it was timed, else nothing); the path it names costs it, and it is never above the plan
+if "$ndrun" tune --chain bx,xy-\>by relu by,yz-\>bz --shape b=64,x=128,y=256,z=64 --grid 2x1 --top 2 --repeats 2 \
+     --bound --json-out "$tmp/bound.json" >"$tmp/out" 2>"$tmp/err" &&
+   "$ndrun" tune --op matmul --shape 64,128,256 --grid 2x1 --predict-only --json-out "$tmp/b1.json" >/dev/null &&
+   "$ndrun" tune --op matmul --shape 64,256,64 --grid 2x1 --predict-only --json-out "$tmp/b2.json" >/dev/null &&
+   n1=$(jq '.candidates | length' "$tmp/b1.json") && n2=$(jq '.candidates | length' "$tmp/b2.json") &&
+   jqe --argjson n1 "$n1" --argjson n2 "$n2" '
+          def paths(s): if s == (.steps | length) then [[]]
+            else [range(0; .steps[s].all_step_seconds | length) as $c | paths(s + 1)[] | [$c] + .] end;
+          def cost(path): [range(0; path | length) as $s | .steps[$s].all_step_seconds[path[$s]]
+            + (if $s > 0 and path[$s - 1] < (.steps[$s - 1].candidates | length)
+                  and path[$s] < (.steps[$s].candidates | length)
+               then (.steps[$s].reshard_seconds[path[$s - 1]][path[$s]] // 0) else 0 end)] | add;
+          . as $j | ([paths(0)[] | . as $p | $j | cost($p)] | min) as $least
+          | (.steps[0].all_step_seconds | length) == $n1 and (.steps[1].all_step_seconds | length) == $n2
+            and ([.steps[] | (.candidates | map(.candidate)) == .all_candidates[0:(.candidates | length)]
+                  and ([range(0; .candidates | length) as $c
+                        | (.candidates[$c].step_seconds - .all_step_seconds[$c] | fabs) < 1e-12] | all)] | all)
+            and (.bound_seconds - $least | fabs) < 1e-12 and (cost(.bound_plan) - .bound_seconds | fabs) < 1e-12
+            and .bound_seconds <= .total_seconds + 1e-12' "$tmp/bound.json" >/dev/null &&
+   grep -q '^bound: every candidate of every einsum timed with its elementwise ops (16 + ' "$tmp/out" &&
+   grep -q -E '^  (that is the plan|the plan is [0-9.]+ ms)' "$tmp/out"; then ok
+else bad "chain --bound: $(cat "$tmp/out" "$tmp/err" | head -c 800)"; fi
 # a chain checks what it times as a one-op tune does: with an elementwise template that adds 1 to what
 # it stores (relu and reshard, specialized by the JIT from a folder of ours), it stops at the relu
 mkdir -p "$tmp/off1" && cp -r "$(dirname "$0")/../templates" "$tmp/off1/" && chmod -R go-w "$tmp/off1"
