@@ -544,6 +544,10 @@ static void report_bound(FILE *fp, const chain *ch)
     const double gap = ch->total - ch->bound_total;
     if (same)
         fprintf(fp, "\n  that is the plan: by these medians, no plan of the whole space is faster\n");
+    else if (ch->total_half > NR_TIGHT * ch->total || ch->bound_half > NR_TIGHT * ch->bound_total)
+        fprintf(fp, "\n  the plan is %.3f ms (%.1f%%) above it, but the intervals are wider than %.0f%%: too noisy to "
+                    "say whether a plan of the whole space is faster; rerun (more --repeats)\n", gap * 1e3,
+                100 * gap / ch->bound_total, 100 * NR_TIGHT);
     else if (gap <= ch->total_half + ch->bound_half)
         fprintf(fp, "\n  the plan is %.3f ms (%.1f%%) above it, within the noise: no plan of the whole space is "
                     "faster beyond the noise\n", gap * 1e3, 100 * gap / ch->bound_total);
