@@ -142,7 +142,9 @@ void nr_measure_machine(nd_device *dev, int64_t bytes, const nr_settings *s, nr_
     X(NR_STREAM_COPY_NT, "copy, non-temporal stores", 8)                                                \
     X(NR_STREAM_ADD_NT, "add, non-temporal stores", 12)                                                 \
     X(NR_STREAM_COPY_NT_CORE, "copy, non-temporal stores, per-core arrays", 8)                          \
-    X(NR_STREAM_ADD_NT_CORE, "add, non-temporal stores, per-core arrays", 12)
+    X(NR_STREAM_ADD_NT_CORE, "add, non-temporal stores, per-core arrays", 12)                          \
+    X(NR_STREAM_COPY_NT_ALIKE, "copy, non-temporal stores, arrays aligned alike", 8)                    \
+    X(NR_STREAM_ADD_NT_ALIKE, "add, non-temporal stores, arrays aligned alike", 12)
 #define NR_STREAM_ENUM(kind, name, bytes) kind,
 enum { NR_STREAMS(NR_STREAM_ENUM) NR_NSTREAMS };
 #undef NR_STREAM_ENUM
@@ -161,9 +163,11 @@ typedef struct stream_job {
     float *block;              /* the three arrays, staggered in one allocation */
     float *a, *b, *c;
     float *core;               /* the same arrays cut per piece: piece p's parts of a, b, c together */
+    float *alike[3];           /* the same arrays, each an allocation of its own at the same offset in a
+                                  huge page, as the device maps each tensor (element i of all three alike) */
     int64_t n, pieces, region; /* region: floats from one piece's part of a array to the next's */
     int kind;
-    nr_spans staggered, cores; /* what a probe over either layout touches (nr_cold) */
+    nr_spans staggered, cores, alikes; /* what a probe over each layout touches (nr_cold) */
 } stream_job;
 int nr_stream_open(nd_device *dev, int64_t bytes, stream_job *j);
 void nr_stream_close(stream_job *j);
@@ -172,7 +176,7 @@ double nr_stream_bytes(const stream_job *j, int kind);         /* bytes one run 
 const nr_spans *nr_stream_spans(const stream_job *j, int kind); /* the memory one run touches */
 /* The kernels implementing the access pattern of a limit kind (a stream kind of nr_limit_kind) into
  * kinds; how many. */
-enum { NR_MAX_PROBES = 4 };
+enum { NR_MAX_PROBES = 5 };
 int nr_limit_probes(int limit_kind, int kinds[NR_MAX_PROBES]);
 double nr_now(void); /* monotonic seconds */
 double nr_load_average(void); /* the 1-minute load average (/proc/loadavg); -1 when the system does not say */
