@@ -628,8 +628,8 @@ int nr_stream_open(nd_device *dev, int64_t bytes, stream_job *j)
     }
     /* Each array an allocation of its own from a huge-page boundary, as the device maps each tensor (a
      * mapping of its own, entries in core order from its start): element i of a, b and c then share
-     * their offset within a page, and their cache set. On a 2-CPU AMD EPYC (Zen 3, AVX2) the add kernels ran 4 to 7% past both
-     * layouts above, and within 1 to 3% of this one. */
+     * their offset within a page, and their cache set. On a 2-CPU AMD EPYC (Zen 3, AVX2) the add
+     * kernels ran 4 to 7% past both layouts above, and at 99 to 102% of this one. */
     for (int k = 0; k < 3; ++k)
         if (!(j->alike[k] = nr_host_alloc(dev, j->n * 4))) {
             nr_stream_close(j);
