@@ -1,7 +1,7 @@
 /*
  * test_reduce.c - reduce_sum and reduce_max (templates/reduce.c) on data where the order of the
  * additions shows, and on NaN and infinities, at sizes crossing the template's blocks: output rows
- * longer than its 2048-element chunk, reduced row counts that are not a multiple of its 4-row groups,
+ * longer than its 2048-element chunk, reduced row counts that are not a multiple of its 8-row groups,
  * runs along the last axis that are not whole 16-lane blocks, tiles, boxes, DRAM pages, keepdims,
  * every axis. test_kernels holds reductions to a reference bit for bit on values whose sums are exact;
  * this test holds them to the tolerance templates/reduce.c states, computed here independently:
@@ -33,15 +33,19 @@ typedef struct rcase {
 #define FLAGS(...) ((nd_dist_flags){.l1_size = "64M", .dram_bank_size = "64M", __VA_ARGS__})
 
 static const rcase cases[] = {
-    /* the last axis kept, output rows past the 2048-element chunk, 37 rows: 9 groups of 4 and one */
+    /* the last axis kept, output rows past the 2048-element chunk, 37 rows: 4 groups of 8 and 5 */
     {FLAGS(.shape = "37,2500", .shard = "20,2500", .grid = "2x1"), FLAGS(.shape = "2500", .shard = "2500", .grid = "2x1"),
      {0}, 1},
     /* the last axis reduced: 2500 = 156 blocks of 16 and 4 */
     {FLAGS(.shape = "37,2500", .shard = "20,2500", .grid = "2x1"), FLAGS(.shape = "37", .shard = "19", .grid = "2x1"),
      {1}, 1},
-    /* tiles, axes 0 and 2: runs of 32 and a last run of 12 */
+    /* tiles, axes 0 and 2: runs of 32 and a last run of 12; output runs of 25, 16 elements side by side
+     * (their runs adjacent) and 9 */
     {FLAGS(.shape = "6,50,300", .shard = "2,32,64", .tile = "32x32", .grid = "2x2"),
      FLAGS(.shape = "50", .shard = "25", .grid = "2x1"), {0, 2}, 2},
+    /* axes 1 and 2, the output along axis 0, outside them: one output element at a time */
+    {FLAGS(.shape = "40,6,300", .shard = "16,6,128", .grid = "2x2"), FLAGS(.shape = "40", .shard = "20", .grid = "2x1"),
+     {1, 2}, 2},
     /* boxes, keepdims, axes 1 and 3 of four */
     {FLAGS(.shape = "5,7,9,40", .shard = "2,4,3,16", .page = "1,2,3,8", .grid = "2x2"),
      FLAGS(.shape = "5,1,9,1", .shard = "3,1,9,1", .grid = "2x1"), {1, 3}, 2},
