@@ -24,7 +24,10 @@
  * and run. Each such block is 16 input rows a row stride apart,
  * so it misses every cache and the TLB: the lines of the block PREFETCH blocks on are prefetched from
  * the runs kept (a 4096 x 4096 f32 transpose on 2 cores: 9.3-9.6 ms to 6.8-6.9; 1 block on, 7.4-7.6;
- * 8 on, 7.3-7.4). The first row of
+ * 8 on, 7.3-7.4). A group no kept run serves, with columns shorter than 4 KiB, looks its columns up
+ * AHEAD columns before their use and prefetches them: the 256^3 permutes 0,2,1 and 2,0,1, whose
+ * columns are 1 KiB, went from 6.9-7.4 and 9.0-11.2 ms to 5.1-5.7 and 6.7-9.6 (a 2-CPU AMD EPYC, Zen
+ * 4; bench/template_ab.sh -r 3 permute). The first row of
  * a group that this core holds leads it and writes every row of the group this core holds; the others
  * were written with it. So every row is written once, by the core that holds it. Tiles with rows this
  * core does not hold (shards that split a group) move element by element; so do DRAM outputs, whose
@@ -48,7 +51,8 @@ enum {
     TILE = (int)(64 / sizeof(NDT_T)), /* elements in a 64-byte line: tiles are TILE x TILE */
     GROUP = 4096 / (int)sizeof(NDT_T), /* rows a leader writes together: input runs of 4 KiB */
     RUNS_KEPT = 4096,                 /* columns whose input runs a leader keeps for the next group */
-    PREFETCH = 4                      /* column blocks ahead whose input lines are prefetched */
+    PREFETCH = 4,                     /* column blocks ahead whose input lines are prefetched */
+    AHEAD = PREFETCH * TILE           /* columns looked up ahead, when no kept run serves the group */
 };
 
 /* The input runs of a group's columns, kept for the group after it: when this core next leads the
@@ -61,6 +65,23 @@ typedef struct permute_runs {
     const NDT_T *p[RUNS_KEPT]; /* column j's run from the group's first row ... */
     int64_t n[RUNS_KEPT];      /* ... and its elements */
 } permute_runs;
+
+/* y = the input coordinate of group x0's column c, its first row's element (output axis i is input
+ * axis perm[i]; the input's last axis is the column). */
+static inline void permute_column(int64_t *y, const int *perm, int r, const int64_t *x0, int64_t c)
+{
+    for (int i = 0; i < r; ++i)
+        y[perm[i]] = x0[i] + (i == r - 1 ? c : 0);
+}
+
+/* Prefetches the first nt elements of a column's run p of n, looked up AHEAD columns before its use: a
+ * block's columns are TILE input rows a row apart, which the hardware's prefetchers do not follow line
+ * by line (a 256^3 permute 0,2,1: four fifths of the kernel's samples were on the tiles' loads). */
+static inline void permute_prefetch(const NDT_T *p, int64_t n, int nt)
+{
+    for (int64_t l = 0; l < rows_min(nt, n); l += TILE)
+        __builtin_prefetch(p + l);
+}
 
 /* Whether group x0 is the one GROUP rows along q after the group whose runs k keeps, at the same other
  * coordinates: then each kept column's run, when it reaches GROUP + nt elements, serves it GROUP on. */
@@ -187,6 +208,18 @@ void permute(const nda_core *core, const nda_args *args)
                     whole[t] = !row[b] ? 0 : whole[t] == 2 && !rows_stream_aligned(row[b]) ? 1 : whole[t];
             }
             const bool follows = permute_follows(&kept, x0, r, q); /* once per group, not per column */
+            /* Without kept runs, and columns shorter than a group's 4 KiB (which the prefetchers follow: a
+             * 4096 x 4096 transpose gained nothing from it, 4.29 against 4.18 ms, within the 4% by which
+             * the second of two identical runs was slower), columns c .. c + AHEAD - 1 are looked up
+             * ahead and prefetched. */
+            const bool look = !follows && nt < GROUP;
+            const NDT_T *ahead_p[AHEAD];
+            int64_t ahead_n[AHEAD];
+            for (int64_t c = 0; c < AHEAD && c < len && look; ++c) {
+                permute_column(y, perm, r, x0, c);
+                ahead_p[c] = nda_elem_read(core, a, y, &ahead_n[c]);
+                permute_prefetch(ahead_p[c], ahead_n[c], nt);
+            }
             for (int64_t j0 = 0; j0 < len; j0 += TILE) {
                 const int jn = (int)rows_min(TILE, len - j0);
                 const NDT_T *run[TILE]; /* column j0 + j from the group's first row */
@@ -198,9 +231,16 @@ void permute(const nda_core *core, const nda_args *args)
                             __builtin_prefetch(kept.p[f] + GROUP + l);
                     if (follows && c < kept.len && kept.n[c] >= GROUP + nt) {
                         run[j] = kept.p[c] + GROUP, n = kept.n[c] - GROUP;
+                    } else if (look) { /* looked up AHEAD columns before, or before the first block */
+                        const int64_t s = c % AHEAD; /* f's slot too */
+                        run[j] = ahead_p[s], n = ahead_n[s];
+                        if (f < len) {
+                            permute_column(y, perm, r, x0, f);
+                            ahead_p[s] = nda_elem_read(core, a, y, &ahead_n[s]);
+                            permute_prefetch(ahead_p[s], ahead_n[s], nt);
+                        }
                     } else {
-                        for (int i = 0; i < r; ++i)
-                            y[perm[i]] = x0[i] + (i == r - 1 ? j0 + j : 0);
+                        permute_column(y, perm, r, x0, c);
                         run[j] = nda_elem_read(core, a, y, &n);
                     }
                     one = one && n >= nt;
