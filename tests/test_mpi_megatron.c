@@ -10,6 +10,10 @@
  * page another core holds is another process's: the bytes the processes read from each other must be
  * what `ndgen plan ... --grid 4x1` predicts (PLAN_TOTAL in all, PLAN_BUSIEST by the busiest process;
  * test_mpi_megatron.sh passes the plan's figures), all of it in the all_reduce.
+ *
+ * On both, every launch but the all_reduce reads no page of another process (its read set beyond this
+ * process's pages is empty) and is ordered with no other process: the one synchronization of a step is
+ * the all_reduce's.
  */
 #include <string.h>
 
@@ -90,6 +94,17 @@ static void launch(model *m, nd_kernels *k, int step, const char *op, nd_tensor 
     int n = nd_mpi_nprocs(m->dev);
     CHECK(n <= 8 && nd_mpi_launch_procs(m->dev, pp, n, &err) == 0, "%s", err.msg);
     for (int p = 0; p < n && n <= 8; ++p) {
+        /* Only the all_reduce talks: the matmuls read their own slices and copies (einsum reference, the
+         * chunk rule for the pending sum), the relu is placed as its output (elementwise reference). */
+        const nd_mpi_proc_stats *q = &pp[p];
+        if (step == 3)
+            CHECK(n == 1 || q->order != ND_MPI_ORDER_NONE, "all_reduce: process %d ordered with nobody", p);
+        else
+            CHECK(q->order != ND_MPI_ORDER_FENCE && q->node_bytes == 0 && q->staged_bytes == 0 &&
+                      (q->order != ND_MPI_ORDER_PAIRS || (q->pair_writers == 0 && q->pair_readers == 0)),
+                  "launch %d (%s), process %d: order %d with %d writers and %d readers, read set %lld bytes in "
+                  "its node, %lld staged; want no other process", step, op, p, (int)q->order, q->pair_writers,
+                  q->pair_readers, (long long)q->node_bytes, (long long)q->staged_bytes);
         if (pp[p].other_process_bytes_read < 0)
             continue;
         t->other_total += pp[p].other_process_bytes_read;

@@ -16,6 +16,7 @@ function megatron_mlp(cores)
 
   op {
     name = "matmul", template = "matmul.c", params = {},
+    reference = { source = "reference/einsum.c", name = "ref_einsum" },
     inputs = { { name = "a", dtype = "f32", index = "ik" }, { name = "b", dtype = "f32", index = "kj" } },
     outputs = { { name = "out", dtype = "f32", index = "ij", partial = true } },
     targets = { { a = x_rep, b = w1, out = y_split }, { a = y_split, b = w2, out = z_partial } },
@@ -23,6 +24,7 @@ function megatron_mlp(cores)
 
   op {
     name = "relu", template = "eltwise_unary.c", params = { EXPR = "((x) > 0.0f ? (x) : 0.0f)" },
+    reference = "elementwise",
     inputs = { { name = "a", dtype = "f32" } },
     outputs = { { name = "out", dtype = "f32" } },
     targets = { { all = y_split } },
