@@ -154,7 +154,7 @@ CT_FUSE static inline void ct_dots(int64_t kc, const float *restrict r, const fl
 /* ---------------------------------------------------------------- block sizes */
 
 typedef struct ct_blocks {
-    int64_t kc; /* steps of k: a panel step, kc x CT_NR floats, fills at most half of L1 */
+    int64_t kc; /* steps of k: at most 256, and a panel step, kc x CT_NR floats, at most L1 */
     int64_t mc; /* rows packed at a time: mc x kc floats, at most a quarter of L2 */
     int64_t nc; /* columns (a multiple of CT_NR) per block: kc x nc floats, at most half of L2 */
 } ct_blocks;
@@ -177,7 +177,13 @@ static inline ct_blocks ct_blocks_here(void)
 {
     int64_t l1 = ct_cache(_SC_LEVEL1_DCACHE_SIZE, 32 << 10), l2 = ct_cache(_SC_LEVEL2_CACHE_SIZE, 512 << 10);
     ct_blocks b;
-    b.kc = ct_clamp(l1 / 2 / (CT_NR * 4) / 16 * 16, 64, 512);
+    /* 256 steps of k, or fewer when a panel step of them would not fit L1: 256 with AVX-512 and 32 KiB of
+     * L1 (a whole L1 of panel) rather than 128 (half of it) took bmm 8x512x512x512 from 1.06-1.10 to
+     * 1.03-1.05 times oneDNN's time in the same runs (bench/template_ab.sh -r 5 HEAD bmm, Zen 4), its
+     * accumulators loaded and stored half as often; matmul 2048 and scores did not move. With AVX2 the
+     * panel is half as wide and 256 was already the step: 512 (a whole L1) was slower, 1.13-1.23 against
+     * 1.08-1.14. */
+    b.kc = ct_clamp(l1 / (CT_NR * 4) / 16 * 16, 64, 256);
     b.mc = ct_clamp(l2 / 4 / (b.kc * 4) / CT_MR * CT_MR, CT_MR, 1024 / CT_MR * CT_MR); /* whole groups of rows */
     b.nc = ct_clamp(l2 / 2 / (b.kc * 4) / CT_NR * CT_NR, CT_NR, 8192);
     return b;
