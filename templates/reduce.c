@@ -141,7 +141,8 @@ void reduce(const nda_core *core, const nda_args *args)
      * along axis 1): each combination of the reduced axes then reads the elements' runs one after
      * another, adjacent in memory, one stream, where one element at a time read GROUP runs a whole
      * slab apart. Each element's additions keep their order (combinations in order, each run's
-     * pieces in order), so its bits are those of one element at a time. */
+     * pieces in order, and the page grid breaks every element's runs at the same places along the
+     * last axis), so its bits are those of one element at a time. */
     int inner = -1; /* the innermost reduced axis but the last */
     for (int i = 0; i < r - 1; ++i)
         inner = red[i] ? i : inner;
