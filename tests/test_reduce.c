@@ -43,6 +43,9 @@ static const rcase cases[] = {
      * (their runs adjacent) and 9 */
     {FLAGS(.shape = "6,50,300", .shard = "2,32,64", .tile = "32x32", .grid = "2x2"),
      FLAGS(.shape = "50", .shard = "25", .grid = "2x1"), {0, 2}, 2},
+    /* axes 0 and 2, 19 combinations (groups of 8, 8 and 3) for outputs 16 side by side and 4 more */
+    {FLAGS(.shape = "19,40,70", .shard = "10,40,70", .grid = "2x1"), FLAGS(.shape = "40", .shard = "20", .grid = "2x1"),
+     {0, 2}, 2},
     /* axes 1 and 2, the output along axis 0, outside them: one output element at a time */
     {FLAGS(.shape = "40,6,300", .shard = "16,6,128", .grid = "2x2"), FLAGS(.shape = "40", .shard = "20", .grid = "2x1"),
      {1, 2}, 2},
